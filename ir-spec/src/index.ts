@@ -1,0 +1,6 @@
+// @kiln/ir-spec: the op set and the contract every layer above relies on.
+export * from './dtype.js';
+export * from './shape.js';
+export * from './op-def.js';
+export * from './grad-builder.js';
+export * from './ops/index.js';

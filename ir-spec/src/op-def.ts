@@ -1,0 +1,75 @@
+// The contract of one op: ONE entry holds its attributes (zod), its dtype/shape rule, its CPU
+// kernel and its gradient rule (written with other ops). Eager mode, tracing, the IR verifier
+// and the runtime all read these entries; nothing else may know an op's semantics.
+
+import type { z } from 'zod';
+import type { DType, TypedArray } from './dtype.js';
+import type { TensorType } from './shape.js';
+import type { GradBuilder } from './grad-builder.js';
+
+/** A dense, row-major tensor as CPU kernels see it. */
+export interface CpuTensor {
+  readonly data: TypedArray;
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+}
+
+/** Everything a gradient rule may look at. Only the inputs/outputs listed in `save*` are
+ * present (the others are `undefined`), so autograd can version-check exactly what it keeps. */
+export interface GradContext<A, T> {
+  readonly attrs: A;
+  readonly inputs: readonly (T | undefined)[];
+  readonly outputs: readonly (T | undefined)[];
+  readonly inputTypes: readonly (TensorType | null)[];
+  readonly outputTypes: readonly TensorType[];
+  /** Gradient of each output; `null` means zero (the output was not used). */
+  readonly gradOutputs: readonly (T | null)[];
+  /** Which inputs need a gradient: rules skip work (and NaN-prone terms) for the others. */
+  readonly needsInputGrad: readonly boolean[];
+}
+
+export interface GradDef<A> {
+  readonly saveInputs?: readonly number[];
+  readonly saveOutputs?: readonly number[];
+  /** Returns one gradient per input (`null` for none). A gradient may have a broadcast shape;
+   * the caller reduces it to the input's shape (the one place broadcast reduction happens). */
+  rule<T>(b: GradBuilder<T>, ctx: GradContext<A, T>): (T | null)[];
+}
+
+export interface OpDef<A = any> {
+  /** IR name, lower snake case as in PyTorch (`conv2d`, `batch_norm`). */
+  readonly name: string;
+  readonly doc: string;
+  /** Input names; a trailing `?` marks an optional input (passed as null). `...name` is variadic. */
+  readonly inputs: readonly string[];
+  readonly attrs: z.ZodType<A>;
+  /** Number of outputs (default 1). */
+  readonly outputs?: number;
+  /** Elementwise ops (same-shape map after broadcasting) can be fused into one kernel. */
+  readonly elementwise?: boolean;
+  /** Dtype/shape rule; throws OpError naming the op and the offending shapes. */
+  infer(inputs: readonly (TensorType | null)[], attrs: A): TensorType[];
+  /** Reference CPU kernel over dense row-major buffers; never mutates its inputs. */
+  cpu(inputs: readonly (CpuTensor | null)[], attrs: A): CpuTensor[];
+  /** `null`: not differentiable (comparisons, argmax, integer results). */
+  readonly grad: GradDef<A> | null;
+}
+
+const registry = new Map<string, OpDef>();
+
+/** Registers an op entry; called once per op at module load. */
+export function defineOp<S extends z.ZodType>(def: OpDef<z.output<S>> & { attrs: S }): OpDef<z.output<S>> {
+  if (registry.has(def.name)) throw new Error(`op ${def.name} is defined twice`);
+  registry.set(def.name, def as OpDef);
+  return def;
+}
+
+export function getOp(name: string): OpDef {
+  const def = registry.get(name);
+  if (!def) throw new Error(`unknown op '${name}'`);
+  return def;
+}
+
+export function hasOp(name: string): boolean { return registry.has(name); }
+
+export function allOps(): OpDef[] { return [...registry.values()]; }

@@ -1,0 +1,181 @@
+// The backward engine: walks recorded Nodes from the roots in dependency order, runs each op's
+// gradient rule (from its ir-spec entry) through the dispatch, reduces broadcast gradients to
+// input shapes, and delivers gradients to leaves. Invariant: a node runs only after every
+// gradient flowing into it has been summed; with `createGraph` the rules are recorded too.
+
+import { GradBuilder, type OpCaller } from '@kiln/ir-spec';
+import { Tensor } from '../tensor.js';
+import { dispatch } from '../dispatch.js';
+import { enableGrad, noGrad } from './grad-mode.js';
+import type { Node } from './node.js';
+
+const caller: OpCaller<Tensor> = {
+  call: (op, inputs, attrs) => dispatch(op, inputs, attrs),
+  scalar: (v, dtype) => Tensor._scalar(v, dtype),
+  typeOf: (t) => ({ dtype: t.dtype, shape: t.shape }),
+};
+const builder = new GradBuilder<Tensor>(caller);
+
+export interface BackwardOptions {
+  retainGraph?: boolean;
+  createGraph?: boolean;
+}
+
+/** Where a requested gradient is captured instead of accumulated into `.grad`. */
+interface Capture {
+  leaves: Map<Tensor, Tensor | null>;
+  nodes: Map<Node, Map<number, Tensor>>;
+  results: Map<string, Tensor | null>;
+}
+
+function accumulate(a: Tensor | null | undefined, b: Tensor): Tensor {
+  return a ? a.add(b) : b;
+}
+
+/**
+ * Runs backward from `roots` seeded with `seeds`. Without `capture`, leaf gradients accumulate
+ * into `.grad`; with it, gradients of the captured tensors are returned and `.grad` is untouched.
+ */
+export function runBackward(roots: Tensor[], seeds: Tensor[], opts: BackwardOptions, capture?: Capture): void {
+  const createGraph = opts.createGraph ?? false;
+  const retain = opts.retainGraph ?? createGraph;
+  const run = () => execute(roots, seeds, createGraph, retain, capture);
+  if (createGraph) enableGrad(run);
+  else noGrad(run);
+}
+
+function execute(roots: Tensor[], seeds: Tensor[], createGraph: boolean, retain: boolean, capture?: Capture): void {
+  // 1. Count, for every reachable node, how many edges point at it.
+  const deps = new Map<Node, number>();
+  const stack: Node[] = [];
+  for (const r of roots) if (r.gradFn && !deps.has(r.gradFn)) { deps.set(r.gradFn, 0); stack.push(r.gradFn); }
+  while (stack.length) {
+    const n = stack.pop()!;
+    for (const e of n.edges) {
+      if (e && 'node' in e) {
+        const c = deps.get(e.node);
+        if (c === undefined) { deps.set(e.node, 1); stack.push(e.node); } else deps.set(e.node, c + 1);
+      }
+    }
+  }
+  // 2. Seed the roots.
+  const buffers = new Map<Node, (Tensor | null)[]>();
+  const addTo = (node: Node, index: number, g: Tensor) => {
+    let buf = buffers.get(node);
+    if (!buf) { buf = new Array(node.outputTypes.length).fill(null); buffers.set(node, buf); }
+    buf[index] = accumulate(buf[index], g);
+  };
+  roots.forEach((r, i) => {
+    if (r.gradFn) addTo(r.gradFn, r.outputIndex, seeds[i]);
+    else if (r.requiresGrad) deliverToLeaf(r, seeds[i], createGraph, capture);
+    else throw new Error('element 0 of tensors does not require grad and does not have a gradFn: nothing to differentiate. Did you forget requiresGrad: true, or run it inside noGrad()?');
+  });
+  // 3. Execute ready nodes; among ready nodes, the most recently created first (as PyTorch).
+  const ready: Node[] = [...deps].filter(([, c]) => c === 0).map(([n]) => n);
+  while (ready.length) {
+    ready.sort((a, b) => a.seq - b.seq);
+    const node = ready.pop()!;
+    const grads = buffers.get(node) ?? new Array(node.outputTypes.length).fill(null);
+    buffers.delete(node);
+    for (let i = 0; i < grads.length; i++) {
+      for (const hook of node.outputHooks[i] ?? []) {
+        if (grads[i]) grads[i] = hook(grads[i]!) ?? grads[i];
+      }
+      const cap = capture?.nodes.get(node)?.get(i);
+      if (cap) capture!.results.set(key(cap), grads[i] ? accumulate(capture!.results.get(key(cap)), grads[i]!) : capture!.results.get(key(cap)) ?? null);
+    }
+    const inputGrads = grads.some((g) => g) ? applyRule(node, grads) : node.edges.map(() => null);
+    if (!retain) node.release();
+    node.edges.forEach((e, i) => {
+      if (!e) return;
+      const g = inputGrads[i];
+      if ('node' in e) {
+        if (g) addTo(e.node, e.index, g);
+        const c = deps.get(e.node)! - 1;
+        deps.set(e.node, c);
+        if (c === 0) ready.push(e.node);
+      } else if (g) {
+        deliverToLeaf(e.leaf, g, createGraph, capture);
+      }
+    });
+  }
+}
+
+const keyIds = new WeakMap<Tensor, string>();
+let nextKey = 0;
+/** A stable identity for a captured tensor. */
+export function key(t: Tensor): string {
+  let k = keyIds.get(t);
+  if (!k) { k = `t${nextKey++}`; keyIds.set(t, k); }
+  return k;
+}
+
+function applyRule(node: Node, grads: (Tensor | null)[]): (Tensor | null)[] {
+  const { inputs, outputs } = node.unpack();
+  const needs = node.edges.map((e) => e !== null);
+  const out = node.def.grad!.rule(builder, {
+    attrs: node.attrs,
+    inputs, outputs,
+    inputTypes: node.inputTypes,
+    outputTypes: node.outputTypes,
+    gradOutputs: grads,
+    needsInputGrad: needs,
+  });
+  return out.map((g, i) => {
+    const t = node.inputTypes[i];
+    if (!g || !needs[i] || !t) return null;
+    return builder.sumToShape(g, t.shape);
+  });
+}
+
+function deliverToLeaf(leaf: Tensor, g: Tensor, createGraph: boolean, capture?: Capture): void {
+  for (const hook of leaf._hooks) g = hook(g) ?? g;
+  if (capture) {
+    if (capture.leaves.has(leaf)) capture.results.set(key(leaf), accumulate(capture.results.get(key(leaf)), g));
+    return;
+  }
+  leaf._accumulateGrad(g, createGraph);
+}
+
+/** Gradients of `outputs` with respect to `inputs` (PyTorch's torch.autograd.grad). */
+export function grad(
+  outputs: Tensor | Tensor[],
+  inputs: Tensor | Tensor[],
+  opts: BackwardOptions & { gradOutputs?: (Tensor | null)[] | Tensor; allowUnused?: boolean } = {},
+): (Tensor | null)[] {
+  const outs = Array.isArray(outputs) ? outputs : [outputs];
+  const ins = Array.isArray(inputs) ? inputs : [inputs];
+  const gos = opts.gradOutputs === undefined ? [] : Array.isArray(opts.gradOutputs) ? opts.gradOutputs : [opts.gradOutputs];
+  const seeds = outs.map((o, i) => seedFor(o, gos[i] ?? null, 'autograd.grad'));
+  const capture: Capture = { leaves: new Map(), nodes: new Map(), results: new Map() };
+  for (const t of ins) {
+    if (!t.requiresGrad) throw new Error(`autograd.grad: input of shape [${t.shape.join(',')}] does not require grad; call requiresGrad_() on it first`);
+    if (t.gradFn) {
+      let m = capture.nodes.get(t.gradFn);
+      if (!m) { m = new Map(); capture.nodes.set(t.gradFn, m); }
+      m.set(t.outputIndex, t);
+    } else capture.leaves.set(t, null);
+  }
+  runBackward(outs, seeds, opts, capture);
+  return ins.map((t, i) => {
+    const g = capture.results.get(key(t)) ?? null;
+    if (!g && !opts.allowUnused) {
+      throw new Error(`autograd.grad: input ${i} (shape [${t.shape.join(',')}]) was not used to compute the outputs; pass { allowUnused: true } to get null for it`);
+    }
+    return g;
+  });
+}
+
+/** The implicit seed: ones for a scalar output; anything else needs an explicit gradient. */
+export function seedFor(out: Tensor, g: Tensor | null, where: string): Tensor {
+  if (g) {
+    if (g.shape.length !== out.shape.length || g.shape.some((d, i) => d !== out.shape[i])) {
+      throw new Error(`${where}: gradient has shape [${g.shape.join(',')}] but the output has shape [${out.shape.join(',')}]`);
+    }
+    return g;
+  }
+  if (out.numel !== 1) {
+    throw new Error(`${where}: grad can be implicitly created only for scalar outputs, but the output has shape [${out.shape.join(',')}]; pass a gradient of that shape (e.g. backward({ gradient: ones(shape) })) or reduce the output first (sum(), mean())`);
+  }
+  return Tensor._scalar(1, out.dtype).reshape(out.shape);
+}

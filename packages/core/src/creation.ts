@@ -1,0 +1,126 @@
+// Tensor factories. Invariant: every factory returns a fresh leaf with its own storage.
+
+import { allocate, convertArray, fmtShape, numel, type DType, type TypedArray } from '@kiln/ir-spec';
+import { Tensor } from './tensor.js';
+import { defaultGenerator, type Generator } from './random.js';
+
+export interface TensorOptions {
+  dtype?: DType;
+  requiresGrad?: boolean;
+}
+export interface RandomOptions extends TensorOptions { generator?: Generator }
+
+type Nested = number | boolean | readonly Nested[];
+
+function make(data: TypedArray, shape: readonly number[], dtype: DType, opts: TensorOptions): Tensor {
+  const t = new Tensor({ data, version: 0 }, [...shape], dtype);
+  if (opts.requiresGrad) t.requiresGrad_(true);
+  return t;
+}
+
+function checkShape(where: string, shape: readonly number[]): void {
+  if (!shape.every((d) => Number.isInteger(d) && d >= 0)) throw new Error(`${where}: invalid shape ${fmtShape(shape)}: dims must be non-negative integers`);
+}
+
+/**
+ * A tensor from nested arrays, a flat array with `shape`, or a typed array.
+ * @example tensor([[1, 2], [3, 4]]); tensor(new Float32Array(6), { shape: [2, 3] })
+ */
+export function tensor(data: Nested | ArrayLike<number> | TypedArray, opts: TensorOptions & { shape?: readonly number[] } = {}): Tensor {
+  let flat: number[] | ArrayLike<number>;
+  let shape: number[];
+  let inferred: DType = 'float32';
+  if (ArrayBuffer.isView(data)) {
+    flat = data as ArrayLike<number>;
+    shape = opts.shape ? [...opts.shape] : [flat.length];
+    if (data instanceof Int32Array) inferred = 'int32';
+    else if (data instanceof Uint8Array) inferred = 'bool';
+  } else if (typeof data === 'number' || typeof data === 'boolean') {
+    flat = [Number(data)];
+    shape = [];
+    if (typeof data === 'boolean') inferred = 'bool';
+  } else {
+    shape = [];
+    let probe: Nested = data as Nested;
+    while (Array.isArray(probe)) { shape.push(probe.length); probe = probe[0] as Nested; }
+    if (typeof probe === 'boolean') inferred = 'bool';
+    const out: number[] = [];
+    const walk = (v: Nested, dim: number) => {
+      if (dim === shape.length) {
+        if (Array.isArray(v)) throw new Error(`tensor(): ragged nested array: expected a number at depth ${dim}`);
+        out.push(Number(v));
+        return;
+      }
+      if (!Array.isArray(v) || v.length !== shape[dim]) throw new Error(`tensor(): ragged nested array: expected ${shape[dim]} elements at depth ${dim}`);
+      for (const e of v) walk(e, dim + 1);
+    };
+    walk(data as Nested, 0);
+    flat = out;
+    if (opts.shape) shape = [...opts.shape];
+  }
+  checkShape('tensor()', shape);
+  if (numel(shape) !== flat.length) throw new Error(`tensor(): ${flat.length} values do not fill shape ${fmtShape(shape)} (${numel(shape)} elements)`);
+  const dtype = opts.dtype ?? inferred;
+  return make(convertArray(flat, dtype), shape, dtype, opts);
+}
+
+export function full(shape: readonly number[], value: number, opts: TensorOptions = {}): Tensor {
+  checkShape('full', shape);
+  const dtype = opts.dtype ?? 'float32';
+  const data = allocate(dtype, numel(shape));
+  data.fill(dtype === 'bool' ? (value ? 1 : 0) : value);
+  return make(data, shape, dtype, opts);
+}
+export const zeros = (shape: readonly number[], opts: TensorOptions = {}): Tensor => full(shape, 0, opts);
+export const ones = (shape: readonly number[], opts: TensorOptions = {}): Tensor => full(shape, 1, opts);
+export const zerosLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 0, { dtype: t.dtype, ...opts });
+export const onesLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 1, { dtype: t.dtype, ...opts });
+export const fullLike = (t: Tensor, value: number, opts: TensorOptions = {}): Tensor => full(t.shape, value, { dtype: t.dtype, ...opts });
+
+/** Standard normal samples. */
+export function randn(shape: readonly number[], opts: RandomOptions = {}): Tensor {
+  checkShape('randn', shape);
+  const g = opts.generator ?? defaultGenerator;
+  const data = new Float32Array(numel(shape));
+  for (let i = 0; i < data.length; i++) data[i] = g.normal();
+  return make(data, shape, 'float32', opts);
+}
+/** Uniform samples in [0, 1). */
+export function rand(shape: readonly number[], opts: RandomOptions = {}): Tensor {
+  checkShape('rand', shape);
+  const g = opts.generator ?? defaultGenerator;
+  const data = new Float32Array(numel(shape));
+  for (let i = 0; i < data.length; i++) data[i] = g.random();
+  return make(data, shape, 'float32', opts);
+}
+/** Integers uniform in [low, high). */
+export function randint(low: number, high: number, shape: readonly number[], opts: RandomOptions = {}): Tensor {
+  checkShape('randint', shape);
+  const g = opts.generator ?? defaultGenerator;
+  const data = new Int32Array(numel(shape));
+  for (let i = 0; i < data.length; i++) data[i] = low + g.int(high - low);
+  return make(data, shape, opts.dtype ?? 'int32', { ...opts, requiresGrad: false });
+}
+
+/** arange(end), arange(start, end), arange(start, end, step); int32 when all are integers. */
+export function arange(start: number, end?: number, step = 1, opts: TensorOptions = {}): Tensor {
+  if (end === undefined) { end = start; start = 0; }
+  if (step === 0) throw new Error('arange: step must be nonzero');
+  const n = Math.max(0, Math.ceil((end - start) / step));
+  const dtype = opts.dtype ?? ([start, end, step].every(Number.isInteger) ? 'int32' : 'float32');
+  const data = allocate(dtype, n);
+  for (let i = 0; i < n; i++) data[i] = start + i * step;
+  return make(data, [n], dtype, opts);
+}
+
+export function linspace(start: number, end: number, steps: number, opts: TensorOptions = {}): Tensor {
+  const data = new Float32Array(steps);
+  for (let i = 0; i < steps; i++) data[i] = steps === 1 ? start : start + ((end - start) * i) / (steps - 1);
+  return make(data, [steps], 'float32', opts);
+}
+
+export function eye(n: number, m = n, opts: TensorOptions = {}): Tensor {
+  const t = zeros([n, m], opts);
+  for (let i = 0; i < Math.min(n, m); i++) t.data[i * m + i] = 1;
+  return t;
+}

@@ -1,0 +1,72 @@
+// THE dispatch: every tensor op — method, function or layer — ends here. It validates the
+// arguments against the op's ir-spec entry, runs the kernel, records the autograd node and
+// notifies active tracers. An op that bypasses this function is a bug.
+
+import { getOp, OpError, type CpuTensor, type OpDef, type TensorType } from '@kiln/ir-spec';
+import { Tensor } from './tensor.js';
+import { isGradEnabled } from './autograd/grad-mode.js';
+import { Node, type Edge } from './autograd/node.js';
+
+/** Observes every dispatched op (the tracer, profilers). */
+export interface DispatchObserver {
+  onOp(op: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void;
+}
+
+const observers: DispatchObserver[] = [];
+
+/** Adds an observer for the duration of `fn`. */
+export function withObserver<R>(obs: DispatchObserver, fn: () => R): R {
+  observers.push(obs);
+  try {
+    return fn();
+  } finally {
+    observers.splice(observers.lastIndexOf(obs), 1);
+  }
+}
+
+function parseAttrs(def: OpDef, attrs: Record<string, unknown>): unknown {
+  const r = def.attrs.safeParse(attrs);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue.path.length ? `attribute '${issue.path.join('.')}'` : 'attributes';
+    throw new OpError(def.name, `invalid ${where}: ${issue.message} (got ${JSON.stringify(attrs)})`);
+  }
+  return r.data;
+}
+
+/** Runs op `name` on `inputs` (null = an omitted optional input) and returns its outputs. */
+export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}): Tensor[] {
+  const def = getOp(name);
+  const a = parseAttrs(def, attrs);
+  const inTypes: (TensorType | null)[] = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
+  const outTypes = def.infer(inTypes, a);
+  const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a);
+  const outputs = raw.map((o) => {
+    // A kernel that returns an input's buffer made a view (reshape): share the storage so
+    // version counters and in-place updates see both.
+    const src = inputs.find((t) => t && t.cpu().data === o.data);
+    return src ? Tensor._view(src, o.shape) : Tensor._fromCpu(o);
+  });
+  if (outputs.length !== outTypes.length) throw new Error(`op ${name}: kernel returned ${outputs.length} outputs, rule says ${outTypes.length}`);
+
+  if (def.grad && isGradEnabled()) {
+    const needs = inputs.map((t) => !!t && t.requiresGrad);
+    if (needs.some(Boolean)) {
+      const edges: Edge[] = inputs.map((t) => {
+        if (!t || !t.requiresGrad) return null;
+        return t.gradFn ? { node: t.gradFn, index: t.outputIndex } : { leaf: t };
+      });
+      const node = new Node(def, a, edges, inTypes, outTypes, inputs, outputs);
+      outputs.forEach((o, i) => {
+        if (o.dtype === 'float32') o._setGradFn(node, i);
+      });
+    }
+  }
+  for (const obs of observers) obs.onOp(def, inputs, a as Record<string, unknown>, outputs);
+  return outputs;
+}
+
+/** Single-output convenience form. */
+export function dispatch1(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}): Tensor {
+  return dispatch(name, inputs, attrs)[0];
+}
