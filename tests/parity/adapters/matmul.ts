@@ -1,0 +1,4 @@
+// Golden 'matmul' cases → Kiln calls. See ../adapter.ts for the contract.
+import type { AdapterTable } from '../adapter.js';
+
+export const adapters: AdapterTable = {};

@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+
+const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+// Tests import the packages from source (fast edit-test loop); tests/build/ checks the built dist.
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@kiln/ir-spec': src('./ir-spec/src/index.ts'),
+      '@kiln/runtime': src('./runtime/src/index.ts'),
+      '@kiln/compiler': src('./compiler/src/index.ts'),
+      '@kiln/core': src('./packages/core/src/index.ts'),
+      kiln: src('./packages/kiln/src/index.ts'),
+    },
+  },
+  test: {
+    include: ['**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    testTimeout: 60_000,
+    pool: 'forks',
+  },
+});
