@@ -10,3 +10,7 @@ export * from './ops/reduce.js';
 export * from './ops/shape.js';
 export * from './ops/indexing.js';
 export * from './ops/linalg.js';
+export * as F from './functional/index.js';
+export * as nn from './nn/index.js';
+export * as optim from './optim/index.js';
+export * as utils from './utils/index.js';

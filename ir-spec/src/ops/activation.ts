@@ -1,0 +1,2 @@
+// Op family 'activation' (entries are added by defineOp calls in this file).
+export {};

@@ -1,0 +1,2 @@
+// Op family 'conv' (entries are added by defineOp calls in this file).
+export {};

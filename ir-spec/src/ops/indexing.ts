@@ -1,0 +1,2 @@
+// Op family 'indexing' (entries are added by defineOp calls in this file).
+export {};

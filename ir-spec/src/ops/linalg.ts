@@ -1,0 +1,2 @@
+// Op family 'linalg' (entries are added by defineOp calls in this file).
+export {};

@@ -1,0 +1,2 @@
+// F: the 'activation' functional forms (to be written).
+export {};

@@ -1,0 +1,2 @@
+// F: the 'conv' functional forms (to be written).
+export {};

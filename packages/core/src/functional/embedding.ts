@@ -1,0 +1,2 @@
+// F: the 'embedding' functional forms (to be written).
+export {};

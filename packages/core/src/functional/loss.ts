@@ -1,0 +1,2 @@
+// F: the 'loss' functional forms (to be written).
+export {};

@@ -1,0 +1,2 @@
+// F: the 'norm' functional forms (to be written).
+export {};

@@ -1,0 +1,2 @@
+// F: the 'pool' functional forms (to be written).
+export {};

@@ -1,0 +1,2 @@
+// nn — modules, layers and init (torch.nn).
+export {};

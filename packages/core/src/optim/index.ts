@@ -1,0 +1,2 @@
+// optim — optimizers (torch.optim).
+export {};

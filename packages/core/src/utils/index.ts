@@ -1,0 +1,2 @@
+// utils — checkpointing and helpers (torch.utils).
+export {};
