@@ -1,2 +1,2 @@
 // nn — modules, layers and init (torch.nn).
-export {};
+export * from './loss.js';

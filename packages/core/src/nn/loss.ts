@@ -1,0 +1,2 @@
+// nn loss modules (CrossEntropyLoss, MSELoss, ...): to be written.
+export {};
