@@ -74,3 +74,65 @@ export function reduceSum(src: TypedArray, plan: ReducePlan, out: TypedArray): v
     out[o] = acc;
   }
 }
+
+/**
+ * Max (or min) of each reduction group. NaN propagates as in PyTorch: once a group meets a NaN
+ * its result stays NaN (`v > NaN` is false, and a NaN `v` always replaces the accumulator).
+ */
+export function reduceExtreme(src: TypedArray, plan: ReducePlan, out: TypedArray, max: boolean): void {
+  const { outBase, redOffset } = plan;
+  const m = redOffset.length;
+  for (let o = 0; o < plan.outSize; o++) {
+    const base = outBase[o];
+    let acc = src[base + redOffset[0]];
+    if (max) {
+      for (let r = 1; r < m; r++) { const v = src[base + redOffset[r]]; if (v > acc || v !== v) acc = v; }
+    } else {
+      for (let r = 1; r < m; r++) { const v = src[base + redOffset[r]]; if (v < acc || v !== v) acc = v; }
+    }
+    out[o] = acc;
+  }
+}
+
+/** Product of each reduction group, accumulated in float64 (as PyTorch's CPU reductions). */
+export function reduceProd(src: TypedArray, plan: ReducePlan, out: TypedArray): void {
+  const { outBase, redOffset } = plan;
+  for (let o = 0; o < plan.outSize; o++) {
+    const base = outBase[o];
+    let acc = 1;
+    for (let r = 0; r < redOffset.length; r++) acc *= src[base + redOffset[r]];
+    out[o] = acc;
+  }
+}
+
+/**
+ * Index (0..size-1) of the first max (min) along the middle axis of an [outer, size, inner] view.
+ * NaN counts as the extreme (PyTorch's rule): the first NaN wins over every number.
+ */
+export function argExtreme(
+  src: TypedArray, outer: number, size: number, inner: number, out: Int32Array, max: boolean,
+): void {
+  for (let o = 0; o < outer; o++) {
+    for (let t = 0; t < inner; t++) {
+      const base = o * size * inner + t;
+      let best = src[base], bi = 0;
+      for (let j = 1; j < size && best === best; j++) {
+        const v = src[base + j * inner];
+        if ((max ? v > best : v < best) || v !== v) { best = v; bi = j; }
+      }
+      out[o * inner + t] = bi;
+    }
+  }
+}
+
+/** Inclusive prefix sums along the middle axis of [outer, size, inner], float64 accumulators. */
+export function cumsumKernel(src: TypedArray, outer: number, size: number, inner: number, out: TypedArray): void {
+  const acc = new Float64Array(inner);
+  for (let o = 0; o < outer; o++) {
+    acc.fill(0);
+    for (let j = 0; j < size; j++) {
+      const off = (o * size + j) * inner;
+      for (let t = 0; t < inner; t++) { acc[t] += src[off + t]; out[off + t] = acc[t]; }
+    }
+  }
+}

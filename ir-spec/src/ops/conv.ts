@@ -1,2 +1,266 @@
-// Op family 'conv' (entries are added by defineOp calls in this file).
-export {};
+// Op family 'conv': conv2d, conv_transpose2d and conv2d_weight_grad (the weight gradient).
+// The three are closed under differentiation: the input gradient of conv2d is a
+// conv_transpose2d with the same weight and vice versa, and both weight gradients are
+// conv2d_weight_grad, whose own gradients are a conv2d and a conv_transpose2d.
+// Layouts are PyTorch's (NCHW; conv weight [Cout, Cin/groups, kh, kw]; transposed-conv weight
+// [Cin, Cout/groups, kh, kw]). Padding is explicit per side, [top, left, bottom, right] (the ONNX
+// order), so F.conv2d can express PyTorch's 'same' with even kernels (1 before, 2 after).
+
+import { z } from 'zod';
+import { defineOp } from '../op-def.js';
+import { fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
+import { gemm } from '../kernels/gemm.js';
+import { im2col, col2im, type ConvWindow } from '../kernels/im2col.js';
+
+const int = z.number().int();
+const pos2 = z.tuple([int.min(1), int.min(1)]);
+const pad4 = z.tuple([int.min(0), int.min(0), int.min(0), int.min(0)]);
+
+const convAttrs = z.object({
+  stride: pos2.default([1, 1]),
+  /** [top, left, bottom, right] */
+  padding: pad4.default([0, 0, 0, 0]),
+  dilation: pos2.default([1, 1]),
+  groups: int.min(1).default(1),
+}).strict();
+type ConvAttrs = z.output<typeof convAttrs>;
+
+const convTransposeAttrs = convAttrs.extend({
+  output_padding: z.tuple([int.min(0), int.min(0)]).default([0, 0]),
+}).strict();
+type ConvTransposeAttrs = z.output<typeof convTransposeAttrs>;
+
+const weightGradAttrs = convAttrs.extend({ kernel_size: pos2 }).strict();
+
+function need4(op: string, t: TensorType | null, name: string, layout: string): TensorType {
+  if (!t) throw new OpError(op, `input '${name}' is required`);
+  if (t.dtype !== 'float32') throw new OpError(op, `${name} must be float32, got ${t.dtype}`);
+  if (t.shape.length !== 4) throw new OpError(op, `${name} must be 4-D ${layout}, got ${fmtShape(t.shape)}`);
+  for (let i = 1; i < 4; i++) {
+    if (typeof t.shape[i] !== 'number') throw new OpError(op, `${name} ${fmtShape(t.shape)}: only the batch dim may be symbolic`);
+  }
+  return t;
+}
+
+function checkBias(op: string, bias: TensorType | null, C: number): void {
+  if (!bias) return;
+  if (bias.dtype !== 'float32' || bias.shape.length !== 1 || bias.shape[0] !== C) {
+    throw new OpError(op, `bias must be float32 of shape [${C}], got ${bias.dtype}${fmtShape(bias.shape)}`);
+  }
+}
+
+const windowOf = (kh: number, kw: number, a: ConvAttrs): ConvWindow => ({
+  kh, kw, sh: a.stride[0], sw: a.stride[1], pt: a.padding[0], pl: a.padding[1], dh: a.dilation[0], dw: a.dilation[1],
+});
+
+/** Output size of a convolution along one dim (PyTorch's floor rule). */
+export function convOutSize(size: number, k: number, stride: number, padBefore: number, padAfter: number, dilation: number): number {
+  return Math.floor((size + padBefore + padAfter - dilation * (k - 1) - 1) / stride) + 1;
+}
+
+/** Shapes of conv2d(x, w): checks channels and groups, returns [N, Cout, OH, OW]. */
+function conv2dShape(op: string, x: TensorType, w: readonly number[], a: ConvAttrs): Dim[] {
+  const [, C, H, W] = x.shape as [Dim, number, number, number];
+  const [Cout, Cg, kh, kw] = w;
+  const g = a.groups;
+  if (C % g !== 0 || Cout % g !== 0) {
+    throw new OpError(op, `groups=${g} must divide both the input channels (${C}) and the output channels (${Cout})`);
+  }
+  if (Cg * g !== C) {
+    throw new OpError(op, `input ${fmtShape(x.shape)} has ${C} channels but weight ${fmtShape(w)} with groups=${g} expects ${Cg * g}`);
+  }
+  const OH = convOutSize(H, kh, a.stride[0], a.padding[0], a.padding[2], a.dilation[0]);
+  const OW = convOutSize(W, kw, a.stride[1], a.padding[1], a.padding[3], a.dilation[1]);
+  if (OH < 1 || OW < 1) {
+    throw new OpError(op, `input ${fmtShape(x.shape)} padded by ${fmtShape(a.padding)} is smaller than the kernel ${kh}x${kw} dilated by ${fmtShape(a.dilation)} (output would be ${OH}x${OW})`);
+  }
+  return [x.shape[0], Cout, OH, OW];
+}
+
+/** Output padding that makes a transposed convolution reproduce an input of size `size`. */
+export function adjointOutputPadding(size: number, k: number, stride: number, padBefore: number, padAfter: number, dilation: number): number {
+  return (size + padBefore + padAfter - dilation * (k - 1) - 1) % stride;
+}
+
+export const conv2d = defineOp({
+  name: 'conv2d', doc: '2-D cross-correlation of x [N,Cin,H,W] with weight [Cout,Cin/groups,kh,kw], plus bias [Cout]',
+  inputs: ['input', 'weight', 'bias?'], attrs: convAttrs,
+  infer([x, w, bias], a) {
+    const tx = need4('conv2d', x, 'input', '[N, C, H, W]'), tw = need4('conv2d', w, 'weight', '[Cout, Cin/groups, kh, kw]');
+    checkBias('conv2d', bias, tw.shape[0] as number);
+    return [{ dtype: 'float32', shape: conv2dShape('conv2d', tx, tw.shape as number[], a) }];
+  },
+  cpu([x, w, bias], a) {
+    const shape = conv2dShape('conv2d', x!, w!.shape, a) as number[];
+    const [N, C, H, W] = x!.shape, [Cout, Cg, kh, kw] = w!.shape, [, , OH, OW] = shape;
+    const X = x!.data as Float32Array, Wt = w!.data as Float32Array;
+    const G = a.groups, Coutg = Cout / G, P = OH * OW, K = Cg * kh * kw;
+    const out = new Float32Array(N * Cout * P);
+    const win = windowOf(kh, kw, a);
+    // A 1x1 kernel with unit stride and no padding reads the input planes directly: B(k=c, j=p).
+    const pointwise = kh === 1 && kw === 1 && a.stride[0] === 1 && a.stride[1] === 1 && a.padding.every((p) => p === 0);
+    const col = pointwise ? null : new Float32Array(P * K);
+    for (let n = 0; n < N; n++) {
+      for (let g = 0; g < G; g++) {
+        const xOff = (n * C + g * Cg) * H * W, oOff = (n * Cout + g * Coutg) * P;
+        if (col) {
+          im2col(X, xOff, Cg, H, W, win, OH, OW, col);
+          gemm(Coutg, P, K, Wt, g * Coutg * K, K, 1, col, 0, 1, K, out, oOff, P);
+        } else {
+          gemm(Coutg, P, K, Wt, g * Coutg * K, K, 1, X, xOff, P, 1, out, oOff, P);
+        }
+      }
+    }
+    if (bias) addChannelBias(out, bias.data as Float32Array, N, Cout, P);
+    return [{ data: out, shape, dtype: 'float32' }];
+  },
+  grad: {
+    saveInputs: [0, 1],
+    rule: (b, { gradOutputs: [g], inputs: [x, w], inputTypes: [tx, tw], attrs: a, needsInputGrad: [nx, nw, nb] }) => {
+      if (!g) return [null, null, null];
+      const [, , H, W] = tx!.shape as number[], [, , kh, kw] = tw!.shape as number[];
+      const output_padding = [
+        adjointOutputPadding(H, kh, a.stride[0], a.padding[0], a.padding[2], a.dilation[0]),
+        adjointOutputPadding(W, kw, a.stride[1], a.padding[1], a.padding[3], a.dilation[1]),
+      ];
+      const gx = nx ? b.op('conv_transpose2d', [g, w!, null], { ...a, output_padding }) : null;
+      const gw = nw ? b.op('conv2d_weight_grad', [x!, g], { ...a, kernel_size: [kh, kw] }) : null;
+      const gb = nb ? b.sum(g, [0, 2, 3]) : null;
+      return [gx, gw, gb];
+    },
+  },
+});
+
+/** Shape of conv_transpose2d(x, w): [N, Cout/groups·groups, OH, OW]. */
+function convTransposeShape(op: string, x: TensorType, w: readonly number[], a: ConvTransposeAttrs): Dim[] {
+  const [, C, H, W] = x.shape as [Dim, number, number, number];
+  const [Cin, Coutg, kh, kw] = w;
+  const g = a.groups;
+  if (Cin !== C) {
+    throw new OpError(op, `input ${fmtShape(x.shape)} has ${C} channels but weight ${fmtShape(w)} (layout [Cin, Cout/groups, kh, kw]) expects ${Cin}`);
+  }
+  if (C % g !== 0) throw new OpError(op, `groups=${g} must divide the input channels (${C})`);
+  for (let d = 0; d < 2; d++) {
+    if (a.output_padding[d] >= a.stride[d]) {
+      throw new OpError(op, `output_padding ${fmtShape(a.output_padding)} must be smaller than stride ${fmtShape(a.stride)} in every dim (F.convTranspose2d also handles output_padding < dilation)`);
+    }
+  }
+  const OH = (H - 1) * a.stride[0] - a.padding[0] - a.padding[2] + a.dilation[0] * (kh - 1) + a.output_padding[0] + 1;
+  const OW = (W - 1) * a.stride[1] - a.padding[1] - a.padding[3] + a.dilation[1] * (kw - 1) + a.output_padding[1] + 1;
+  if (OH < 1 || OW < 1) throw new OpError(op, `input ${fmtShape(x.shape)} with padding ${fmtShape(a.padding)} gives an empty output (${OH}x${OW})`);
+  return [x.shape[0], Coutg * g, OH, OW];
+}
+
+export const conv_transpose2d = defineOp({
+  name: 'conv_transpose2d',
+  doc: 'transposed 2-D convolution (the adjoint of conv2d) of x [N,Cin,H,W] with weight [Cin,Cout/groups,kh,kw], plus bias [Cout]',
+  inputs: ['input', 'weight', 'bias?'], attrs: convTransposeAttrs,
+  infer([x, w, bias], a) {
+    const tx = need4('conv_transpose2d', x, 'input', '[N, C, H, W]'), tw = need4('conv_transpose2d', w, 'weight', '[Cin, Cout/groups, kh, kw]');
+    const shape = convTransposeShape('conv_transpose2d', tx, tw.shape as number[], a);
+    checkBias('conv_transpose2d', bias, shape[1] as number);
+    return [{ dtype: 'float32', shape }];
+  },
+  cpu([x, w, bias], a) {
+    const shape = convTransposeShape('conv_transpose2d', x!, w!.shape, a) as number[];
+    const [N, Cin, H, W] = x!.shape, [, Coutg, kh, kw] = w!.shape, [, Cout, OH, OW] = shape;
+    const X = x!.data as Float32Array, Wt = w!.data as Float32Array;
+    const G = a.groups, Cing = Cin / G, P = H * W, Kc = Coutg * kh * kw;
+    const out = new Float32Array(N * Cout * OH * OW);
+    const cols = new Float32Array(Kc * P);
+    const win = windowOf(kh, kw, a);
+    for (let n = 0; n < N; n++) {
+      for (let g = 0; g < G; g++) {
+        // cols[Kc, P] = W_gᵀ·x_g: A(i=kc, k=ci) = W[(g·Cing + ci)·Kc + kc], B(k=ci, j=p) = x[n, g·Cing + ci, p].
+        gemm(Kc, P, Cing, Wt, g * Cing * Kc, 1, Kc, X, (n * Cin + g * Cing) * P, P, 1, cols, 0, P);
+        col2im(cols, Coutg, H, W, win, OH, OW, out, (n * Cout + g * Coutg) * OH * OW);
+      }
+    }
+    if (bias) addChannelBias(out, bias.data as Float32Array, N, Cout, OH * OW);
+    return [{ data: out, shape, dtype: 'float32' }];
+  },
+  grad: {
+    saveInputs: [0, 1],
+    rule: (b, { gradOutputs: [g], inputs: [x, w], inputTypes: [, tw], attrs: a, needsInputGrad: [nx, nw, nb] }) => {
+      if (!g) return [null, null, null];
+      const { output_padding: _, ...conv } = a;
+      const [, , kh, kw] = tw!.shape as number[];
+      const gx = nx ? b.op('conv2d', [g, w!, null], conv) : null;
+      const gw = nw ? b.op('conv2d_weight_grad', [g, x!], { ...conv, kernel_size: [kh, kw] }) : null;
+      const gb = nb ? b.sum(g, [0, 2, 3]) : null;
+      return [gx, gw, gb];
+    },
+  },
+});
+
+export const conv2d_weight_grad = defineOp({
+  name: 'conv2d_weight_grad',
+  doc: 'gradient of conv2d with respect to its weight: Σ over batch and positions of grad_output ⊗ input patches → [Cout, Cin/groups, kh, kw]',
+  inputs: ['input', 'grad_output'], attrs: weightGradAttrs,
+  infer([x, go], a) {
+    const tx = need4('conv2d_weight_grad', x, 'input', '[N, C, H, W]'), tg = need4('conv2d_weight_grad', go, 'grad_output', '[N, Cout, OH, OW]');
+    return [{ dtype: 'float32', shape: weightGradShape(tx, tg, a) }];
+  },
+  cpu([x, go], a) {
+    const shape = weightGradShape(x!, go!, a) as number[];
+    const [N, C, H, W] = x!.shape, [, Cout, OH, OW] = go!.shape, [, Cg, kh, kw] = shape;
+    const X = x!.data as Float32Array, Gd = go!.data as Float32Array;
+    const G = a.groups, Coutg = Cout / G, P = OH * OW, K = Cg * kh * kw;
+    const out = new Float32Array(Cout * K);
+    const win = windowOf(kh, kw, a);
+    const pointwise = kh === 1 && kw === 1 && a.stride[0] === 1 && a.stride[1] === 1 && a.padding.every((p) => p === 0);
+    const col = pointwise ? null : new Float32Array(P * K);
+    for (let n = 0; n < N; n++) {
+      for (let g = 0; g < G; g++) {
+        const xOff = (n * C + g * Cg) * H * W, gOff = (n * Cout + g * Coutg) * P;
+        // dW_g[Coutg, K] += G_g[Coutg, P]·col[P, K]; the pointwise case reads B(k=p, j=c) = x[c, p].
+        if (col) {
+          im2col(X, xOff, Cg, H, W, win, OH, OW, col);
+          gemm(Coutg, K, P, Gd, gOff, P, 1, col, 0, K, 1, out, g * Coutg * K, K, n > 0);
+        } else {
+          gemm(Coutg, K, P, Gd, gOff, P, 1, X, xOff, 1, P, out, g * Coutg * K, K, n > 0);
+        }
+      }
+    }
+    return [{ data: out, shape, dtype: 'float32' }];
+  },
+  grad: {
+    saveInputs: [0, 1],
+    rule: (b, { gradOutputs: [gw], inputs: [x, go], inputTypes: [tx], attrs: a, needsInputGrad: [nx, ng] }) => {
+      if (!gw) return [null, null];
+      const { kernel_size: [kh, kw], ...conv } = a;
+      const [, , H, W] = tx!.shape as number[];
+      const output_padding = [
+        adjointOutputPadding(H, kh, a.stride[0], a.padding[0], a.padding[2], a.dilation[0]),
+        adjointOutputPadding(W, kw, a.stride[1], a.padding[1], a.padding[3], a.dilation[1]),
+      ];
+      // The weight gradient is bilinear in (input, grad_output): differentiate each factor.
+      const gx = nx ? b.op('conv_transpose2d', [go!, gw, null], { ...conv, output_padding }) : null;
+      const gg = ng ? b.op('conv2d', [x!, gw, null], conv) : null;
+      return [gx, gg];
+    },
+  },
+});
+
+function weightGradShape(x: TensorType, go: TensorType, a: z.output<typeof weightGradAttrs>): Dim[] {
+  const C = x.shape[1] as number, Cout = go.shape[1] as number, g = a.groups;
+  const [kh, kw] = a.kernel_size;
+  if (C % g !== 0 || Cout % g !== 0) {
+    throw new OpError('conv2d_weight_grad', `groups=${g} must divide both the input channels (${C}) and the grad_output channels (${Cout})`);
+  }
+  const expect = conv2dShape('conv2d_weight_grad', x, [Cout, C / g, kh, kw], a);
+  if (x.shape[0] !== go.shape[0] || expect[2] !== go.shape[2] || expect[3] !== go.shape[3]) {
+    throw new OpError('conv2d_weight_grad', `grad_output ${fmtShape(go.shape)} does not match the conv2d output ${fmtShape(expect)} of input ${fmtShape(x.shape)}`);
+  }
+  return [Cout, C / g, kh, kw];
+}
+
+/** out[n, c, p] += bias[c] over an NC(P) buffer. */
+function addChannelBias(out: Float32Array, bias: Float32Array, N: number, C: number, P: number): void {
+  for (let n = 0, o = 0; n < N; n++) {
+    for (let c = 0; c < C; c++) {
+      const v = bias[c];
+      for (let p = 0; p < P; p++, o++) out[o] += v;
+    }
+  }
+}

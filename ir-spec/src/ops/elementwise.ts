@@ -1,11 +1,14 @@
-// Elementwise ops: binary arithmetic with broadcasting, comparisons, unary maps, where, cast.
-// Each table row below is the single entry of one op (name, formula, gradient rule).
+// Elementwise ops: binary arithmetic with broadcasting, comparisons, unary maps, clamp, where,
+// cast. Each table row below is the single entry of one op (name, formula, gradient rule).
+// Hot ops (add/sub/mul/div, comparisons, relu) carry closure-free loops next to their formula;
+// both must compute the same thing. The helpers defineUnary/viaInput/viaOutput are shared with
+// the activation family (sigmoid, tanh, erf).
 
 import { z } from 'zod';
 import { defineOp, type GradDef, type OpDef } from '../op-def.js';
 import { broadcastShapes, OpError, type TensorType } from '../shape.js';
-import { promoteTypes, type DType } from '../dtype.js';
-import { mapBinary, mapTernary, mapUnary, castArray } from '../kernels/broadcast.js';
+import { promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
+import { mapBinary, mapTernary, mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
 import type { GradBuilder } from '../grad-builder.js';
 
 const noAttrs = z.object({}).strict();
@@ -21,6 +24,8 @@ interface BinarySpec {
   name: string;
   doc: string;
   f: (x: number, y: number) => number;
+  /** The same map as a closure-free row loop, for ops on every training step. */
+  row?: BinaryRow;
   /** Result dtype from the promoted input dtype (default: the promoted dtype). */
   outDtype?: (promoted: DType) => DType;
   grad: GradDef<Record<string, never>> | null;
@@ -36,7 +41,7 @@ function defineBinary(spec: BinarySpec): OpDef {
     },
     cpu([a, b]) {
       const shape = broadcastShapes(spec.name, a!.shape, b!.shape) as number[];
-      return [mapBinary(a!, b!, shape, outDtype(promoteTypes(a!.dtype, b!.dtype)), spec.f)];
+      return [mapBinary(a!, b!, shape, outDtype(promoteTypes(a!.dtype, b!.dtype)), spec.f, spec.row)];
     },
     grad: spec.grad,
   });
@@ -46,14 +51,17 @@ const floatOut = (d: DType): DType => (d === 'float32' ? d : 'float32');
 
 export const add = defineBinary({
   name: 'add', doc: 'a + b with broadcasting', f: (x, y) => x + y,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] + B[ib + k * sb]; },
   grad: { rule: (_b, { gradOutputs: [g] }) => [g, g] },
 });
 export const sub = defineBinary({
   name: 'sub', doc: 'a - b with broadcasting', f: (x, y) => x - y,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] - B[ib + k * sb]; },
   grad: { rule: (b, { gradOutputs: [g] }) => [g, g && b.neg(g)] },
 });
 export const mul = defineBinary({
   name: 'mul', doc: 'a * b with broadcasting', f: (x, y) => x * y,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] * B[ib + k * sb]; },
   grad: {
     saveInputs: [0, 1],
     rule: (b, { gradOutputs: [g], inputs: [x, y], needsInputGrad: [nx, ny] }) =>
@@ -62,6 +70,7 @@ export const mul = defineBinary({
 });
 export const div = defineBinary({
   name: 'div', doc: 'true division a / b (integer inputs give float32, as in PyTorch)', f: (x, y) => x / y,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] / B[ib + k * sb]; },
   outDtype: floatOut,
   grad: {
     saveInputs: [0, 1],
@@ -72,60 +81,215 @@ export const div = defineBinary({
     },
   },
 });
+export const pow = defineBinary({
+  name: 'pow', doc: 'a ** b with broadcasting (PyTorch pow; int ** int stays int)', f: Math.pow,
+  grad: {
+    // The output is recomputed rather than saved, so an in-place op on it (x.pow(2).mul_(2),
+    // common in user code) does not invalidate the gradient of the base.
+    saveInputs: [0, 1],
+    rule: (b, { gradOutputs: [g], inputs: [x, y], needsInputGrad: [nx, ny] }) => {
+      if (!g) return [null, null];
+      const zero = b.scalar(0, b.dtype(g));
+      // d/da = b * a^(b-1), defined as 0 where b == 0 (PyTorch; avoids 0 * inf at a == 0).
+      const gx = nx
+        ? b.mul(g, b.where(b.compare('eq', y!, b.scalar(0, b.dtype(y!))), zero,
+          b.mul(y!, b.op('pow', [x!, b.sub(y!, b.scalar(1, b.dtype(y!)))]))))
+        : null;
+      // d/db = a^b * log(a), defined as 0 where a == 0 and b >= 0 (PyTorch: 0^b is constant there).
+      const flat = ny && b.where(b.compare('eq', x!, b.scalar(0, b.dtype(x!))), b.compare('ge', y!, b.scalar(0, b.dtype(y!))), b.scalar(0, 'bool'));
+      const gy = flat ? b.mul(g, b.where(flat, zero, b.mul(b.op('pow', [x!, y!]), b.unary('log', x!)))) : null;
+      return [gx, gy];
+    },
+  },
+});
+
+/** Weight of input `hi` in the gradient of max(hi, lo): 1 where it wins, 1/2 on a tie (as PyTorch). */
+function winnerShare<T>(b: GradBuilder<T>, hi: T, lo: T, dt: DType): T {
+  return b.mulScalar(b.add(b.cast(b.compare('gt', hi, lo), dt), b.cast(b.compare('ge', hi, lo), dt)), 0.5);
+}
+function extremumGrad(max: boolean): GradDef<Record<string, never>> {
+  return {
+    saveInputs: [0, 1],
+    rule: (b, { gradOutputs: [g], inputs: [x, y], needsInputGrad: [nx, ny] }) => {
+      if (!g) return [null, null];
+      const dt = b.dtype(g);
+      const [xHi, xLo] = max ? [x!, y!] : [y!, x!];
+      return [
+        nx ? b.mul(g, winnerShare(b, xHi, xLo, dt)) : null,
+        ny ? b.mul(g, winnerShare(b, xLo, xHi, dt)) : null,
+      ];
+    },
+  };
+}
+// Math.max/min propagate NaN, as torch.maximum/minimum do.
+export const maximum = defineBinary({ name: 'maximum', doc: 'elementwise max(a, b) with broadcasting (NaN propagates)', f: Math.max, grad: extremumGrad(true) });
+export const minimum = defineBinary({ name: 'minimum', doc: 'elementwise min(a, b) with broadcasting (NaN propagates)', f: Math.min, grad: extremumGrad(false) });
 
 // ---- comparisons (bool results, not differentiable) --------------------------------------
 
 const toBool = (): DType => 'bool';
-export const eq = defineBinary({ name: 'eq', doc: 'a == b', f: (x, y) => (x === y ? 1 : 0), outDtype: toBool, grad: null });
-export const ne = defineBinary({ name: 'ne', doc: 'a != b', f: (x, y) => (x !== y ? 1 : 0), outDtype: toBool, grad: null });
-export const lt = defineBinary({ name: 'lt', doc: 'a < b', f: (x, y) => (x < y ? 1 : 0), outDtype: toBool, grad: null });
-export const le = defineBinary({ name: 'le', doc: 'a <= b', f: (x, y) => (x <= y ? 1 : 0), outDtype: toBool, grad: null });
-export const gt = defineBinary({ name: 'gt', doc: 'a > b', f: (x, y) => (x > y ? 1 : 0), outDtype: toBool, grad: null });
-export const ge = defineBinary({ name: 'ge', doc: 'a >= b', f: (x, y) => (x >= y ? 1 : 0), outDtype: toBool, grad: null });
+export const eq = defineBinary({
+  name: 'eq', doc: 'a == b', f: (x, y) => (x === y ? 1 : 0), outDtype: toBool, grad: null,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] === B[ib + k * sb] ? 1 : 0; },
+});
+export const ne = defineBinary({
+  name: 'ne', doc: 'a != b', f: (x, y) => (x !== y ? 1 : 0), outDtype: toBool, grad: null,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] !== B[ib + k * sb] ? 1 : 0; },
+});
+export const lt = defineBinary({
+  name: 'lt', doc: 'a < b', f: (x, y) => (x < y ? 1 : 0), outDtype: toBool, grad: null,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] < B[ib + k * sb] ? 1 : 0; },
+});
+export const le = defineBinary({
+  name: 'le', doc: 'a <= b', f: (x, y) => (x <= y ? 1 : 0), outDtype: toBool, grad: null,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] <= B[ib + k * sb] ? 1 : 0; },
+});
+export const gt = defineBinary({
+  name: 'gt', doc: 'a > b', f: (x, y) => (x > y ? 1 : 0), outDtype: toBool, grad: null,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] > B[ib + k * sb] ? 1 : 0; },
+});
+export const ge = defineBinary({
+  name: 'ge', doc: 'a >= b', f: (x, y) => (x >= y ? 1 : 0), outDtype: toBool, grad: null,
+  row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] >= B[ib + k * sb] ? 1 : 0; },
+});
 
 // ---- unary maps ----------------------------------------------------------------------------
 
-interface UnarySpec {
+export interface UnarySpec {
   name: string;
   doc: string;
   f: (x: number) => number;
+  /** The same map as a closure-free loop over the whole buffer, for hot ops. */
+  loop?: UnaryLoop;
   /** Float-only ops turn int inputs into float32 (exp of an int tensor is float, as in PyTorch). */
   float?: boolean;
+  /** Result dtype regardless of the input (logical_not gives bool). */
+  dtype?: DType;
   grad: GradDef<Record<string, never>> | null;
 }
 
-function defineUnary(spec: UnarySpec): OpDef {
-  const out = (d: DType): DType => (spec.float ? floatOut(d) : d);
+/** Defines a one-input, attribute-free elementwise op. */
+export function defineUnary(spec: UnarySpec): OpDef {
+  const out = (d: DType): DType => spec.dtype ?? (spec.float ? floatOut(d) : d);
   return defineOp({
     name: spec.name, doc: spec.doc, inputs: ['x'], attrs: noAttrs, elementwise: true,
     infer([x]) { const t = need(spec.name, x, 'x'); return [{ dtype: out(t.dtype), shape: t.shape }]; },
-    cpu([x]) { return [mapUnary(x!, out(x!.dtype), spec.f)]; },
+    cpu([x]) { return [mapUnary(x!, out(x!.dtype), spec.f, spec.loop)]; },
     grad: spec.grad,
   });
 }
 
 /** Gradient rule g * f'(x) where f' is written with ops on the saved input. */
-function viaInput(dfdx: <T>(b: GradBuilder<T>, x: T) => T): GradDef<Record<string, never>> {
+export function viaInput(dfdx: <T>(b: GradBuilder<T>, x: T) => T): GradDef<Record<string, never>> {
   return {
     saveInputs: [0],
     rule: (b, { gradOutputs: [g], inputs: [x] }) => [g && b.mul(g, dfdx(b, x!))],
   };
 }
 /** Gradient rule g * f'(y) written on the saved output y = f(x). */
-function viaOutput(dfdy: <T>(b: GradBuilder<T>, y: T) => T): GradDef<Record<string, never>> {
+export function viaOutput(dfdy: <T>(b: GradBuilder<T>, y: T) => T): GradDef<Record<string, never>> {
   return {
     saveOutputs: [0],
     rule: (b, { gradOutputs: [g], outputs: [y] }) => [g && b.mul(g, dfdy(b, y!))],
   };
 }
 
-export const clone = defineUnary({ name: 'clone', doc: 'a copy with its own buffer', f: (x) => x, grad: { rule: (_b, { gradOutputs: [g] }) => [g] } });
-export const neg = defineUnary({ name: 'neg', doc: '-x', f: (x) => -x, grad: { rule: (b, { gradOutputs: [g] }) => [g && b.neg(g)] } });
+export const clone = defineUnary({
+  name: 'clone', doc: 'a copy with its own buffer', f: (x) => x,
+  loop: (src, out) => out.set(src),
+  grad: { rule: (_b, { gradOutputs: [g] }) => [g] },
+});
+export const neg = defineUnary({
+  name: 'neg', doc: '-x', f: (x) => -x,
+  loop: (src, out) => { for (let i = 0; i < src.length; i++) out[i] = -src[i]; },
+  grad: { rule: (b, { gradOutputs: [g] }) => [g && b.neg(g)] },
+});
 export const exp = defineUnary({ name: 'exp', doc: 'e^x', f: Math.exp, float: true, grad: viaOutput((_b, y) => y) });
 export const log = defineUnary({ name: 'log', doc: 'natural logarithm', f: Math.log, float: true, grad: viaInput((b, x) => b.div(b.scalar(1), x)) });
 export const relu = defineUnary({
-  name: 'relu', doc: 'max(x, 0)', f: (x) => (x > 0 ? x : 0),
+  // `v < 0 ? 0 : v` keeps NaN (as PyTorch); the gradient is 0 at x == 0 (PyTorch's threshold_backward).
+  name: 'relu', doc: 'max(x, 0)', f: (x) => (x < 0 ? 0 : x),
+  loop: reluLoop,
   grad: viaOutput((b, y) => b.cast(b.compare('gt', y, b.scalar(0, b.dtype(y))), b.dtype(y))),
+});
+/**
+ * relu on the bit patterns: with signs mixed at random a `v < 0` branch mispredicts half the
+ * time (measured 3x slower). A float32 with the sign bit set becomes +0 unless it is a NaN
+ * (|bits| > 0x7f800000), which passes through; int32 just clears negatives; bool is a copy.
+ */
+function reluLoop(src: TypedArray, out: TypedArray): void {
+  if (src instanceof Uint8Array) { out.set(src); return; }
+  const s = src instanceof Int32Array ? src : new Int32Array(src.buffer, src.byteOffset, src.length);
+  const o = out instanceof Int32Array ? out : new Int32Array(out.buffer, out.byteOffset, out.length);
+  const n = s.length;
+  if (src instanceof Int32Array) for (let i = 0; i < n; i++) { const b = s[i]; o[i] = b & ~(b >> 31); }
+  else for (let i = 0; i < n; i++) { const b = s[i]; o[i] = b & ~((b >> 31) & ~((0x7f800000 - (b & 0x7fffffff)) >> 31)); }
+}
+export const sqrt = defineUnary({
+  name: 'sqrt', doc: 'square root (NaN for x < 0)', f: Math.sqrt, float: true,
+  grad: viaOutput((b, y) => b.div(b.scalar(0.5), y)),
+});
+export const rsqrt = defineUnary({
+  name: 'rsqrt', doc: '1 / sqrt(x)', f: (x) => 1 / Math.sqrt(x), float: true,
+  // d/dx x^(-1/2) = -1/2 * y^3
+  grad: viaOutput((b, y) => b.mulScalar(b.mul(b.mul(y, y), y), -0.5)),
+});
+export const sin = defineUnary({ name: 'sin', doc: 'sine (radians)', f: Math.sin, float: true, grad: viaInput((b, x) => b.unary('cos', x)) });
+export const cos = defineUnary({ name: 'cos', doc: 'cosine (radians)', f: Math.cos, float: true, grad: viaInput((b, x) => b.neg(b.unary('sin', x))) });
+export const abs = defineUnary({ name: 'abs', doc: '|x|', f: Math.abs, grad: viaInput((b, x) => b.unary('sign', x)) });
+export const sign = defineUnary({
+  // Math.sign keeps -0 and NaN as PyTorch does; the gradient is zero everywhere (PyTorch's choice).
+  name: 'sign', doc: '-1, 0 or 1 by the sign of x', f: Math.sign,
+  grad: { rule: (b, { gradOutputs: [g] }) => [g && b.zerosLike(g)] },
+});
+export const logicalNot = defineUnary({
+  name: 'logical_not', doc: 'x == 0, as bool (any input dtype)', f: (x) => (x === 0 ? 1 : 0), dtype: 'bool', grad: null,
+});
+
+// ---- clamp ----------------------------------------------------------------------------------
+
+const clampAttrs = z.object({
+  min: z.number().nullable().default(null),
+  max: z.number().nullable().default(null),
+}).strict();
+
+/** An int tensor clamped to a fractional bound becomes float32 (PyTorch's scalar promotion). */
+function clampDtype(d: DType, min: number | null, max: number | null): DType {
+  let out = d;
+  for (const v of [min, max]) if (v !== null) out = promoteTypes(out, scalarDType(v, d));
+  return out;
+}
+
+export const clamp = defineOp({
+  name: 'clamp', doc: 'min(max(x, min), max); a null bound is absent; min > max gives max everywhere (as PyTorch)',
+  inputs: ['x'], attrs: clampAttrs, elementwise: true,
+  infer([x], { min, max }) {
+    const t = need('clamp', x, 'x');
+    return [{ dtype: clampDtype(t.dtype, min, max), shape: t.shape }];
+  },
+  cpu([x], { min, max }) {
+    const lo = min ?? -Infinity, hi = max ?? Infinity;
+    // Comparisons are false for NaN, so NaN passes through (as PyTorch).
+    const loop: UnaryLoop = (src, out) => {
+      for (let i = 0; i < src.length; i++) {
+        let v = src[i];
+        if (v < lo) v = lo;
+        if (v > hi) v = hi;
+        out[i] = v;
+      }
+    };
+    return [mapUnary(x!, clampDtype(x!.dtype, min, max), (v) => v, loop)];
+  },
+  grad: {
+    // The gradient passes where min <= x <= max, bounds included (PyTorch's clamp_backward).
+    saveInputs: [0],
+    rule: (b, { gradOutputs: [g], inputs: [x], attrs: { min, max } }) => {
+      if (!g) return [null];
+      const zero = b.scalar(0, b.dtype(g));
+      const lo = min === null ? g : b.where(b.compare('ge', x!, b.scalar(min, 'float32')), g, zero);
+      return [max === null ? lo : b.where(b.compare('le', x!, b.scalar(max, 'float32')), lo, zero)];
+    },
+  },
 });
 
 // ---- where, cast ------------------------------------------------------------------------

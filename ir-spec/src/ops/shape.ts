@@ -1,10 +1,13 @@
-// Shape ops: reshape (a view in eager), expand (broadcast copy), permute (copy).
+// Shape ops: reshape (a view in eager), expand (broadcast copy), permute (copy), slice and its
+// gradient slice_backward, cat (variadic), flip. Everything else shape-like (squeeze, stack,
+// split, repeat, getitem...) is a composite in packages/core over these.
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
-import { fmtShape, normDim, numel, OpError, stridesOf, type Dim, type Shape, type TensorType } from '../shape.js';
-import { allocate } from '../dtype.js';
+import { fmtShape, normDim, normDims, numel, OpError, stridesOf, type Dim, type Shape, type TensorType } from '../shape.js';
+import { allocate, promoteTypes } from '../dtype.js';
 import { broadcastIndex } from '../kernels/broadcast.js';
+import { copyRun, splitAt, stridedCopy, stridedScatter } from '../kernels/strided.js';
 
 function need(op: string, t: TensorType | null): TensorType {
   if (!t) throw new OpError(op, 'input is required');
@@ -121,3 +124,182 @@ function checkPerm(rank: number, dims: readonly number[]): number[] {
   if (new Set(d).size !== rank) throw new OpError('permute', `dims ${fmtShape(dims)} repeat a dim`);
   return d;
 }
+
+// ---- slice ---------------------------------------------------------------------------------
+
+const sliceAttrs = z.object({
+  dim: z.number().int(),
+  start: z.number().int().nullable().default(null),
+  end: z.number().int().nullable().default(null),
+  step: z.number().int().default(1),
+}).strict();
+
+/**
+ * PyTorch's slice bounds on a dim of `size`: negative bounds count from the end, out-of-range
+ * bounds are clamped (never an error), an empty range gives length 0. Steps must be positive.
+ */
+export function sliceRange(op: string, size: number, start: number | null, end: number | null, step: number): { start: number; length: number } {
+  if (step <= 0) throw new OpError(op, `slice step must be positive, got ${step} (negative steps are not supported; use flip)`);
+  let s = start ?? 0, e = end ?? size;
+  if (s < 0) s += size;
+  if (e < 0) e += size;
+  s = Math.min(Math.max(s, 0), size);
+  e = Math.min(Math.max(e, s), size);
+  return { start: s, length: Math.ceil((e - s) / step) };
+}
+
+/** Size of the sliced dim; a symbolic size stays symbolic unless the slice is the identity. */
+function slicedDim(op: string, d: Dim, start: number | null, end: number | null, step: number): Dim {
+  if (typeof d === 'number') return sliceRange(op, d, start, end, step).length;
+  if (step <= 0) throw new OpError(op, `slice step must be positive, got ${step}`);
+  if ((start ?? 0) === 0 && end === null && step === 1) return d;
+  return `${d}[${start ?? ''}:${end ?? ''}:${step}]`;
+}
+
+/** Element offset of the first kept element and the strides that walk a slice of `shape`. */
+function slicePlan(shape: readonly number[], dim: number, start: number, step: number): { offset: number; strides: number[] } {
+  const strides = stridesOf(shape);
+  const offset = start * strides[dim];
+  strides[dim] *= step;
+  return { offset, strides };
+}
+
+export const slice = defineOp({
+  name: 'slice', doc: 'elements start, start+step, ... < end along dim (Python slice bounds, clamped)',
+  inputs: ['x'], attrs: sliceAttrs,
+  infer([x], { dim, start, end, step }) {
+    const t = need('slice', x);
+    if (!t.shape.length) throw new OpError('slice', 'cannot slice a 0-d tensor');
+    const d = normDim('slice', dim, t.shape.length);
+    return [{ dtype: t.dtype, shape: t.shape.map((s, i) => (i === d ? slicedDim('slice', s, start, end, step) : s)) }];
+  },
+  cpu([x], { dim, start, end, step }) {
+    const shape = x!.shape;
+    if (!shape.length) throw new OpError('slice', 'cannot slice a 0-d tensor');
+    const d = normDim('slice', dim, shape.length);
+    const r = sliceRange('slice', shape[d], start, end, step);
+    const outShape = shape.map((s, i) => (i === d ? r.length : s));
+    const out = allocate(x!.dtype, numel(outShape));
+    const { offset, strides } = slicePlan(shape, d, r.start, step);
+    stridedCopy(x!.data, outShape, strides, offset, out);
+    return [{ data: out, shape: outShape, dtype: x!.dtype }];
+  },
+  grad: {
+    rule: (b, { gradOutputs: [g], inputTypes: [t], attrs }) =>
+      [g && b.op('slice_backward', [g], { ...attrs, shape: [...t!.shape] })],
+  },
+});
+
+export const sliceBackward = defineOp({
+  name: 'slice_backward', doc: 'zeros of `shape` with g written where slice(dim, start, end, step) reads',
+  inputs: ['g'], attrs: sliceAttrs.extend({ shape: dimList }),
+  infer([g], { shape, dim, start, end, step }) {
+    const t = need('slice_backward', g);
+    const d = normDim('slice_backward', dim, shape.length);
+    const want = shape.map((s, i) => (i === d ? slicedDim('slice_backward', s, start, end, step) : s));
+    if (t.shape.length !== want.length || t.shape.some((s, i) => s !== want[i])) {
+      throw new OpError('slice_backward', `gradient of shape ${fmtShape(t.shape)} does not fit slice dim ${d} of ${fmtShape(shape)} (expected ${fmtShape(want)})`);
+    }
+    return [{ dtype: t.dtype, shape: [...shape] }];
+  },
+  cpu([g], { shape, dim, start, step, end }) {
+    const full = shape as number[];
+    const d = normDim('slice_backward', dim, full.length);
+    const r = sliceRange('slice_backward', full[d], start, end, step);
+    const out = allocate(g!.dtype, numel(full));
+    const { offset, strides } = slicePlan(full, d, r.start, step);
+    stridedScatter(g!.data, g!.shape, strides, offset, out);
+    return [{ data: out, shape: full, dtype: g!.dtype }];
+  },
+  grad: {
+    rule: (b, { gradOutputs: [gg], attrs: { dim, start, end, step } }) =>
+      [gg && b.op('slice', [gg], { dim, start, end, step })],
+  },
+});
+
+// ---- cat -----------------------------------------------------------------------------------
+
+/** Checks cat's inputs; returns the normalized dim. The error lists every input's shape. */
+function checkCat(ts: readonly (TensorType | null)[], dim: number): number {
+  if (!ts.length) throw new OpError('cat', 'expects a non-empty list of tensors');
+  const shapes = ts.map((t) => fmtShape(need('cat', t).shape));
+  const first = ts[0]!.shape;
+  if (!first.length) throw new OpError('cat', `zero-dimensional tensors cannot be concatenated (shapes ${shapes.join(', ')}); unsqueeze them or use stack`);
+  const d = normDim('cat', dim, first.length);
+  ts.forEach((t, i) => {
+    const s = t!.shape;
+    if (s.length !== first.length || s.some((v, k) => k !== d && v !== first[k])) {
+      throw new OpError('cat', `tensors must have the same shape except in dim ${d}, but tensor ${i} has shape ${fmtShape(s)} and tensor 0 has ${fmtShape(first)} (all shapes: ${shapes.join(', ')})`);
+    }
+  });
+  return d;
+}
+
+export const cat = defineOp({
+  name: 'cat', doc: 'concatenation along dim (dtypes promote)',
+  inputs: ['...xs'], attrs: z.object({ dim: z.number().int().default(0) }).strict(),
+  infer(xs, { dim }) {
+    const d = checkCat(xs, dim);
+    const sizes = xs.map((t) => t!.shape[d]);
+    const total: Dim = sizes.every((s) => typeof s === 'number') ? (sizes as number[]).reduce((a, s) => a + s, 0) : sizes.join('+');
+    return [{
+      dtype: xs.map((t) => t!.dtype).reduce(promoteTypes),
+      shape: xs[0]!.shape.map((s, i) => (i === d ? total : s)),
+    }];
+  },
+  cpu(xs, { dim }) {
+    const d = checkCat(xs, dim);
+    const dtype = xs.map((t) => t!.dtype).reduce(promoteTypes);
+    const shape = xs[0]!.shape.map((s, i) => (i === d ? xs.reduce((a, t) => a + t!.shape[d], 0) : s));
+    const { outer, inner } = splitAt(shape, d);
+    const rowLen = shape[d] * inner;
+    const out = allocate(dtype, numel(shape));
+    let at = 0;
+    for (const t of xs) {
+      const run = t!.shape[d] * inner, src = t!.data;
+      for (let o = 0; o < outer; o++) copyRun(src, o * run, out, o * rowLen + at, run);
+      at += run;
+    }
+    return [{ data: out, shape, dtype }];
+  },
+  grad: {
+    rule: (b, { gradOutputs: [g], inputTypes, attrs: { dim }, needsInputGrad }) => {
+      if (!g) return inputTypes.map(() => null);
+      const d = normDim('cat', dim, inputTypes[0]!.shape.length);
+      let at = 0;
+      return inputTypes.map((t, i) => {
+        const n = t!.shape[d];
+        if (typeof n !== 'number') throw new OpError('cat', `gradient needs concrete sizes, got ${fmtShape(t!.shape)}`);
+        const gi = needsInputGrad[i] ? b.op('slice', [g], { dim: d, start: at, end: at + n, step: 1 }) : null;
+        at += n;
+        return gi;
+      });
+    },
+  },
+});
+
+// ---- flip ----------------------------------------------------------------------------------
+
+export const flip = defineOp({
+  name: 'flip', doc: 'reverses the order of elements along each of dims',
+  inputs: ['x'], attrs: z.object({ dims: z.array(z.number().int()) }).strict(),
+  infer([x], { dims }) {
+    const t = need('flip', x);
+    normDims('flip', dims, t.shape.length);
+    return [{ dtype: t.dtype, shape: t.shape }];
+  },
+  cpu([x], { dims }) {
+    const shape = x!.shape;
+    const strides = stridesOf(shape);
+    let offset = 0;
+    for (const d of normDims('flip', dims, shape.length)) {
+      if (d >= shape.length || shape[d] === 0) continue; // a 0-d tensor, or nothing to reverse
+      offset += (shape[d] - 1) * strides[d];
+      strides[d] = -strides[d];
+    }
+    const out = allocate(x!.dtype, x!.data.length);
+    stridedCopy(x!.data, shape, strides, offset, out);
+    return [{ data: out, shape, dtype: x!.dtype }];
+  },
+  grad: { rule: (b, { gradOutputs: [g], attrs: { dims } }) => [g && b.op('flip', [g], { dims })] },
+});

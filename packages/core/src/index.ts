@@ -14,3 +14,4 @@ export * as F from './functional/index.js';
 export * as nn from './nn/index.js';
 export * as optim from './optim/index.js';
 export * as utils from './utils/index.js';
+export { loadSafetensors, saveSafetensors, parseSafetensors, SafetensorsError } from './safetensors.js';

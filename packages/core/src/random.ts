@@ -2,6 +2,9 @@
 // independent of Math.random. It does not reproduce PyTorch's streams (nobody can without
 // its Mersenne Twister + Philox details); tests compare statistics, not values.
 
+/** A generator's saved state (see Generator.getState). */
+export interface GeneratorState { readonly s: Uint32Array; readonly spare: number | null }
+
 /** xoshiro128** with a splitmix32 seeder. */
 export class Generator {
   private s = new Uint32Array(4);
@@ -21,6 +24,10 @@ export class Generator {
     this.spare = null;
     return this;
   }
+
+  /** A snapshot of the stream position (PyTorch's get_state); setState() replays from it. */
+  getState(): GeneratorState { return { s: this.s.slice(), spare: this.spare }; }
+  setState(st: GeneratorState): this { this.s.set(st.s); this.spare = st.spare; return this; }
 
   /** Uniform 32-bit unsigned integer. */
   nextUint32(): number {

@@ -26,6 +26,9 @@ interface Capture {
   leaves: Map<Tensor, Tensor | null>;
   nodes: Map<Node, Map<number, Tensor>>;
   results: Map<string, Tensor | null>;
+  /** The captured tensors are a boundary: no hooks run on them and nothing past them runs
+   * (checkpoint's recomputation hands their gradients to the outer backward instead). */
+  stop?: boolean;
 }
 
 function accumulate(a: Tensor | null | undefined, b: Tensor): Tensor {
@@ -51,6 +54,7 @@ function execute(roots: Tensor[], seeds: Tensor[], createGraph: boolean, retain:
   for (const r of roots) if (r.gradFn && !deps.has(r.gradFn)) { deps.set(r.gradFn, 0); stack.push(r.gradFn); }
   while (stack.length) {
     const n = stack.pop()!;
+    if (capture?.stop && capture.nodes.has(n)) continue;
     for (const e of n.edges) {
       if (e && 'node' in e) {
         const c = deps.get(e.node);
@@ -71,19 +75,21 @@ function execute(roots: Tensor[], seeds: Tensor[], createGraph: boolean, retain:
     else throw new Error('element 0 of tensors does not require grad and does not have a gradFn: nothing to differentiate. Did you forget requiresGrad: true, or run it inside noGrad()?');
   });
   // 3. Execute ready nodes; among ready nodes, the most recently created first (as PyTorch).
-  const ready: Node[] = [...deps].filter(([, c]) => c === 0).map(([n]) => n);
-  while (ready.length) {
-    ready.sort((a, b) => a.seq - b.seq);
-    const node = ready.pop()!;
+  const ready = new NodeHeap();
+  for (const [n, c] of deps) if (c === 0) ready.push(n);
+  while (ready.size) {
+    const node = ready.pop();
     const grads = buffers.get(node) ?? new Array(node.outputTypes.length).fill(null);
     buffers.delete(node);
+    const stop = !!capture?.stop && capture.nodes.has(node);
     for (let i = 0; i < grads.length; i++) {
-      for (const hook of node.outputHooks[i] ?? []) {
+      for (const hook of stop ? [] : node.outputHooks[i] ?? []) {
         if (grads[i]) grads[i] = hook(grads[i]!) ?? grads[i];
       }
       const cap = capture?.nodes.get(node)?.get(i);
       if (cap) capture!.results.set(key(cap), grads[i] ? accumulate(capture!.results.get(key(cap)), grads[i]!) : capture!.results.get(key(cap)) ?? null);
     }
+    if (stop) continue;
     const inputGrads = grads.some((g) => g) ? applyRule(node, grads) : node.edges.map(() => null);
     if (!retain) node.release();
     node.edges.forEach((e, i) => {
@@ -113,7 +119,7 @@ export function key(t: Tensor): string {
 function applyRule(node: Node, grads: (Tensor | null)[]): (Tensor | null)[] {
   const { inputs, outputs } = node.unpack();
   const needs = node.edges.map((e) => e !== null);
-  const out = node.def.grad!.rule(builder, {
+  const out = node.backwardFn ? node.backwardFn(grads, inputs) : node.def.grad!.rule(builder, {
     attrs: node.attrs,
     inputs, outputs,
     inputTypes: node.inputTypes,
@@ -129,7 +135,7 @@ function applyRule(node: Node, grads: (Tensor | null)[]): (Tensor | null)[] {
 }
 
 function deliverToLeaf(leaf: Tensor, g: Tensor, createGraph: boolean, capture?: Capture): void {
-  for (const hook of leaf._hooks) g = hook(g) ?? g;
+  if (!capture?.stop) for (const hook of leaf._hooks) g = hook(g) ?? g;
   if (capture) {
     if (capture.leaves.has(leaf)) capture.results.set(key(leaf), accumulate(capture.results.get(key(leaf)), g));
     return;
@@ -141,13 +147,17 @@ function deliverToLeaf(leaf: Tensor, g: Tensor, createGraph: boolean, capture?: 
 export function grad(
   outputs: Tensor | Tensor[],
   inputs: Tensor | Tensor[],
-  opts: BackwardOptions & { gradOutputs?: (Tensor | null)[] | Tensor; allowUnused?: boolean } = {},
+  opts: BackwardOptions & {
+    gradOutputs?: (Tensor | null)[] | Tensor; allowUnused?: boolean;
+    /** @internal stop at `inputs`: no hooks on them, nothing past them runs (checkpoint). */
+    stopAtInputs?: boolean;
+  } = {},
 ): (Tensor | null)[] {
   const outs = Array.isArray(outputs) ? outputs : [outputs];
   const ins = Array.isArray(inputs) ? inputs : [inputs];
   const gos = opts.gradOutputs === undefined ? [] : Array.isArray(opts.gradOutputs) ? opts.gradOutputs : [opts.gradOutputs];
   const seeds = outs.map((o, i) => seedFor(o, gos[i] ?? null, 'autograd.grad'));
-  const capture: Capture = { leaves: new Map(), nodes: new Map(), results: new Map() };
+  const capture: Capture = { leaves: new Map(), nodes: new Map(), results: new Map(), stop: opts.stopAtInputs };
   for (const t of ins) {
     if (!t.requiresGrad) throw new Error(`autograd.grad: input of shape [${t.shape.join(',')}] does not require grad; call requiresGrad_() on it first`);
     if (t.gradFn) {
@@ -178,4 +188,38 @@ export function seedFor(out: Tensor, g: Tensor | null, where: string): Tensor {
     throw new Error(`${where}: grad can be implicitly created only for scalar outputs, but the output has shape [${out.shape.join(',')}]; pass a gradient of that shape (e.g. backward({ gradient: ones(shape) })) or reduce the output first (sum(), mean())`);
   }
   return Tensor._scalar(1, out.dtype).reshape(out.shape);
+}
+
+/** Max-heap of nodes by creation order: the latest-recorded ready node runs first. */
+class NodeHeap {
+  private items: Node[] = [];
+  get size(): number { return this.items.length; }
+  push(n: Node): void {
+    const a = this.items;
+    a.push(n);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (a[p].seq >= a[i].seq) break;
+      [a[p], a[i]] = [a[i], a[p]];
+      i = p;
+    }
+  }
+  pop(): Node {
+    const a = this.items, top = a[0], last = a.pop()!;
+    if (a.length) {
+      a[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1, r = l + 1;
+        let m = i;
+        if (l < a.length && a[l].seq > a[m].seq) m = l;
+        if (r < a.length && a[r].seq > a[m].seq) m = r;
+        if (m === i) break;
+        [a[m], a[i]] = [a[i], a[m]];
+        i = m;
+      }
+    }
+    return top;
+  }
 }

@@ -9,6 +9,14 @@ export type Edge = { node: Node; index: number } | { leaf: Tensor } | null;
 
 export type GradHook = (grad: Tensor) => Tensor | void;
 
+/** What a node needs from its op entry. Custom nodes (utils.checkpoint) carry a def of their
+ * own with `saveInputs` and a `backwardFn`, since they are not registered ops. */
+export type NodeDef = Pick<OpDef, 'name' | 'grad'>;
+
+/** A custom node's backward: gradients of its outputs (null = zero) and its saved inputs
+ * (version-checked) → one gradient per input edge. Runs with grad mode on iff createGraph. */
+export type BackwardFn = (gradOutputs: readonly (Tensor | null)[], savedInputs: readonly (Tensor | undefined)[]) => (Tensor | null)[];
+
 interface Saved { tensor: Tensor; version: number }
 
 let sequence = 0;
@@ -21,9 +29,11 @@ export class Node {
   released = false;
   /** Hooks on this node's outputs (tensor hooks of non-leaf tensors), by output index. */
   readonly outputHooks: GradHook[][] = [];
+  /** Set on custom nodes: runs instead of the op's gradient rule. */
+  backwardFn: BackwardFn | null = null;
 
   constructor(
-    readonly def: OpDef,
+    readonly def: NodeDef,
     readonly attrs: unknown,
     readonly edges: Edge[],
     readonly inputTypes: (TensorType | null)[],
@@ -67,6 +77,13 @@ export class Node {
       inputs: this.savedInputs.map((s, i) => check(s, `input ${i}`)),
       outputs: this.savedOutputs.map((s, i) => check(s, `output ${i}`)),
     };
+  }
+
+  /** The distinct tensors this node keeps for backward (none once released). */
+  savedTensors(): Tensor[] {
+    const out = new Set<Tensor>();
+    for (const s of [...this.savedInputs, ...this.savedOutputs]) if (s) out.add(s.tensor);
+    return [...out];
   }
 
   release(): void {

@@ -17,11 +17,17 @@ function bin(op: string, a: TensorOrScalar, b: TensorOrScalar): Tensor {
 }
 const un = (op: string, x: Tensor): Tensor => dispatch1(op, [x]);
 
+/** a + alpha * b with broadcasting; a JS number operand follows PyTorch's scalar promotion. */
 export function add(a: TensorOrScalar, b: TensorOrScalar, opts: { alpha?: number } = {}): Tensor {
-  return bin('add', a, opts.alpha === undefined || opts.alpha === 1 ? b : mul(b, opts.alpha));
+  return bin('add', a, scaled(b, opts.alpha));
 }
+/** a - alpha * b with broadcasting. */
 export function sub(a: TensorOrScalar, b: TensorOrScalar, opts: { alpha?: number } = {}): Tensor {
-  return bin('sub', a, opts.alpha === undefined || opts.alpha === 1 ? b : mul(b, opts.alpha));
+  return bin('sub', a, scaled(b, opts.alpha));
+}
+function scaled(b: TensorOrScalar, alpha: number | undefined): TensorOrScalar {
+  if (alpha === undefined || alpha === 1) return b;
+  return typeof b === 'number' ? b * alpha : mul(b, alpha);
 }
 export const mul = (a: TensorOrScalar, b: TensorOrScalar): Tensor => bin('mul', a, b);
 export const div = (a: TensorOrScalar, b: TensorOrScalar): Tensor => bin('div', a, b);
@@ -61,12 +67,19 @@ export function clamp(x: Tensor, min?: number | null, max?: number | null): Tens
   return dispatch1('clamp', [x], { min: min ?? null, max: max ?? null });
 }
 
-/** GELU: exact (erf) by default, or the tanh approximation. */
+/**
+ * GELU: x·Φ(x) with the exact normal CDF (erf) by default, or PyTorch's tanh approximation.
+ * Both are written in PyTorch's operation order so float32 results agree closely.
+ * @example gelu(tensor([-1, 0, 1]), { approximate: 'tanh' })
+ */
 export function gelu(x: Tensor, opts: { approximate?: 'none' | 'tanh' } = {}): Tensor {
-  if (opts.approximate === 'tanh') {
-    const inner = mul(add(x, mul(pow(x, 3), 0.044715)), Math.sqrt(2 / Math.PI));
+  const approximate = opts.approximate ?? 'none';
+  if (approximate === 'tanh') {
+    // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))); x·x·x as PyTorch computes the cube.
+    const inner = mul(add(x, mul(mul(mul(x, x), x), 0.044715)), Math.sqrt(2 / Math.PI));
     return mul(mul(x, 0.5), add(tanh(inner), 1));
   }
+  if (approximate !== 'none') throw new Error(`gelu: approximate must be 'none' or 'tanh', got '${String(approximate)}'`);
   return mul(mul(x, 0.5), add(erf(mul(x, Math.SQRT1_2)), 1));
 }
 

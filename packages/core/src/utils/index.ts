@@ -1,2 +1,2 @@
 // utils — checkpointing and helpers (torch.utils).
-export {};
+export { checkpoint, checkpointSequential, type SequentialLayer } from './checkpoint.js';

@@ -1,0 +1,28 @@
+// Types of train.mjs for TypeScript importers (tests, later tooling); the example itself is plain JS.
+import type { nn } from 'kiln';
+
+export interface DigitsData { x: Float32Array; y: Int32Array; n: number }
+export interface EpochRecord { epoch: number; loss: number; accuracy: number; seconds: number }
+export interface TrainDigitsOptions {
+  epochs?: number;
+  batchSize?: number;
+  lr?: number;
+  seed?: number;
+  csv?: string;
+  progress?: boolean;
+  out?: { write(s: string): unknown; isTTY?: boolean };
+}
+export interface TrainDigitsResult {
+  /** Fraction of the 360 test images classified correctly. */
+  testAccuracy: number;
+  trainAccuracy: number;
+  trainLoss: number;
+  /** Wall time of the whole run (loading, training, evaluation). */
+  seconds: number;
+  epochs: number;
+  history: EpochRecord[];
+}
+
+export function loadDigits(path?: string): DigitsData;
+export function digitsModel(): nn.Sequential;
+export function trainDigits(options?: TrainDigitsOptions): TrainDigitsResult;

@@ -1,0 +1,163 @@
+// Convolution layers: Conv1d, Conv2d, ConvTranspose2d over F.conv1d/conv2d/convTranspose2d.
+// Invariant: weight shapes, default init (kaiming_uniform(a=√5), bias U(±1/√fanIn)), state dict
+// keys and reprs are PyTorch's.
+
+import { fmtShape } from '@kiln/ir-spec';
+import type { Tensor } from '../tensor.js';
+import { zeros } from '../creation.js';
+import * as F from '../functional/index.js';
+import { Module, Parameter, pyVal } from './module.js';
+import { checkSize, resetWeightAndBias } from './linear.js';
+
+/** A size given as one number for every spatial dim or one per dim. */
+export type SizeArg = number | readonly number[];
+
+/** Expands `v` to `n` entries (PyTorch's _single/_pair). */
+export function ntuple(layer: string, what: string, v: SizeArg, n: number, min = 0): number[] {
+  const out = typeof v === 'number' ? Array<number>(n).fill(v) : [...v];
+  if (out.length !== n || !out.every((d) => Number.isInteger(d) && d >= min)) {
+    throw new Error(`${layer}: ${what} must be an integer >= ${min} or ${n} of them, got ${JSON.stringify(v)}`);
+  }
+  return out;
+}
+
+export interface ConvOptions {
+  stride?: SizeArg;
+  /** Zero padding per side, or 'valid' (none) / 'same' (output size = input size; stride 1 only). */
+  padding?: SizeArg | 'same' | 'valid';
+  dilation?: SizeArg;
+  groups?: number;
+  bias?: boolean;
+  /** Only 'zeros' is supported. */
+  paddingMode?: 'zeros';
+}
+
+/** Shared constructor logic of the convolutions (PyTorch's _ConvNd). */
+abstract class ConvNd extends Module {
+  readonly inChannels: number;
+  readonly outChannels: number;
+  readonly kernelSize: number[];
+  readonly stride: number[];
+  readonly padding: number[] | 'same' | 'valid';
+  readonly dilation: number[];
+  readonly outputPadding: number[];
+  readonly groups: number;
+  readonly paddingMode: 'zeros';
+  readonly transposed: boolean;
+  weight: Tensor;
+  bias: Tensor | null;
+
+  constructor(name: string, n: number, transposed: boolean, inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvOptions & { outputPadding?: SizeArg }) {
+    super();
+    this.inChannels = checkSize(name, 'inChannels', inChannels);
+    this.outChannels = checkSize(name, 'outChannels', outChannels);
+    this.kernelSize = ntuple(name, 'kernelSize', kernelSize, n, 1);
+    this.stride = ntuple(name, 'stride', opts.stride ?? 1, n, 1);
+    const padding = opts.padding ?? 0;
+    if (typeof padding === 'string') {
+      if (padding !== 'same' && padding !== 'valid') throw new Error(`${name}: invalid padding string '${String(padding)}', should be one of 'valid', 'same'`);
+      if (transposed) throw new Error(`${name}: padding '${padding}' is only supported by non-transposed convolutions`);
+      if (padding === 'same' && this.stride.some((s) => s !== 1)) throw new Error(`${name}: padding='same' is not supported for strided convolutions`);
+      this.padding = padding;
+    } else {
+      this.padding = ntuple(name, 'padding', padding, n);
+    }
+    this.dilation = ntuple(name, 'dilation', opts.dilation ?? 1, n, 1);
+    this.outputPadding = ntuple(name, 'outputPadding', opts.outputPadding ?? 0, n);
+    this.groups = checkSize(name, 'groups', opts.groups ?? 1, 1);
+    if (inChannels % this.groups !== 0) throw new Error(`${name}: inChannels (${inChannels}) must be divisible by groups (${this.groups})`);
+    if (outChannels % this.groups !== 0) throw new Error(`${name}: outChannels (${outChannels}) must be divisible by groups (${this.groups})`);
+    const mode = opts.paddingMode ?? 'zeros';
+    if (mode !== 'zeros') throw new Error(`${name}: paddingMode '${String(mode)}' is not supported; only 'zeros' is`);
+    this.paddingMode = mode;
+    this.transposed = transposed;
+    const wShape = transposed
+      ? [inChannels, outChannels / this.groups, ...this.kernelSize]
+      : [outChannels, inChannels / this.groups, ...this.kernelSize];
+    this.weight = new Parameter(zeros(wShape));
+    this.bias = (opts.bias ?? true) ? new Parameter(zeros([outChannels])) : null;
+    this.resetParameters();
+  }
+
+  resetParameters(): void { resetWeightAndBias(this.weight, this.bias); }
+
+  protected checkInput(name: string, x: Tensor, spatial: number): void {
+    const r = spatial + 2;
+    if (x.ndim !== r && x.ndim !== r - 1) {
+      throw new Error(`${name}: expected a ${r - 1}-D (unbatched) or ${r}-D (batched) input, got shape ${fmtShape(x.shape)}`);
+    }
+    const c = x.shape[x.ndim - spatial - 1];
+    if (c !== this.inChannels) {
+      throw new Error(`${name}: input of shape ${fmtShape(x.shape)} has ${c} channels, but the layer expects inChannels=${this.inChannels}`);
+    }
+  }
+
+  override extraRepr(): string {
+    const allAre = (v: readonly number[], k: number) => v.every((d) => d === k);
+    let s = `${this.inChannels}, ${this.outChannels}, kernel_size=${pyVal(this.kernelSize)}, stride=${pyVal(this.stride)}`;
+    if (typeof this.padding === 'string') s += `, padding=${this.padding}`;
+    else if (!allAre(this.padding, 0)) s += `, padding=${pyVal(this.padding)}`;
+    if (!allAre(this.dilation, 1)) s += `, dilation=${pyVal(this.dilation)}`;
+    if (!allAre(this.outputPadding, 0)) s += `, output_padding=${pyVal(this.outputPadding)}`;
+    if (this.groups !== 1) s += `, groups=${this.groups}`;
+    if (this.bias === null) s += ', bias=False';
+    return s;
+  }
+}
+
+/**
+ * 1-D convolution over [N, C, L] (or unbatched [C, L]) inputs; weight [out, in/groups, k].
+ * @example new nn.Conv1d(16, 33, 3, { stride: 2 })
+ */
+export class Conv1d extends ConvNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvOptions = {}) {
+    super('Conv1d', 1, false, inChannels, outChannels, kernelSize, opts);
+  }
+  forward(x: Tensor): Tensor {
+    this.checkInput('Conv1d', x, 1);
+    return F.conv1d(x, this.weight, this.bias, { stride: this.stride, padding: this.padding, dilation: this.dilation, groups: this.groups });
+  }
+}
+
+/**
+ * 2-D convolution over [N, C, H, W] (or unbatched [C, H, W]) inputs; weight [out, in/groups, kh, kw].
+ * @example new nn.Conv2d(3, 64, 3, { padding: 1 })
+ */
+export class Conv2d extends ConvNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvOptions = {}) {
+    super('Conv2d', 2, false, inChannels, outChannels, kernelSize, opts);
+  }
+  forward(x: Tensor): Tensor {
+    this.checkInput('Conv2d', x, 2);
+    return F.conv2d(x, this.weight, this.bias, { stride: this.stride, padding: this.padding, dilation: this.dilation, groups: this.groups });
+  }
+}
+
+export interface ConvTransposeOptions extends Omit<ConvOptions, 'padding'> {
+  padding?: SizeArg;
+  /** Extra size added to one side of each output dim (to pick among the sizes a stride allows). */
+  outputPadding?: SizeArg;
+}
+
+/**
+ * Transposed 2-D convolution ("deconvolution"); weight [in, out/groups, kh, kw].
+ * @example new nn.ConvTranspose2d(16, 8, 3, { stride: 2, padding: 1, outputPadding: 1 })
+ */
+export class ConvTranspose2d extends ConvNd {
+  constructor(inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvTransposeOptions = {}) {
+    super('ConvTranspose2d', 2, true, inChannels, outChannels, kernelSize, opts);
+    for (let i = 0; i < 2; i++) {
+      if (this.outputPadding[i] >= this.stride[i] && this.outputPadding[i] >= this.dilation[i]) {
+        throw new Error(`ConvTranspose2d: outputPadding ${pyVal(this.outputPadding)} must be smaller than either stride ${pyVal(this.stride)} or dilation ${pyVal(this.dilation)}`);
+      }
+    }
+  }
+  forward(x: Tensor): Tensor {
+    this.checkInput('ConvTranspose2d', x, 2);
+    const padding = this.padding;
+    if (typeof padding === 'string') throw new Error(`ConvTranspose2d: padding '${padding}' is not supported`); // the constructor refuses it
+    return F.convTranspose2d(x, this.weight, this.bias, {
+      stride: this.stride, padding, outputPadding: this.outputPadding, groups: this.groups, dilation: this.dilation,
+    });
+  }
+}

@@ -1,0 +1,103 @@
+// Pooling layers: MaxPool2d, AvgPool2d, AdaptiveAvgPool2d over the F.* pooling functions.
+// Invariant: constructor arguments and reprs are PyTorch's (stride defaults to kernelSize).
+
+import type { Tensor } from '../tensor.js';
+import * as F from '../functional/index.js';
+import { Module, pyBool, pyVal } from './module.js';
+import type { SizeArg } from './conv.js';
+
+export interface MaxPool2dOptions {
+  /** Default: kernelSize. */
+  stride?: SizeArg | null;
+  padding?: SizeArg;
+  dilation?: SizeArg;
+  /** Also return the flat (per-plane) index of each maximum. */
+  returnIndices?: boolean;
+  /** Round the output size up instead of down. */
+  ceilMode?: boolean;
+}
+
+/**
+ * Max over kernelSize windows of [N, C, H, W] (or [C, H, W]) inputs.
+ * @example new nn.MaxPool2d(2); new nn.MaxPool2d(3, { stride: 2, padding: 1 })
+ */
+export class MaxPool2d extends Module {
+  readonly kernelSize: SizeArg;
+  readonly stride: SizeArg;
+  readonly padding: SizeArg;
+  readonly dilation: SizeArg;
+  readonly returnIndices: boolean;
+  readonly ceilMode: boolean;
+  constructor(kernelSize: SizeArg, opts: MaxPool2dOptions = {}) {
+    super();
+    this.kernelSize = kernelSize;
+    this.stride = opts.stride ?? kernelSize;
+    this.padding = opts.padding ?? 0;
+    this.dilation = opts.dilation ?? 1;
+    this.returnIndices = opts.returnIndices ?? false;
+    this.ceilMode = opts.ceilMode ?? false;
+  }
+  forward(x: Tensor): Tensor | [Tensor, Tensor] {
+    const opts = { stride: this.stride, padding: this.padding, dilation: this.dilation, ceilMode: this.ceilMode };
+    return this.returnIndices
+      ? F.maxPool2d(x, this.kernelSize, { ...opts, returnIndices: true })
+      : F.maxPool2d(x, this.kernelSize, opts);
+  }
+  override extraRepr(): string {
+    return `kernel_size=${pyVal(this.kernelSize)}, stride=${pyVal(this.stride)}, padding=${pyVal(this.padding)}, dilation=${pyVal(this.dilation)}, ceil_mode=${pyBool(this.ceilMode)}`;
+  }
+}
+
+export interface AvgPool2dOptions {
+  stride?: SizeArg | null;
+  padding?: SizeArg;
+  ceilMode?: boolean;
+  /** Count the zero padding in the divisor (default true). */
+  countIncludePad?: boolean;
+  /** Divide by this instead of the window size. */
+  divisorOverride?: number | null;
+}
+
+/**
+ * Mean over kernelSize windows of [N, C, H, W] (or [C, H, W]) inputs.
+ * @example new nn.AvgPool2d(2)
+ */
+export class AvgPool2d extends Module {
+  readonly kernelSize: SizeArg;
+  readonly stride: SizeArg;
+  readonly padding: SizeArg;
+  readonly ceilMode: boolean;
+  readonly countIncludePad: boolean;
+  readonly divisorOverride: number | null;
+  constructor(kernelSize: SizeArg, opts: AvgPool2dOptions = {}) {
+    super();
+    this.kernelSize = kernelSize;
+    this.stride = opts.stride ?? kernelSize;
+    this.padding = opts.padding ?? 0;
+    this.ceilMode = opts.ceilMode ?? false;
+    this.countIncludePad = opts.countIncludePad ?? true;
+    this.divisorOverride = opts.divisorOverride ?? null;
+  }
+  forward(x: Tensor): Tensor {
+    return F.avgPool2d(x, this.kernelSize, {
+      stride: this.stride, padding: this.padding, ceilMode: this.ceilMode,
+      countIncludePad: this.countIncludePad, divisorOverride: this.divisorOverride,
+    });
+  }
+  override extraRepr(): string {
+    return `kernel_size=${pyVal(this.kernelSize)}, stride=${pyVal(this.stride)}, padding=${pyVal(this.padding)}`;
+  }
+}
+
+/**
+ * Average pooling to a fixed output size (H, W); null keeps that input dim.
+ * @example new nn.AdaptiveAvgPool2d(1); new nn.AdaptiveAvgPool2d([7, 7])
+ */
+export class AdaptiveAvgPool2d extends Module {
+  constructor(readonly outputSize: number | readonly (number | null)[]) { super(); }
+  forward(x: Tensor): Tensor { return F.adaptiveAvgPool2d(x, this.outputSize); }
+  override extraRepr(): string {
+    const o = this.outputSize;
+    return `output_size=${typeof o === 'number' ? o : `(${o.map((d) => (d === null ? 'None' : String(d))).join(', ')})`}`;
+  }
+}

@@ -1,0 +1,211 @@
+// Recurrent layers: LSTM and GRU, written over primitive ops (linear, sigmoid, tanh, chunk,
+// stack, cat) so autograd, tracing and double backward come for free. Invariant: parameter
+// names, shapes, registration order, gate order (LSTM i,f,g,o; GRU r,z,n) and the layouts of
+// inputs, outputs and states are PyTorch's, so its state dicts load and its results match.
+
+import { fmtShape } from '@kiln/ir-spec';
+import type { Tensor } from '../tensor.js';
+import { zeros } from '../creation.js';
+import { linear } from '../ops/linalg.js';
+import { cat, stack } from '../ops/shape.js';
+import * as F from '../functional/index.js';
+import { Module, Parameter, pyBool, pyFloat } from './module.js';
+import { uniform_ } from './init.js';
+import { checkSize } from './linear.js';
+
+export interface RNNOptions {
+  /** Stacked layers (default 1); layer k > 0 reads layer k-1's output. */
+  numLayers?: number;
+  /** Use bias_ih/bias_hh (default true). */
+  bias?: boolean;
+  /** Input and output are [batch, seq, feature] instead of [seq, batch, feature]. */
+  batchFirst?: boolean;
+  /** Dropout on the outputs of every layer but the last, in training mode. */
+  dropout?: number;
+  /** Also run each layer from the end of the sequence and concatenate both outputs. */
+  bidirectional?: boolean;
+}
+
+type Cell = (xw: Tensor, h: Tensor, c: Tensor | null, wHh: Tensor, bHh: Tensor | null) => [Tensor, Tensor | null];
+
+/** LSTM step; `xw` is x·W_ihᵀ + b_ih. Gates i, f, g, o. */
+const lstmCell: Cell = (xw, h, c, wHh, bHh) => {
+  if (!c) throw new Error('LSTM: internal error: the cell state is missing');
+  const [i, f, g, o] = xw.add(linear(h, wHh, bHh)).chunk(4, -1);
+  const c2 = f.sigmoid().mul(c).add(i.sigmoid().mul(g.tanh()));
+  return [o.sigmoid().mul(c2.tanh()), c2];
+};
+
+/** GRU step; `xw` is x·W_ihᵀ + b_ih. Gates r, z, n with n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)). */
+const gruCell: Cell = (xw, h, _c, wHh, bHh) => {
+  const [xr, xz, xn] = xw.chunk(3, -1);
+  const [hr, hz, hn] = linear(h, wHh, bHh).chunk(3, -1);
+  const r = xr.add(hr).sigmoid();
+  const z = xz.add(hz).sigmoid();
+  const n = xn.add(r.mul(hn)).tanh();
+  // (1 - z)·n + z·h, written with one fewer op.
+  return [n.add(z.mul(h.sub(n))), null];
+};
+
+/** Shared logic of LSTM and GRU (PyTorch's RNNBase). */
+abstract class RNNBase extends Module {
+  readonly inputSize: number;
+  readonly hiddenSize: number;
+  readonly numLayers: number;
+  readonly bias: boolean;
+  readonly batchFirst: boolean;
+  readonly dropout: number;
+  readonly bidirectional: boolean;
+
+  constructor(private readonly kind: 'LSTM' | 'GRU', inputSize: number, hiddenSize: number, opts: RNNOptions) {
+    super();
+    this.inputSize = checkSize(kind, 'inputSize', inputSize);
+    this.hiddenSize = checkSize(kind, 'hiddenSize', hiddenSize, 1);
+    this.numLayers = checkSize(kind, 'numLayers', opts.numLayers ?? 1, 1);
+    this.bias = opts.bias ?? true;
+    this.batchFirst = opts.batchFirst ?? false;
+    this.dropout = opts.dropout ?? 0;
+    if (!(this.dropout >= 0 && this.dropout <= 1)) throw new Error(`${kind}: dropout should be a number in [0, 1], got ${this.dropout}`);
+    this.bidirectional = opts.bidirectional ?? false;
+    const gates = kind === 'LSTM' ? 4 : 3;
+    const dirs = this.bidirectional ? 2 : 1;
+    // PyTorch's order: per layer, per direction: weight_ih, weight_hh, bias_ih, bias_hh.
+    for (let layer = 0; layer < this.numLayers; layer++) {
+      for (let d = 0; d < dirs; d++) {
+        const sfx = `_l${layer}${d === 1 ? '_reverse' : ''}`;
+        const inSize = layer === 0 ? inputSize : hiddenSize * dirs;
+        this.registerParameter(`weight_ih${sfx}`, new Parameter(zeros([gates * hiddenSize, inSize])));
+        this.registerParameter(`weight_hh${sfx}`, new Parameter(zeros([gates * hiddenSize, hiddenSize])));
+        if (this.bias) {
+          this.registerParameter(`bias_ih${sfx}`, new Parameter(zeros([gates * hiddenSize])));
+          this.registerParameter(`bias_hh${sfx}`, new Parameter(zeros([gates * hiddenSize])));
+        }
+      }
+    }
+    this.resetParameters();
+  }
+
+  /** Every weight and bias U(±1/√hiddenSize), as PyTorch. */
+  resetParameters(): void {
+    const k = 1 / Math.sqrt(this.hiddenSize);
+    for (const p of this.parameters()) uniform_(p, -k, k);
+  }
+
+  /** The parameter named `name` (looked up each call, so a reassigned field is honoured). */
+  #param(name: string): Tensor { return this.getParameter(name); }
+  #maybeParam(name: string): Tensor | null { return this.bias ? this.getParameter(name) : null; }
+
+  /**
+   * Runs all layers. `x` is [T, B, F]; `h0`/`c0` are [L·D, B, H]. Returns the last layer's
+   * output [T, B, D·H] and the final states [L·D, B, H].
+   */
+  protected run(x: Tensor, h0: Tensor, c0: Tensor | null): [Tensor, Tensor, Tensor | null] {
+    const cell = this.kind === 'LSTM' ? lstmCell : gruCell;
+    const dirs = this.bidirectional ? 2 : 1;
+    const T = x.shape[0];
+    const hs = h0.unbind(0), cs = c0 ? c0.unbind(0) : null;
+    const hN: Tensor[] = [], cN: Tensor[] = [];
+    let input = x;
+    for (let layer = 0; layer < this.numLayers; layer++) {
+      const outs: Tensor[] = [];
+      for (let d = 0; d < dirs; d++) {
+        const sfx = `_l${layer}${d === 1 ? '_reverse' : ''}`;
+        // The input projection of all time steps at once: one [T·B, F] × [F, G·H] product.
+        const xw = linear(input, this.#param(`weight_ih${sfx}`), this.#maybeParam(`bias_ih${sfx}`)).unbind(0);
+        const wHh = this.#param(`weight_hh${sfx}`), bHh = this.#maybeParam(`bias_hh${sfx}`);
+        let h = hs[layer * dirs + d], c = cs ? cs[layer * dirs + d] : null;
+        const steps = new Array<Tensor>(T);
+        for (let s = 0; s < T; s++) {
+          const t = d === 1 ? T - 1 - s : s;
+          [h, c] = cell(xw[t], h, c, wHh, bHh);
+          steps[t] = h;
+        }
+        hN.push(h);
+        if (c) cN.push(c);
+        outs.push(stack(steps, 0));
+      }
+      input = dirs === 2 ? cat(outs, 2) : outs[0];
+      if (this.dropout > 0 && this.training && layer < this.numLayers - 1) {
+        input = F.dropout(input, { p: this.dropout, training: true });
+      }
+    }
+    return [input, stack(hN, 0), c0 ? stack(cN, 0) : null];
+  }
+
+  /** Normalises the input layout to [T, B, F]; returns it and whether it was batched. */
+  protected prepareInput(input: Tensor): [Tensor, boolean] {
+    if (input.ndim !== 2 && input.ndim !== 3) {
+      throw new Error(`${this.kind}: expected input to be 2-D (unbatched [seq, feature]) or 3-D, got shape ${fmtShape(input.shape)}`);
+    }
+    const batched = input.ndim === 3;
+    let x = batched ? input : input.unsqueeze(1);
+    if (batched && this.batchFirst) x = x.transpose(0, 1);
+    if (x.shape[2] !== this.inputSize) {
+      throw new Error(`${this.kind}: input of shape ${fmtShape(input.shape)} has ${x.shape[2]} features, expected inputSize=${this.inputSize}`);
+    }
+    return [x, batched];
+  }
+
+  /** Checks a given initial state (and adds the batch dim for unbatched input), or makes zeros. */
+  protected prepareState(what: string, s: Tensor | undefined | null, batched: boolean, batch: number): Tensor {
+    const rows = this.numLayers * (this.bidirectional ? 2 : 1);
+    if (s === undefined || s === null) return zeros([rows, batch, this.hiddenSize]);
+    const want = batched ? [rows, batch, this.hiddenSize] : [rows, this.hiddenSize];
+    if (s.ndim !== want.length || s.shape.some((d, i) => d !== want[i])) {
+      throw new Error(`${this.kind}: expected ${what} of shape ${fmtShape(want)}${batched ? '' : ' (unbatched input needs unbatched states)'}, got ${fmtShape(s.shape)}`);
+    }
+    return batched ? s : s.unsqueeze(1);
+  }
+
+  /** Output back to the caller's layout. */
+  protected finishOutput(out: Tensor, batched: boolean): Tensor {
+    if (!batched) return out.squeeze(1);
+    return this.batchFirst ? out.transpose(0, 1) : out;
+  }
+
+  override extraRepr(): string {
+    let s = `${this.inputSize}, ${this.hiddenSize}`;
+    if (this.numLayers !== 1) s += `, num_layers=${this.numLayers}`;
+    if (!this.bias) s += `, bias=${pyBool(this.bias)}`;
+    if (this.batchFirst) s += `, batch_first=${pyBool(this.batchFirst)}`;
+    if (this.dropout !== 0) s += `, dropout=${pyFloat(this.dropout)}`;
+    if (this.bidirectional) s += `, bidirectional=${pyBool(this.bidirectional)}`;
+    return s;
+  }
+}
+
+/**
+ * Long short-term memory over a sequence. Input [T, B, inputSize] ([B, T, …] with batchFirst, or
+ * unbatched [T, inputSize]); `forward` returns `[output, [hN, cN]]` with output [T, B, D·H] and
+ * states [numLayers·D, B, H] (D = 2 when bidirectional).
+ * @example const lstm = new nn.LSTM(10, 20, { numLayers: 2 }); const [out, [h, c]] = lstm.forward(randn([5, 3, 10]));
+ */
+export class LSTM extends RNNBase {
+  constructor(inputSize: number, hiddenSize: number, opts: RNNOptions = {}) { super('LSTM', inputSize, hiddenSize, opts); }
+  forward(input: Tensor, state?: [Tensor, Tensor] | null): [Tensor, [Tensor, Tensor]] {
+    const [x, batched] = this.prepareInput(input);
+    const B = x.shape[1];
+    if (state !== undefined && state !== null && (!Array.isArray(state) || state.length !== 2)) {
+      throw new Error('LSTM: the state must be a pair [h0, c0]');
+    }
+    const h0 = this.prepareState('h0', state?.[0], batched, B);
+    const c0 = this.prepareState('c0', state?.[1], batched, B);
+    const [out, h, c] = this.run(x, h0, c0);
+    if (!c) throw new Error('LSTM: internal error: no final cell state');
+    return [this.finishOutput(out, batched), batched ? [h, c] : [h.squeeze(1), c.squeeze(1)]];
+  }
+}
+
+/**
+ * Gated recurrent unit over a sequence (layouts as LSTM); `forward` returns `[output, hN]`.
+ * @example const gru = new nn.GRU(10, 20, { batchFirst: true }); const [out, h] = gru.forward(randn([3, 5, 10]));
+ */
+export class GRU extends RNNBase {
+  constructor(inputSize: number, hiddenSize: number, opts: RNNOptions = {}) { super('GRU', inputSize, hiddenSize, opts); }
+  forward(input: Tensor, h0?: Tensor | null): [Tensor, Tensor] {
+    const [x, batched] = this.prepareInput(input);
+    const h = this.prepareState('h0', h0, batched, x.shape[1]);
+    const [out, hN] = this.run(x, h, null);
+    return [this.finishOutput(out, batched), batched ? hN : hN.squeeze(1)];
+  }
+}

@@ -1,0 +1,92 @@
+// Adam and AdamW — PyTorch 1.13's algorithms exactly, one fused loop per parameter:
+//   Adam:  g = ±grad + wd·p (L2)          AdamW: p ·= 1 − lr·wd (decoupled), g = ±grad
+//   m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  v̂ = amsgrad ? max(v̂, v) : v
+//   p −= lr/(1−β1^t) · m / (sqrt(v̂)/sqrt(1−β2^t) + eps)
+
+import type { Tensor } from '../tensor.js';
+import { Optimizer, bump, checkRange, f32, gradData, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
+
+export interface AdamOptions {
+  lr?: number;
+  betas?: readonly [number, number];
+  eps?: number;
+  /** Adam: L2 penalty added to the gradient. AdamW: decoupled decay p ·= 1 − lr·weightDecay. */
+  weightDecay?: number;
+  /** Keeps the running maximum of the second moment (`max_exp_avg_sq`). */
+  amsgrad?: boolean;
+  maximize?: boolean;
+}
+
+/** PyTorch's state names; `step` counts this parameter's updates. */
+export interface AdamState {
+  [key: string]: Tensor | number | null;
+  step: number;
+  exp_avg: Tensor;
+  exp_avg_sq: Tensor;
+  max_exp_avg_sq: Tensor | null;
+}
+
+type Resolved = Required<AdamOptions>;
+
+/**
+ * Adam (torch.optim.Adam); weight decay is an L2 term in the gradient.
+ * @example const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
+ */
+export class Adam extends Optimizer<Resolved, AdamState> {
+  /** AdamW decays the weights directly instead of adding wd·p to the gradient. */
+  protected readonly decoupled: boolean = false;
+
+  constructor(params: ParamsArg<Resolved>, opts: AdamOptions = {}, name = 'Adam', defaultDecay = 0) {
+    super(name, params, { lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay: defaultDecay, amsgrad: false, maximize: false, ...opts });
+  }
+
+  protected validate(g: ParamGroup<Resolved>): void {
+    checkRange(this.name, 'learning rate lr', g.lr);
+    checkRange(this.name, 'eps', g.eps);
+    checkRange(this.name, 'beta parameter at index 0', g.betas[0], 1);
+    checkRange(this.name, 'beta parameter at index 1', g.betas[1], 1);
+    checkRange(this.name, 'weightDecay', g.weightDecay);
+  }
+
+  protected updateGroup(group: ParamGroup<Resolved>): void {
+    const { lr, eps, weightDecay: wd, amsgrad, maximize } = group;
+    const [beta1, beta2] = group.betas;
+    const sign = maximize ? -1 : 1;
+    const l2 = this.decoupled ? 0 : wd;
+    const shrink = this.decoupled ? 1 - lr * wd : 1;
+    for (const p of group.params) {
+      if (!p.grad) continue;
+      const pd = f32(p, `${this.name}: a parameter`), gd = gradData(this.name, p, p.grad), n = p.numel;
+      const st = this.stateOf(p, () => ({
+        step: 0, exp_avg: newBuffer(p.shape), exp_avg_sq: newBuffer(p.shape), max_exp_avg_sq: amsgrad ? newBuffer(p.shape) : null,
+      }));
+      const step = ++st.step;
+      const stepSize = lr / (1 - beta1 ** step);
+      const bc2Sqrt = Math.sqrt(1 - beta2 ** step);
+      const m = f32(st.exp_avg, 'exp_avg'), v = f32(st.exp_avg_sq, 'exp_avg_sq');
+      if (amsgrad && !st.max_exp_avg_sq) st.max_exp_avg_sq = newBuffer(p.shape);
+      const vmax = amsgrad && st.max_exp_avg_sq ? f32(st.max_exp_avg_sq, 'max_exp_avg_sq') : null;
+      for (let i = 0; i < n; i++) {
+        if (shrink !== 1) pd[i] *= shrink;
+        const g = sign * gd[i] + l2 * pd[i];
+        m[i] = beta1 * m[i] + (1 - beta1) * g;
+        v[i] = beta2 * v[i] + (1 - beta2) * g * g;
+        let vh = v[i];
+        if (vmax) { if (vmax[i] > vh) vh = vmax[i]; else vmax[i] = vh; }
+        pd[i] -= (stepSize * m[i]) / (Math.sqrt(vh) / bc2Sqrt + eps);
+      }
+      bump(p, st.exp_avg, st.exp_avg_sq, st.max_exp_avg_sq);
+    }
+  }
+}
+
+/**
+ * AdamW (torch.optim.AdamW): Adam with decoupled weight decay (default 1e-2).
+ * @example const opt = new optim.AdamW(model.parameters(), { lr: 1e-3, weightDecay: 0.05 });
+ */
+export class AdamW extends Adam {
+  protected override readonly decoupled: boolean = true;
+  constructor(params: ParamsArg<Resolved>, opts: AdamOptions = {}) {
+    super(params, opts, 'AdamW', 1e-2);
+  }
+}
