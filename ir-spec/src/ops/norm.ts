@@ -63,7 +63,7 @@ export const batch_norm = defineOp({
       const r = tx!.shape.length, C = tx!.shape[1];
       // [C] → [C, 1, ..., 1] broadcasts against [N, C, ...]; the sums run over every other dim.
       const bshape: Dim[] = [C, ...Array<number>(r - 2).fill(1)];
-      const perChannel = (t: typeof g) => b.reshape(t, bshape);
+      const perChannel = (t: Parameters<typeof b.reshape>[0]) => b.reshape(t, bshape);
       const others = [0, ...Array.from({ length: r - 2 }, (_, i) => i + 2)];
       const invstd = b.unary('rsqrt', b.addScalar(v!, eps));
       const gw = w ? b.mul(g, perChannel(w)) : g;

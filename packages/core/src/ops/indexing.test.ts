@@ -45,6 +45,17 @@ describe('gather and scatter_add', () => {
     expect(() => x.gather(0, int([0, 0, 0, 0], [1, 4]))).toThrow(/gather: index \[1,4\] is larger than input \[2,3\] in dim 1/);
   });
 
+  it('gather accepts an index smaller than x in the other dims (general path)', () => {
+    // x = [[1,2,3],[4,5,6],[7,8,9]]; index rows 0..1 only: out[r][c] = x[r][idx[r][c]].
+    const x = tensor([[1, 2, 3], [4, 5, 6], [7, 8, 9]], { requiresGrad: true });
+    const y = x.gather(1, int([2, 0, 1, 1], [2, 2]));
+    expect(vals(y)).toEqual([3, 1, 5, 5]);
+    const [g] = autograd.grad(y.sum(), x);
+    expect(vals(g!)).toEqual([1, 0, 1, 0, 2, 0, 0, 0, 0]);
+    // Along dim 0 with a narrower index: out[r][c] = x[idx[r][c]][c].
+    expect(vals(x.gather(0, int([2, 0], [1, 2])))).toEqual([7, 2]);
+  });
+
   it('scatter_add adds into a copy; src beyond the index gets zero gradient', () => {
     const x = zeros([2, 3], { requiresGrad: true });
     const src = tensor([[1, 2, 9], [3, 4, 9]], { requiresGrad: true });
