@@ -45,10 +45,10 @@ class Sampler {
     for (let i = n - 1; i > 0; i--) { const j = this.g.int(i + 1); [vals[i], vals[j]] = [vals[j], vals[i]]; }
     return tensor(vals, { shape });
   }
-  /** `b` = a ± [0.2, 0.6]: elementwise pairs that never tie. */
-  apart(a: Tensor): Tensor {
+  /** `a` ± a distance from [lo, hi): elementwise pairs that never tie. */
+  apart(a: Tensor, lo = 0.2, hi = 0.6): Tensor {
     const d = a.toArray();
-    return tensor(Array.from(d, (v) => v + (this.g.random() < 0.5 ? -1 : 1) * (0.2 + 0.4 * this.g.random())), { shape: a.shape });
+    return tensor(Array.from(d, (v) => v + (this.g.random() < 0.5 ? -1 : 1) * (lo + (hi - lo) * this.g.random())), { shape: a.shape });
   }
   index(high: number, ...shape: number[]): Tensor { return this.make(shape, () => this.g.int(high)).int(); }
   /** A bool mask with both values present. */
@@ -168,7 +168,7 @@ const OPS: Record<string, OpCase[]> = {
   ],
   conv2d_weight_grad: [
     { make: (s) => [s.normal(1, 2, 5, 5), s.normal(1, 3, 5, 5)], attrs: { kernel_size: [3, 3], padding: [1, 1, 1, 1] } },
-    { make: (s) => [s.normal(1, 4, 5, 5), s.normal(1, 2, 3, 2)], attrs: { kernel_size: [2, 3], stride: [2, 2], groups: 2 } },
+    { make: (s) => [s.normal(1, 4, 5, 5), s.normal(1, 2, 2, 2)], attrs: { kernel_size: [2, 3], stride: [2, 2], groups: 2 } },
   ],
   max_pool2d: [
     { make: (s) => [s.distinct(1, 2, 4, 4)], attrs: { kernel_size: [2, 2], stride: [2, 2] } },
@@ -184,6 +184,11 @@ const OPS: Record<string, OpCase[]> = {
   ],
   adaptive_avg_pool2d: [{ make: (s) => [s.normal(1, 2, 5, 5)], attrs: { output_size: [2, 3] } }],
   adaptive_avg_pool2d_backward: [{ make: (s) => [s.normal(1, 2, 2, 3)], attrs: { input_size: [5, 5] } }],
+  // Statistics as inputs (the training-mode batch statistics are computed by F.batchNorm with ops).
+  batch_norm: [
+    { make: (s) => [s.normal(2, 3, 2, 2), s.normal(3), s.uniform(0.5, 2, 3), s.normal(3), s.normal(3)], attrs: { eps: 1e-5 } },
+    { make: (s) => [s.normal(4, 2), s.normal(2), s.uniform(0.5, 2, 2), null, null], attrs: { eps: 0.1 } },
+  ],
 };
 
 /** Composites (functions over primitives) checked the same way. */
@@ -211,9 +216,14 @@ const COMPOSITES: Record<string, { make: (s: Sampler) => Ins; fn: (ins: Ins) => 
     fixed: [2],
   },
   binaryCrossEntropy: { make: (s) => [s.uniform(0.1, 0.9, 2, 3), s.uniform(0, 1, 2, 3)], fn: ([x, t]) => F.binaryCrossEntropy(x!, t!) },
-  smoothL1Loss: {
-    make: (s) => { const a = s.normal(2, 3); return [a, s.apart(a)]; },
-    fn: ([x, t]) => F.smoothL1Loss(x!, t!, { beta: 0.3, reduction: 'sum' }),
+  // |x − t| in [0.2, 0.3) (quadratic part) for the first, in [0.5, 0.6) (linear part) for the second.
+  'smoothL1Loss (quadratic)': {
+    make: (s) => { const a = s.normal(2, 3); return [a, s.apart(a, 0.2, 0.3)]; },
+    fn: ([x, t]) => F.smoothL1Loss(x!, t!, { beta: 0.4, reduction: 'sum' }),
+  },
+  'smoothL1Loss (linear)': {
+    make: (s) => { const a = s.normal(2, 3); return [a, s.apart(a, 0.5, 0.6)]; },
+    fn: ([x, t]) => F.smoothL1Loss(x!, t!, { beta: 0.4, reduction: 'sum' }),
   },
   klDiv: {
     make: (s) => [s.normal(2, 3).logSoftmax(1), s.uniform(0.1, 1, 2, 3)],
@@ -306,6 +316,11 @@ describe('finite-difference gradient checks', () => {
       });
     });
   }
+
+  it('the check itself rejects a wrong gradient (a hook scales it by 1.1)', () => {
+    const wrong = ([x]: Ins) => { const y = x!.mul(2); y.registerHook((g) => g.mul(1.1)); return y; };
+    expect(() => gradcheck('wrong', wrong, [new Sampler(3).normal(2, 3)])).toThrow(/analytic .* vs finite difference/);
+  });
 
   for (const [name, c] of Object.entries(COMPOSITES)) {
     it(`composite ${name}`, () => {
