@@ -29,7 +29,7 @@ function listFiles(dir: string, base = dir): string[] {
 }
 
 interface Sidecar { parts: string[]; part_bytes: number[]; total_bytes: number; sha256: string }
-interface TensorLike { shape: unknown; dtype: unknown; data?: unknown; offset?: unknown; length?: unknown }
+interface TensorLike { shape?: unknown; dtype?: unknown; data?: unknown; offset?: unknown; length?: unknown }
 
 /** Every object in a golden file that encodes a tensor (it has `shape` and `dtype`), with its JSON path. */
 function tensorsIn(value: unknown, path: string, out: [string, TensorLike][] = []): [string, TensorLike][] {

@@ -184,11 +184,12 @@ const OPS: Record<string, OpCase[]> = {
   ],
   adaptive_avg_pool2d: [{ make: (s) => [s.normal(1, 2, 5, 5)], attrs: { output_size: [2, 3] } }],
   adaptive_avg_pool2d_backward: [{ make: (s) => [s.normal(1, 2, 2, 3)], attrs: { input_size: [5, 5] } }],
-  // Statistics as inputs (the training-mode batch statistics are computed by F.batchNorm with ops).
+  // Statistics as inputs: running ones in eval mode, batch_norm_stats' outputs in training mode.
   batch_norm: [
     { make: (s) => [s.normal(2, 3, 2, 2), s.normal(3), s.uniform(0.5, 2, 3), s.normal(3), s.normal(3)], attrs: { eps: 1e-5 } },
     { make: (s) => [s.normal(4, 2), s.normal(2), s.uniform(0.5, 2, 2), null, null], attrs: { eps: 0.1 } },
   ],
+  batch_norm_stats: [{ make: (s) => [s.normal(3, 2, 2, 2)] }, { make: (s) => [s.normal(5, 3)] }],
 };
 
 /** Composites (functions over primitives) checked the same way. */
@@ -200,6 +201,10 @@ const COMPOSITES: Record<string, { make: (s: Sampler) => Ins; fn: (ins: Ins) => 
   layerNorm: {
     make: (s) => [s.normal(2, 3, 4), s.normal(3, 4), s.normal(3, 4)],
     fn: ([x, w, b]) => F.layerNorm(x!, [3, 4], { weight: w, bias: b }),
+  },
+  'batchNorm (training)': {
+    make: (s) => [s.normal(3, 2, 2), s.normal(2), s.normal(2)],
+    fn: ([x, w, b]) => F.batchNorm(x!, null, null, { weight: w, bias: b, training: true }),
   },
   crossEntropy: {
     make: (s) => [s.normal(4, 3), tensor([2, 0, -100, 1], { dtype: 'int32' }), s.uniform(0.5, 2, 3)],
@@ -308,6 +313,11 @@ describe('finite-difference gradient checks', () => {
     expect(missing, `add entries to OPS in tests/gradcheck.test.ts for: ${missing.join(', ')}`).toEqual([]);
   });
 
+  it('the table names only registered differentiable ops', () => {
+    const names = new Set(differentiable.map((op) => op.name));
+    expect(Object.keys(OPS).filter((n) => !names.has(n))).toEqual([]);
+  });
+
   for (const op of differentiable) {
     (OPS[op.name] ?? []).forEach((c, i) => {
       it(`${op.name} #${i}`, () => {
@@ -318,7 +328,7 @@ describe('finite-difference gradient checks', () => {
   }
 
   it('the check itself rejects a wrong gradient (a hook scales it by 1.1)', () => {
-    const wrong = ([x]: Ins) => { const y = x!.mul(2); y.registerHook((g) => g.mul(1.1)); return y; };
+    const wrong = ([x]: Ins) => { const y = x!.mul(2); if (y.requiresGrad) y.registerHook((g) => g.mul(1.1)); return y; };
     expect(() => gradcheck('wrong', wrong, [new Sampler(3).normal(2, 3)])).toThrow(/analytic .* vs finite difference/);
   });
 

@@ -9,8 +9,8 @@
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
 import { fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
-import { gemm } from '../kernels/gemm.js';
-import { im2col, col2im, type ConvWindow } from '../kernels/im2col.js';
+import { conv2dForward, conv2dWeightGrad, convTranspose2dForward } from '../kernels/conv.js';
+import type { ConvWindow } from '../kernels/conv.js';
 
 const int = z.number().int();
 const pos2 = z.tuple([int.min(1), int.min(1)]);
@@ -92,27 +92,9 @@ export const conv2d = defineOp({
   },
   cpu([x, w, bias], a) {
     const shape = conv2dShape('conv2d', x!, w!.shape, a) as number[];
-    const [N, C, H, W] = x!.shape, [Cout, Cg, kh, kw] = w!.shape, [, , OH, OW] = shape;
-    const X = x!.data as Float32Array, Wt = w!.data as Float32Array;
-    const G = a.groups, Coutg = Cout / G, P = OH * OW, K = Cg * kh * kw;
-    const out = new Float32Array(N * Cout * P);
-    const win = windowOf(kh, kw, a);
-    // A 1x1 kernel with unit stride and no padding reads the input planes directly: B(k=c, j=p).
-    const pointwise = kh === 1 && kw === 1 && a.stride[0] === 1 && a.stride[1] === 1 && a.padding.every((p) => p === 0);
-    const col = pointwise ? null : new Float32Array(P * K);
-    for (let n = 0; n < N; n++) {
-      for (let g = 0; g < G; g++) {
-        const xOff = (n * C + g * Cg) * H * W, oOff = (n * Cout + g * Coutg) * P;
-        if (col) {
-          im2col(X, xOff, Cg, H, W, win, OH, OW, col);
-          gemm(Coutg, P, K, Wt, g * Coutg * K, K, 1, col, 0, 1, K, out, oOff, P);
-        } else {
-          gemm(Coutg, P, K, Wt, g * Coutg * K, K, 1, X, xOff, P, 1, out, oOff, P);
-        }
-      }
-    }
-    if (bias) addChannelBias(out, bias.data as Float32Array, N, Cout, P);
-    return [{ data: out, shape, dtype: 'float32' }];
+    const [N, C, H, W] = x!.shape, [Cout, , kh, kw] = w!.shape, [, , OH, OW] = shape;
+    const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
+    return [{ data: conv2dForward(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],
@@ -163,21 +145,9 @@ export const conv_transpose2d = defineOp({
   },
   cpu([x, w, bias], a) {
     const shape = convTransposeShape('conv_transpose2d', x!, w!.shape, a) as number[];
-    const [N, Cin, H, W] = x!.shape, [, Coutg, kh, kw] = w!.shape, [, Cout, OH, OW] = shape;
-    const X = x!.data as Float32Array, Wt = w!.data as Float32Array;
-    const G = a.groups, Cing = Cin / G, P = H * W, Kc = Coutg * kh * kw;
-    const out = new Float32Array(N * Cout * OH * OW);
-    const cols = new Float32Array(Kc * P);
-    const win = windowOf(kh, kw, a);
-    for (let n = 0; n < N; n++) {
-      for (let g = 0; g < G; g++) {
-        // cols[Kc, P] = W_gᵀ·x_g: A(i=kc, k=ci) = W[(g·Cing + ci)·Kc + kc], B(k=ci, j=p) = x[n, g·Cing + ci, p].
-        gemm(Kc, P, Cing, Wt, g * Cing * Kc, 1, Kc, X, (n * Cin + g * Cing) * P, P, 1, cols, 0, P);
-        col2im(cols, Coutg, H, W, win, OH, OW, out, (n * Cout + g * Coutg) * OH * OW);
-      }
-    }
-    if (bias) addChannelBias(out, bias.data as Float32Array, N, Cout, OH * OW);
-    return [{ data: out, shape, dtype: 'float32' }];
+    const [N, C, H, W] = x!.shape, [, , kh, kw] = w!.shape, [, Cout, OH, OW] = shape;
+    const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
+    return [{ data: convTranspose2dForward(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],
@@ -203,26 +173,9 @@ export const conv2d_weight_grad = defineOp({
   },
   cpu([x, go], a) {
     const shape = weightGradShape(x!, go!, a) as number[];
-    const [N, C, H, W] = x!.shape, [, Cout, OH, OW] = go!.shape, [, Cg, kh, kw] = shape;
-    const X = x!.data as Float32Array, Gd = go!.data as Float32Array;
-    const G = a.groups, Coutg = Cout / G, P = OH * OW, K = Cg * kh * kw;
-    const out = new Float32Array(Cout * K);
-    const win = windowOf(kh, kw, a);
-    const pointwise = kh === 1 && kw === 1 && a.stride[0] === 1 && a.stride[1] === 1 && a.padding.every((p) => p === 0);
-    const col = pointwise ? null : new Float32Array(P * K);
-    for (let n = 0; n < N; n++) {
-      for (let g = 0; g < G; g++) {
-        const xOff = (n * C + g * Cg) * H * W, gOff = (n * Cout + g * Coutg) * P;
-        // dW_g[Coutg, K] += G_g[Coutg, P]·col[P, K]; the pointwise case reads B(k=p, j=c) = x[c, p].
-        if (col) {
-          im2col(X, xOff, Cg, H, W, win, OH, OW, col);
-          gemm(Coutg, K, P, Gd, gOff, P, 1, col, 0, K, 1, out, g * Coutg * K, K, n > 0);
-        } else {
-          gemm(Coutg, K, P, Gd, gOff, P, 1, X, xOff, 1, P, out, g * Coutg * K, K, n > 0);
-        }
-      }
-    }
-    return [{ data: out, shape, dtype: 'float32' }];
+    const [N, C, H, W] = x!.shape, [, Cout, OH, OW] = go!.shape, [kh, kw] = a.kernel_size;
+    const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
+    return [{ data: conv2dWeightGrad(x!.data as Float32Array, go!.data as Float32Array, dims), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],
@@ -253,14 +206,4 @@ function weightGradShape(x: TensorType, go: TensorType, a: z.output<typeof weigh
     throw new OpError('conv2d_weight_grad', `grad_output ${fmtShape(go.shape)} does not match the conv2d output ${fmtShape(expect)} of input ${fmtShape(x.shape)}`);
   }
   return [Cout, C / g, kh, kw];
-}
-
-/** out[n, c, p] += bias[c] over an NC(P) buffer. */
-function addChannelBias(out: Float32Array, bias: Float32Array, N: number, C: number, P: number): void {
-  for (let n = 0, o = 0; n < N; n++) {
-    for (let c = 0; c < C; c++) {
-      const v = bias[c];
-      for (let p = 0; p < P; p++, o++) out[o] += v;
-    }
-  }
 }

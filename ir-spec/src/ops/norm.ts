@@ -1,9 +1,11 @@
 // Op family 'norm': batch_norm in its normalizing form, y = (x − mean)/√(var + eps)·w + b per
-// channel (dim 1). Statistics are inputs, not computed here: eval mode passes the running
-// statistics, training mode passes batch statistics computed with ops — the gradient rule
-// covers all five inputs, so gradients flow through those statistics back to x. Layer, group and
-// instance norm are compositions of batch_norm over reshaped inputs (packages/core), and a
-// compiler pass folds an eval-mode batch_norm into a preceding conv2d or linear.
+// channel (dim 1), and batch_norm_stats, the per-channel mean and biased variance. Statistics
+// are inputs of batch_norm: eval mode passes the running ones, training mode the output of
+// batch_norm_stats — the gradient rules of both cover every input, so gradients flow through the
+// statistics back to x. batch_norm_stats is a primitive for speed only: as mean/sub/mul/sum ops
+// its backward would run about twice as many full-size passes. Layer, group and instance norm
+// are batch_norm over reshaped inputs (packages/core); a compiler pass folds an eval-mode
+// batch_norm into a preceding conv2d or linear.
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
@@ -60,21 +62,79 @@ export const batch_norm = defineOp({
     saveInputs: [0, 1, 2, 3],
     rule: (b, { gradOutputs: [g], inputs: [x, mean, v, w], inputTypes: [tx], attrs: { eps }, needsInputGrad: [nx, nm, nv, nw, nb] }) => {
       if (!g) return [null, null, null, null, null];
-      const r = tx!.shape.length, C = tx!.shape[1];
-      // [C] → [C, 1, ..., 1] broadcasts against [N, C, ...]; the sums run over every other dim.
-      const bshape: Dim[] = [C, ...Array<number>(r - 2).fill(1)];
-      const perChannel = (t: Parameters<typeof b.reshape>[0]) => b.reshape(t, bshape);
-      const others = [0, ...Array.from({ length: r - 2 }, (_, i) => i + 2)];
+      const perChannel = (t: Parameters<typeof b.reshape>[0]) => b.reshape(t, channelShape(tx!));
+      const others = otherDims(tx!);
+      // With scale = w·invstd per channel: dx = g·scale, dmean = −scale·Σg, dw = invstd·Σ g·(x−mean),
+      // dvar = −½·w·invstd³·Σ g·(x−mean). Both sums are shared, so only three full-size ops run.
       const invstd = b.unary('rsqrt', b.addScalar(v!, eps));
-      const gw = w ? b.mul(g, perChannel(w)) : g;
-      const gx = nx ? b.mul(gw, perChannel(invstd)) : null;
-      const gm = nm ? b.neg(b.mul(b.sum(gw, others), invstd)) : null;
-      const xm = nv || nw ? b.sub(x!, perChannel(mean!)) : null;
-      // d/dvar (var + eps)^(-1/2) = −½·invstd³.
-      const gv = nv ? b.mul(b.sum(b.mul(gw, xm!), others), b.mulScalar(b.mul(invstd, b.mul(invstd, invstd)), -0.5)) : null;
-      const gweight = nw ? b.mul(b.sum(b.mul(g, xm!), others), invstd) : null;
-      const gbias = nb ? b.sum(g, others) : null;
-      return [gx, gm, gv, gweight, gbias];
+      const scale = w ? b.mul(w, invstd) : invstd;
+      const gx = nx ? b.mul(g, perChannel(scale)) : null;
+      const sg = nm || nb ? b.sum(g, others) : null;
+      const sgx = nv || nw ? b.sum(b.mul(g, b.sub(x!, perChannel(mean!))), others) : null;
+      const gm = nm ? b.neg(b.mul(sg!, scale)) : null;
+      const gv = nv ? b.mul(sgx!, b.mulScalar(b.mul(scale, b.mul(invstd, invstd)), -0.5)) : null;
+      const gweight = nw ? b.mul(sgx!, invstd) : null;
+      return [gx, gm, gv, gweight, nb ? sg : null];
+    },
+  },
+});
+
+/** [C, 1, …, 1]: a per-channel vector shaped to broadcast against an [N, C, …] tensor. */
+function channelShape(t: TensorType): Dim[] {
+  return [t.shape[1], ...Array<number>(t.shape.length - 2).fill(1)];
+}
+/** Every dim but the channel dim 1. */
+function otherDims(t: TensorType): number[] {
+  return [0, ...Array.from({ length: t.shape.length - 2 }, (_, i) => i + 2)];
+}
+
+export const batch_norm_stats = defineOp({
+  name: 'batch_norm_stats',
+  doc: 'per-channel mean and biased variance of x [N, C, …] over every dim but 1 → [mean [C], var [C]]',
+  inputs: ['input'], attrs: z.object({}).strict(), outputs: 2,
+  infer([x]) {
+    if (!x) throw new OpError('batch_norm_stats', "input 'input' is required");
+    if (x.dtype !== 'float32' || x.shape.length < 2) {
+      throw new OpError('batch_norm_stats', `input must be float32 with a channel dim 1, got ${x.dtype}${fmtShape(x.shape)}`);
+    }
+    return [{ dtype: 'float32', shape: [x.shape[1]] }, { dtype: 'float32', shape: [x.shape[1]] }];
+  },
+  cpu([x]) {
+    const shape = x!.shape, N = shape[0], C = shape[1], X = x!.data as Float32Array;
+    const inner = shape.slice(2).reduce((a, d) => a * d, 1), n = N * inner;
+    const mean = new Float32Array(C), variance = new Float32Array(C);
+    // Two passes in double precision: the variance never suffers E[x²] − E[x]² cancellation.
+    for (let c = 0; c < C; c++) {
+      let s = 0;
+      for (let i = 0; i < N; i++) {
+        const o = (i * C + c) * inner;
+        for (let k = 0; k < inner; k++) s += X[o + k];
+      }
+      const m = s / n;
+      let q = 0;
+      for (let i = 0; i < N; i++) {
+        const o = (i * C + c) * inner;
+        for (let k = 0; k < inner; k++) { const dx = X[o + k] - m; q += dx * dx; }
+      }
+      mean[c] = m;
+      variance[c] = q / n;
+    }
+    return [{ data: mean, shape: [C], dtype: 'float32' }, { data: variance, shape: [C], dtype: 'float32' }];
+  },
+  grad: {
+    saveInputs: [0],
+    saveOutputs: [0],
+    rule: (b, { gradOutputs: [gm, gv], inputs: [x], outputs: [mean], inputTypes: [tx] }) => {
+      const t = tx!;
+      const n = (t.shape as number[]).reduce((a, d, i) => (i === 1 ? a : a * d), 1);
+      const cs = channelShape(t);
+      // dx = gm/n + (x − mean)·2·gv/n, each per channel.
+      let gx = gv ? b.mul(b.sub(x!, b.reshape(mean!, cs)), b.reshape(b.mulScalar(gv, 2 / n), cs)) : null;
+      if (gm) {
+        const m = b.reshape(b.mulScalar(gm, 1 / n), cs);
+        gx = gx ? b.add(gx, m) : b.expand(m, t.shape);
+      }
+      return [gx];
     },
   },
 });

@@ -93,6 +93,34 @@ describe('safetensors PyTorch dtypes', () => {
   });
 });
 
+describe('safetensors into a module', () => {
+  it('loads a PyTorch-style file (F16 weights, I64 num_batches_tracked) with Module.loadSafetensors', () => {
+    // What torch saves for BatchNorm1d(2): weight, bias, running_mean, running_var as floats and
+    // num_batches_tracked as int64. Half 0x3C00 = 1, 0x4000 = 2, 0x3800 = 0.5, 0x0000 = 0.
+    const h = (bits: number[]) => new Uint8Array(new Uint16Array(bits).buffer);
+    const data = new Uint8Array(24);
+    data.set(h([0x4000, 0x3800]), 0); // weight [2, 0.5]
+    data.set(h([0x3c00, 0x0000]), 4); // bias [1, 0]
+    data.set(h([0x3800, 0x3800]), 8); // running_mean
+    data.set(h([0x4000, 0x4000]), 12); // running_var
+    data.set(new Uint8Array(new BigInt64Array([42n]).buffer), 16);
+    const bytes = file({
+      __metadata__: { format: 'pt' },
+      weight: { dtype: 'F16', shape: [2], data_offsets: [0, 4] },
+      bias: { dtype: 'F16', shape: [2], data_offsets: [4, 8] },
+      running_mean: { dtype: 'F16', shape: [2], data_offsets: [8, 12] },
+      running_var: { dtype: 'F16', shape: [2], data_offsets: [12, 16] },
+      num_batches_tracked: { dtype: 'I64', shape: [], data_offsets: [16, 24] },
+    }, data);
+    const bn = new nn.BatchNorm1d(2);
+    expect(bn.loadSafetensors(bytes)).toEqual({ missingKeys: [], unexpectedKeys: [] });
+    expect([...bn.weight!.toArray()]).toEqual([2, 0.5]);
+    expect([...bn.runningVar!.toArray()]).toEqual([2, 2]);
+    expect(bn.numBatchesTracked!.item()).toBe(42);
+    expect(() => new nn.BatchNorm1d(3).loadSafetensors(bytes)).toThrow(/size mismatch for weight/);
+  });
+});
+
 describe('safetensors malformed files', () => {
   const good = { a: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } };
   const data8 = new Uint8Array(8);

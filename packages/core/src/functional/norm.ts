@@ -1,12 +1,13 @@
 // F: normalization (torch.nn.functional.batch_norm, layer_norm, group_norm, instance_norm).
 // All four end in the batch_norm primitive: training mode computes the batch statistics with
-// ops and passes them in, so autograd differentiates through them; layer/group/instance norm
-// view their input as [1, rows, …] so each normalized group becomes one "channel".
+// the batch_norm_stats op and passes them in, so autograd differentiates through them;
+// layer/group/instance norm view their input as [1, rows, …] so each normalized group becomes
+// one "channel".
 // Running statistics are updated in place under noGrad, with the unbiased variance (PyTorch).
 
 import { fmtShape, OpError } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
-import { dispatch1 } from '../dispatch.js';
+import { dispatch, dispatch1 } from '../dispatch.js';
 import { noGrad } from '../autograd/grad-mode.js';
 import * as R from '../ops/reduce.js';
 
@@ -28,11 +29,10 @@ function channelShape(x: Tensor): number[] {
   return [x.shape[1], ...Array<number>(x.ndim - 2).fill(1)];
 }
 
-/** Biased mean and variance over every dim but 1 (dims given), as [C] tensors. */
-function batchStats(x: Tensor, dims: number[]): [Tensor, Tensor] {
-  const mean = R.mean(x, dims);
-  const xm = x.sub(mean.reshape(channelShape(x)));
-  return [mean, R.mean(xm.mul(xm), dims)];
+/** Biased per-channel mean and variance over every dim but 1, as [C] tensors. */
+function batchStats(x: Tensor): [Tensor, Tensor] {
+  const [mean, variance] = dispatch('batch_norm_stats', [x]);
+  return [mean, variance];
 }
 
 /** running = (1 − m)·running + m·stat, in place and outside autograd. */
@@ -62,10 +62,9 @@ export function batchNorm(x: Tensor, runningMean: Tensor | null, runningVar: Ten
     if (!runningMean || !runningVar) throw new OpError(op, 'eval mode (training: false) needs runningMean and runningVar');
     return dispatch1(op, [x, runningMean, runningVar, w, b], { eps });
   }
-  const dims = [0, ...Array.from({ length: x.ndim - 2 }, (_, i) => i + 2)];
   const n = x.numel / x.shape[1];
   if (n <= 1) throw new OpError(op, `expected more than 1 value per channel when training, got input ${fmtShape(x.shape)}`);
-  const [mean, variance] = batchStats(x, dims);
+  const [mean, variance] = batchStats(x);
   const m = momentumOf(op, opts);
   if (runningMean) updateRunning(runningMean, mean, m);
   if (runningVar) updateRunning(runningVar, variance.mul(n / (n - 1)), m);
@@ -75,7 +74,7 @@ export function batchNorm(x: Tensor, runningMean: Tensor | null, runningVar: Ten
 /** Normalizes `x` viewed as [1, rows, cols], each row by its own statistics. */
 function normalizeRows(x: Tensor, rows: number, eps: number): Tensor {
   const x3 = x.reshape([1, rows, -1]);
-  const [mean, variance] = batchStats(x3, [0, 2]);
+  const [mean, variance] = batchStats(x3);
   return dispatch1('batch_norm', [x3, mean, variance, null, null], { eps }).reshape(x.shape);
 }
 
@@ -146,7 +145,7 @@ export function instanceNorm(x: Tensor, opts: InstanceNormOptions = {}): Tensor 
   const [N, C] = x.shape, n = x.numel / (N * C);
   if (n <= 1) throw new OpError(op, `expected more than 1 spatial element per channel, got input ${fmtShape(x.shape)}`);
   const x3 = x.reshape([1, N * C, -1]);
-  const [mean, variance] = batchStats(x3, [0, 2]);
+  const [mean, variance] = batchStats(x3);
   const m = opts.momentum ?? 0.1;
   if (rm) updateRunning(rm, R.mean(mean.reshape([N, C]), 0), m);
   if (rv) updateRunning(rv, R.mean(variance.reshape([N, C]), 0).mul(n / (n - 1)), m);

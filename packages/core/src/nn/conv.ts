@@ -152,12 +152,31 @@ export class ConvTranspose2d extends ConvNd {
       }
     }
   }
-  forward(x: Tensor): Tensor {
+  /**
+   * `outputSize` (the last two entries are used) picks the output height and width among those
+   * the stride allows, overriding outputPadding, as PyTorch's `forward(input, output_size)`.
+   */
+  forward(x: Tensor, outputSize?: readonly number[] | null): Tensor {
     this.checkInput('ConvTranspose2d', x, 2);
     const padding = this.padding;
     if (typeof padding === 'string') throw new Error(`ConvTranspose2d: padding '${padding}' is not supported`); // the constructor refuses it
+    const outputPadding = outputSize ? this.#outputPaddingFor(x, outputSize, padding) : this.outputPadding;
     return F.convTranspose2d(x, this.weight, this.bias, {
-      stride: this.stride, padding, outputPadding: this.outputPadding, groups: this.groups, dilation: this.dilation,
+      stride: this.stride, padding, outputPadding, groups: this.groups, dilation: this.dilation,
+    });
+  }
+
+  #outputPaddingFor(x: Tensor, outputSize: readonly number[], padding: readonly number[]): number[] {
+    if (outputSize.length < 2) throw new Error(`ConvTranspose2d: outputSize ${pyVal(outputSize)} must end in [H, W]`);
+    const want = outputSize.slice(-2);
+    return [0, 1].map((i) => {
+      const inSize = x.shape[x.ndim - 2 + i];
+      const min = (inSize - 1) * this.stride[i] - 2 * padding[i] + this.dilation[i] * (this.kernelSize[i] - 1) + 1;
+      const max = min + this.stride[i] - 1;
+      if (!(want[i] >= min && want[i] <= max)) {
+        throw new Error(`ConvTranspose2d: requested output size ${pyVal(want)} is not possible for input ${fmtShape(x.shape)}: dim ${i} must be between ${min} and ${max}`);
+      }
+      return want[i] - min;
     });
   }
 }

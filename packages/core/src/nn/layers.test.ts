@@ -1,7 +1,7 @@
 // Layers: forward values against hand computations, train/eval behaviour (Dropout, BatchNorm
 // running statistics), shapes and errors, and gradients reaching every parameter.
 import { describe, expect, it } from 'vitest';
-import { nn, Tensor, tensor, randn, zeros, manualSeed, noGrad } from '../index.js';
+import { nn, Tensor, tensor, randn, zeros, manualSeed, noGrad, autograd } from '../index.js';
 
 function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol = 1e-5): void {
   expect(actual.length).toBe(expected.length);
@@ -79,6 +79,9 @@ describe('convolutions', () => {
     const ct2 = new nn.ConvTranspose2d(2, 4, 3, { stride: 2, padding: 1, outputPadding: 1, groups: 2 });
     expect(ct2.weight.shape).toEqual([2, 2, 3, 3]);
     expect(ct2.forward(randn([1, 2, 4, 4])).shape).toEqual([1, 4, 8, 8]);
+    // Sizes stride 2 allows from 4: (4-1)·2 - 2 + 2 + 1 = 7 up to 8.
+    expect(ct2.forward(randn([1, 2, 4, 4]), [7, 8]).shape).toEqual([1, 4, 7, 8]);
+    expect(() => ct2.forward(randn([1, 2, 4, 4]), [9, 9])).toThrow(/between 7 and 8/);
     expectGradsEverywhere(ct2, ct2.forward(randn([1, 2, 3, 3])));
   });
 });
@@ -214,7 +217,7 @@ describe('activations, pooling and reshaping layers', () => {
     expect([...new nn.MaxPool2d(2).forward(x).toArray()]).toEqual([6, 8, 14, 16]);
     expectClose(new nn.AvgPool2d(2).forward(x).toArray(), [3.5, 5.5, 11.5, 13.5]);
     expectClose(new nn.AdaptiveAvgPool2d(1).forward(x).toArray(), [8.5]);
-    const [v, idx] = new nn.MaxPool2d(2, { returnIndices: true }).forward(x) as [Tensor, Tensor];
+    const [v, idx] = new nn.MaxPool2d(2, { returnIndices: true }).forward(x);
     expect([...v.toArray()]).toEqual([6, 8, 14, 16]);
     expect([...idx.toArray()]).toEqual([5, 7, 13, 15]);
     expect(new nn.AdaptiveAvgPool2d([2, null]).toString()).toBe('AdaptiveAvgPool2d(output_size=(2, None))');
@@ -266,5 +269,20 @@ describe('a seed-style CNN end to end', () => {
     expectGradsEverywhere(model, model.forward(x));
     model.eval();
     expect(model.forward(x).toArray()).toEqual(model.forward(x).toArray());
+  });
+});
+
+describe('higher-order gradients through layers', () => {
+  it('a gradient penalty through Linear → Tanh → Linear reaches the weights (createGraph)', () => {
+    manualSeed(2);
+    const net = new nn.Sequential(new nn.Linear(3, 4), new nn.Tanh(), new nn.Linear(4, 1));
+    const x = randn([5, 3], { requiresGrad: true });
+    const [gx] = autograd.grad(net.forward(x).sum(), [x], { createGraph: true });
+    // d/dW of Σ (∂y/∂x)²: nonzero for every weight (biases of the last layer do not enter ∂y/∂x).
+    gx!.pow(2).sum().backward();
+    for (const [name, p] of net.namedParameters()) {
+      if (name === '2.bias') expect(p.grad === null || p.grad.toArray().every((v) => v === 0), name).toBe(true);
+      else expect(p.grad?.toArray().some((v) => v !== 0), name).toBe(true);
+    }
   });
 });

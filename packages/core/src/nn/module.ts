@@ -9,6 +9,7 @@
 import { fmtShape } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { noGrad } from '../autograd/grad-mode.js';
+import { loadSafetensors } from '../safetensors.js';
 
 /**
  * A tensor that is a module parameter. It shares the storage of the tensor it wraps (like
@@ -277,6 +278,15 @@ export abstract class Module {
     }
     noGrad(() => { for (const [dst, src] of pairs) dst.copy_(src); });
     return { missingKeys, unexpectedKeys };
+  }
+
+  /**
+   * Loads a safetensors file (e.g. PyTorch's `save_file(model.state_dict(), path)`) through
+   * loadStateDict: F16/BF16 become float32 and I64 int32 on the way.
+   * @example model.loadSafetensors(readFileSync('model.safetensors'));
+   */
+  loadSafetensors(bytes: Uint8Array | ArrayBuffer, opts: { strict?: boolean } = {}): LoadResult {
+    return this.loadStateDict(loadSafetensors(bytes), opts);
   }
 
   // ---- printing -------------------------------------------------------------------------------

@@ -11,37 +11,40 @@ export interface MaxPool2dOptions {
   stride?: SizeArg | null;
   padding?: SizeArg;
   dilation?: SizeArg;
-  /** Also return the flat (per-plane) index of each maximum. */
-  returnIndices?: boolean;
   /** Round the output size up instead of down. */
   ceilMode?: boolean;
 }
 
+/** What MaxPool2d.forward returns: the values, or [values, indices] with returnIndices. */
+export type MaxPoolOutput<R extends boolean> = R extends true ? [Tensor, Tensor] : Tensor;
+
 /**
- * Max over kernelSize windows of [N, C, H, W] (or [C, H, W]) inputs.
+ * Max over kernelSize windows of [N, C, H, W] (or [C, H, W]) inputs. With `returnIndices: true`
+ * forward returns `[values, indices]` (and is typed so).
  * @example new nn.MaxPool2d(2); new nn.MaxPool2d(3, { stride: 2, padding: 1 })
  */
-export class MaxPool2d extends Module {
+export class MaxPool2d<R extends boolean = false> extends Module {
   readonly kernelSize: SizeArg;
   readonly stride: SizeArg;
   readonly padding: SizeArg;
   readonly dilation: SizeArg;
-  readonly returnIndices: boolean;
+  readonly returnIndices: R;
   readonly ceilMode: boolean;
-  constructor(kernelSize: SizeArg, opts: MaxPool2dOptions = {}) {
+  constructor(kernelSize: SizeArg, opts: MaxPool2dOptions & { returnIndices?: R } = {}) {
     super();
     this.kernelSize = kernelSize;
     this.stride = opts.stride ?? kernelSize;
     this.padding = opts.padding ?? 0;
     this.dilation = opts.dilation ?? 1;
-    this.returnIndices = opts.returnIndices ?? false;
+    // R is `false` unless the caller passed returnIndices (the default type argument).
+    this.returnIndices = (opts.returnIndices ?? false) as R;
     this.ceilMode = opts.ceilMode ?? false;
   }
-  forward(x: Tensor): Tensor | [Tensor, Tensor] {
+  forward(x: Tensor): MaxPoolOutput<R> {
     const opts = { stride: this.stride, padding: this.padding, dilation: this.dilation, ceilMode: this.ceilMode };
-    return this.returnIndices
-      ? F.maxPool2d(x, this.kernelSize, { ...opts, returnIndices: true })
-      : F.maxPool2d(x, this.kernelSize, opts);
+    // The runtime flag and the type parameter agree by construction (see the constructor).
+    if (this.returnIndices) return F.maxPool2d(x, this.kernelSize, { ...opts, returnIndices: true }) as MaxPoolOutput<R>;
+    return F.maxPool2d(x, this.kernelSize, opts) as MaxPoolOutput<R>;
   }
   override extraRepr(): string {
     return `kernel_size=${pyVal(this.kernelSize)}, stride=${pyVal(this.stride)}, padding=${pyVal(this.padding)}, dilation=${pyVal(this.dilation)}, ceil_mode=${pyBool(this.ceilMode)}`;

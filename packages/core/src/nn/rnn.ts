@@ -67,6 +67,10 @@ abstract class RNNBase extends Module {
     this.dropout = opts.dropout ?? 0;
     if (!(this.dropout >= 0 && this.dropout <= 1)) throw new Error(`${kind}: dropout should be a number in [0, 1], got ${this.dropout}`);
     this.bidirectional = opts.bidirectional ?? false;
+    if (this.dropout > 0 && this.numLayers === 1) {
+      // As PyTorch: not an error, but the option does nothing.
+      console.warn(`${kind}: dropout=${this.dropout} has no effect with numLayers=1 (dropout is applied between stacked layers only)`);
+    }
     const gates = kind === 'LSTM' ? 4 : 3;
     const dirs = this.bidirectional ? 2 : 1;
     // PyTorch's order: per layer, per direction: weight_ih, weight_hh, bias_ih, bias_hh.

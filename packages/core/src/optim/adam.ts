@@ -28,17 +28,13 @@ export interface AdamState {
 
 type Resolved = Required<AdamOptions>;
 
-/**
- * Adam (torch.optim.Adam); weight decay is an L2 term in the gradient.
- * @example const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
- */
-export class Adam extends Optimizer<Resolved, AdamState> {
-  /** AdamW decays the weights directly instead of adding wd·p to the gradient. */
-  protected readonly decoupled: boolean = false;
+const defaults = (weightDecay: number, opts: AdamOptions): Resolved =>
+  ({ lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay, amsgrad: false, maximize: false, ...opts });
 
-  constructor(params: ParamsArg<Resolved>, opts: AdamOptions = {}, name = 'Adam', defaultDecay = 0) {
-    super(name, params, { lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay: defaultDecay, amsgrad: false, maximize: false, ...opts });
-  }
+/** The update shared by Adam and AdamW (as in PyTorch, neither subclasses the other). */
+abstract class AdamFamily extends Optimizer<Resolved, AdamState> {
+  /** AdamW decays the weights directly instead of adding wd·p to the gradient. */
+  protected abstract readonly decoupled: boolean;
 
   protected validate(g: ParamGroup<Resolved>): void {
     checkRange(this.name, 'learning rate lr', g.lr);
@@ -81,12 +77,19 @@ export class Adam extends Optimizer<Resolved, AdamState> {
 }
 
 /**
+ * Adam (torch.optim.Adam); weight decay is an L2 term in the gradient.
+ * @example const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
+ */
+export class Adam extends AdamFamily {
+  protected readonly decoupled = false;
+  constructor(params: ParamsArg<Resolved>, opts: AdamOptions = {}) { super('Adam', params, defaults(0, opts)); }
+}
+
+/**
  * AdamW (torch.optim.AdamW): Adam with decoupled weight decay (default 1e-2).
  * @example const opt = new optim.AdamW(model.parameters(), { lr: 1e-3, weightDecay: 0.05 });
  */
-export class AdamW extends Adam {
-  protected override readonly decoupled: boolean = true;
-  constructor(params: ParamsArg<Resolved>, opts: AdamOptions = {}) {
-    super(params, opts, 'AdamW', 1e-2);
-  }
+export class AdamW extends AdamFamily {
+  protected readonly decoupled = true;
+  constructor(params: ParamsArg<Resolved>, opts: AdamOptions = {}) { super('AdamW', params, defaults(1e-2, opts)); }
 }

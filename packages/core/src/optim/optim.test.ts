@@ -3,7 +3,7 @@
 // exercise (maximize, centered, lrDecay, ...) with hand-derived expected values, and state dicts.
 
 import { describe, it, expect } from 'vitest';
-import { optim, tensor, ones, randn, manualSeed, Tensor } from '@kiln/core';
+import { optim, tensor, ones, randn, manualSeed, Tensor } from '../index.js';
 
 const arr = (t: Tensor) => [...t.toArray()];
 const near = (got: number[], want: number[], tol = 1e-6) =>

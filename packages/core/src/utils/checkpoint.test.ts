@@ -2,7 +2,7 @@
 // fewer tensors saved, the same random draws on recomputation, and loud in-place errors.
 
 import { describe, it, expect } from 'vitest';
-import { autograd, F, manualSeed, randn, tensor, utils, type Tensor } from '@kiln/core';
+import { autograd, F, manualSeed, randn, tensor, utils, type Tensor } from '../index.js';
 
 function close(a: Tensor | null, b: Tensor | null, tol = 1e-5): void {
   expect(a).not.toBeNull();
@@ -23,17 +23,36 @@ function mlp(seed: number) {
 
 describe('utils.checkpoint', () => {
   it('gives the plain gradients while saving fewer tensors', () => {
-    const { params, block } = mlp(1);
-    const x = randn([3, 4], { requiresGrad: true }), G = randn([3, 5]);
-    const plain = block(x);
-    const ck = utils.checkpoint(block, x);
+    manualSeed(1);
+    const W = randn([4, 4], { requiresGrad: true }), b = randn([4], { requiresGrad: true });
+    const deep = (x: Tensor) => { for (let i = 0; i < 4; i++) x = x.matmul(W.t()).add(b).tanh(); return x; };
+    const x = randn([3, 4], { requiresGrad: true }), G = randn([3, 4]);
+    const plain = deep(x);
+    const ck = utils.checkpoint(deep, x);
     close(ck, plain);
-    // The plain graph keeps its activations; the checkpointed one keeps only the input x.
-    expect(autograd.savedTensorCount(plain)).toBeGreaterThan(4);
-    expect(autograd.savedTensorCount(ck)).toBe(1);
-    const want = autograd.grad(plain.mul(G).sum(), [x, ...params]);
-    const got = autograd.grad(ck.mul(G).sum(), [x, ...params]);
+    // The plain graph keeps every layer's activations; the checkpointed one keeps only what the
+    // recomputation needs: the input x and the parameters W and b.
+    expect(autograd.savedTensorCount(ck)).toBe(3);
+    expect(autograd.savedTensorCount(plain)).toBeGreaterThanOrEqual(9);
+    const want = autograd.grad(plain.mul(G).sum(), [x, W, b]);
+    const got = autograd.grad(ck.mul(G).sum(), [x, W, b]);
     got.forEach((g, i) => close(g, want[i]));
+  });
+
+  it('passes the same tensor given twice once', () => {
+    const { params, block } = mlp(9);
+    const x = randn([2, 4], { requiresGrad: true });
+    const f = (a: Tensor, c: Tensor) => block(a).add(block(c));
+    const want = autograd.grad(f(x, x).sum(), [x, ...params]);
+    const got = autograd.grad(utils.checkpoint(f, x, x).sum(), [x, ...params]);
+    got.forEach((g, i) => close(g, want[i]));
+  });
+
+  it('detects an in-place change of a parameter it used before backward', () => {
+    const { params, block } = mlp(10);
+    const y = utils.checkpoint(block, randn([2, 4]));
+    autograd.noGrad(() => params[0].mul_(2));
+    expect(() => y.sum().backward()).toThrow(/modified by an in-place operation.*checkpoint/);
   });
 
   it('accumulates parameter gradients through backward() once, running leaf hooks once', () => {
@@ -65,9 +84,9 @@ describe('utils.checkpoint', () => {
     const { block } = mlp(4);
     const x = randn([2, 4], { requiresGrad: true });
     const [gPlain] = autograd.grad(block(x).sum(), [x], { createGraph: true });
-    const [g2Plain] = autograd.grad(gPlain.pow(2).sum(), [x]);
+    const [g2Plain] = autograd.grad(gPlain!.pow(2).sum(), [x]);
     const [gCk] = autograd.grad(utils.checkpoint(block, x).sum(), [x], { createGraph: true });
-    const [g2Ck] = autograd.grad(gCk.pow(2).sum(), [x]);
+    const [g2Ck] = autograd.grad(gCk!.pow(2).sum(), [x]);
     close(gCk, gPlain);
     close(g2Ck, g2Plain);
   });

@@ -13,8 +13,8 @@ import { Tensor } from '../tensor.js';
 import { withObserver } from '../dispatch.js';
 import { enableGrad, isGradEnabled, noGrad } from '../autograd/grad-mode.js';
 import { grad } from '../autograd/engine.js';
-import { Node, type Edge } from '../autograd/node.js';
-import { defaultGenerator } from '../random.js';
+import { Node, type BackwardFn, type Edge } from '../autograd/node.js';
+import { defaultGenerator, type GeneratorState } from '../random.js';
 
 const typeOf = (t: Tensor): TensorType => ({ dtype: t.dtype, shape: t.shape });
 
@@ -29,13 +29,12 @@ export function checkpoint<A extends unknown[]>(fn: (...args: A) => Tensor, ...a
 export function checkpoint<A extends unknown[]>(fn: (...args: A) => Tensor[], ...args: A): Tensor[];
 export function checkpoint<A extends unknown[]>(fn: (...args: A) => Tensor | Tensor[], ...args: A): Tensor | Tensor[] {
   if (!isGradEnabled()) return fn(...args);
-  const tensorArgs = args.filter((a): a is Tensor => a instanceof Tensor);
-  const argSet = new Set(tensorArgs);
+  const tensorArgs = [...new Set(args.filter((a): a is Tensor => a instanceof Tensor))];
   const outside = new Set<Tensor>();
   const rng = defaultGenerator.getState();
   const watch = {
     onOp(_op: unknown, inputs: readonly (Tensor | null)[]) {
-      for (const t of inputs) if (t && t.requiresGrad && !argSet.has(t)) outside.add(t);
+      for (const t of inputs) if (t && t.requiresGrad && !tensorArgs.includes(t)) outside.add(t);
     },
   };
   const result = withObserver(watch, () => noGrad(() => fn(...args)));
@@ -44,59 +43,71 @@ export function checkpoint<A extends unknown[]>(fn: (...args: A) => Tensor | Ten
     if (!(o instanceof Tensor)) throw new Error(`checkpoint: the function must return a Tensor or an array of Tensors; output ${i} is ${typeof o}`);
   });
 
-  const gradArgs = tensorArgs.filter((t) => t.requiresGrad);
-  const externals = [...outside];
-  if (gradArgs.length + externals.length === 0) return result; // nothing to differentiate
+  // Node inputs: the tensor arguments, then the outside tensors. All are saved: the recomputation
+  // needs them, and the version check catches one changed in place before backward (which would
+  // otherwise silently recompute from the new value).
+  const inputs = [...tensorArgs, ...outside];
+  const edges: Edge[] = inputs.map((t) => (!t.requiresGrad ? null : t.gradFn ? { node: t.gradFn, index: t.outputIndex } : { leaf: t }));
+  const wrt = inputs.flatMap((_, i) => (edges[i] ? [i] : []));
+  if (wrt.length === 0) return result; // nothing to differentiate
 
-  // Node inputs: every tensor argument (saved for the recomputation), then the outside tensors.
-  const inputs = [...tensorArgs, ...externals];
-  const edges: Edge[] = inputs.map((t, i) => {
-    if (!t.requiresGrad || (i < tensorArgs.length && !gradArgs.includes(t))) return null;
-    return t.gradFn ? { node: t.gradFn, index: t.outputIndex } : { leaf: t };
-  });
   // Outputs are fresh views: an argument returned unchanged must not get this node as history.
   const outs = list.map((o) => o.detach());
   const def = {
     name: 'checkpoint',
     grad: {
-      saveInputs: tensorArgs.map((_, i) => i),
+      saveInputs: inputs.map((_, i) => i),
       rule: () => { throw new Error('checkpoint: its backward runs through backwardFn'); },
     },
   };
   const node = new Node(def, {}, edges, inputs.map(typeOf), outs.map(typeOf), inputs, outs);
-  // The engine has version-checked the saved arguments before calling this (an argument changed
-  // in place since the forward run throws). The recomputation uses the arguments themselves, not
-  // copies, so with createGraph the returned gradients stay connected to them (double backward);
-  // `stopAtInputs` keeps the inner backward from running past them into the outer graph.
-  node.backwardFn = (gradOutputs) => {
+  const slots = args.map((a) => (a instanceof Tensor ? tensorArgs.indexOf(a) : -1));
+  const plain = args.map((a) => (a instanceof Tensor ? null : a));
+  node.backwardFn = recompute(fn, slots, plain, rng, outs.map((o) => o.shape), wrt);
+  outs.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
+  return Array.isArray(result) ? outs : outs[0];
+}
+
+/**
+ * The backward of a checkpoint node. It is built outside checkpoint() so that it keeps no tensor
+ * alive: the arguments come back version-checked as `saved` (freed with the node's saved tensors
+ * after a backward without retainGraph). The recomputation uses the saved tensors themselves,
+ * not copies, so with createGraph the gradients stay connected to them (double backward);
+ * `stopAtInputs` keeps the inner backward from running past them into the outer graph.
+ */
+function recompute<A extends unknown[]>(
+  fn: (...args: A) => Tensor | Tensor[], slots: number[], plain: unknown[], rng: GeneratorState,
+  outShapes: (readonly number[])[], wrt: number[],
+): BackwardFn {
+  return (gradOutputs, saved) => {
+    // `map` loses the tuple type of A; positions and non-tensor values are those of the call.
+    const replay = slots.map((k, i) => (k >= 0 ? saved[k] : plain[i])) as A;
     const now = defaultGenerator.getState();
     defaultGenerator.setState(rng);
     let again: Tensor | Tensor[];
     try {
-      again = enableGrad(() => fn(...args));
+      again = enableGrad(() => fn(...replay));
     } finally {
       defaultGenerator.setState(now);
     }
     const againList = Array.isArray(again) ? again : [again];
-    if (againList.length !== outs.length) throw new Error(`checkpoint: the recomputation returned ${againList.length} outputs, the forward run ${outs.length}; the function must be deterministic`);
+    if (againList.length !== outShapes.length) {
+      throw new Error(`checkpoint: the recomputation returned ${againList.length} outputs, the forward run ${outShapes.length}; the function must be deterministic`);
+    }
     const roots: Tensor[] = [], seeds: Tensor[] = [];
     againList.forEach((o, i) => {
-      const g = gradOutputs[i];
-      if (o.shape.length !== outs[i].shape.length || o.shape.some((d, k) => d !== outs[i].shape[k])) {
-        throw new Error(`checkpoint: output ${i} has shape ${fmtShape(o.shape)} on recomputation but ${fmtShape(outs[i].shape)} in the forward run; the function must be deterministic`);
+      const g = gradOutputs[i], want = outShapes[i];
+      if (o.shape.length !== want.length || o.shape.some((d, k) => d !== want[k])) {
+        throw new Error(`checkpoint: output ${i} has shape ${fmtShape(o.shape)} on recomputation but ${fmtShape(want)} in the forward run; the function must be deterministic`);
       }
       if (g && o.requiresGrad) { roots.push(o); seeds.push(g); }
     });
-    const targets = [...gradArgs, ...externals];
-    if (roots.length === 0 || targets.length === 0) return inputs.map(() => null);
-    const gs = grad(roots, targets, { gradOutputs: seeds, allowUnused: true, createGraph: isGradEnabled(), stopAtInputs: true });
-    const byInput = new Map<Tensor, Tensor | null>();
-    gradArgs.forEach((t, i) => byInput.set(t, gs[i]));
-    externals.forEach((t, i) => byInput.set(t, gs[gradArgs.length + i]));
-    return inputs.map((t, i) => (edges[i] ? byInput.get(t) ?? null : null));
+    const grads: (Tensor | null)[] = saved.map(() => null);
+    if (roots.length === 0) return grads;
+    const gs = grad(roots, wrt.map((i) => saved[i]!), { gradOutputs: seeds, allowUnused: true, createGraph: isGradEnabled(), stopAtInputs: true });
+    wrt.forEach((i, k) => { grads[i] = gs[k]; });
+    return grads;
   };
-  outs.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
-  return Array.isArray(result) ? outs : outs[0];
 }
 
 /** A layer of checkpointSequential: a module (anything with forward) or a function. */

@@ -1,0 +1,154 @@
+// CPU drivers of the convolution ops over NCHW float32 buffers. conv2d and its weight gradient
+// run as implicit GEMMs (kernels/implicit-gemm.ts) that read patches straight from a zero-padded
+// copy of each image (or from the input itself when no padding is read), per image and group;
+// a unit-stride conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM
+// followed by col2im. Shapes were checked by the op's shape rule; these functions trust them.
+
+import { gemm } from './gemm.js';
+import { gemmGather } from './implicit-gemm.js';
+import { col2im } from './col2im.js';
+
+/** Geometry of a 2-D convolution window. */
+export interface ConvWindow {
+  /** Kernel size. */
+  kh: number; kw: number;
+  /** Stride. */
+  sh: number; sw: number;
+  /** Padding before (top, left); the padding after only shapes the output size. */
+  pt: number; pl: number;
+  /** Dilation. */
+  dh: number; dw: number;
+}
+
+/** Sizes of one convolution: input [N, C, H, W], weight [Cout, C/G, kh, kw], output [N, Cout, OH, OW]. */
+export interface ConvDims {
+  N: number; C: number; H: number; W: number;
+  Cout: number; G: number;
+  OH: number; OW: number;
+  win: ConvWindow;
+}
+
+/**
+ * Where the implicit GEMM reads one image group: `load(xOff)` returns the offset of the group's
+ * first plane in `buf`, whose planes are `plane` apart and rows `row` apart. Without padding in
+ * reach, that is x itself; otherwise a zero-bordered copy (borders written once, reused).
+ */
+interface PatchSource { buf: Float32Array; plane: number; row: number; load(xOff: number): number }
+
+function patchSource(x: Float32Array, d: ConvDims, Cg: number): PatchSource {
+  const { H, W, OH, OW, win } = d;
+  // The rows and columns the windows reach, counted from the top-left padding corner.
+  const Hp = (OH - 1) * win.sh + (win.kh - 1) * win.dh + 1, Wp = (OW - 1) * win.sw + (win.kw - 1) * win.dw + 1;
+  if (win.pt === 0 && win.pl === 0 && Hp <= H && Wp <= W) return { buf: x, plane: H * W, row: W, load: (xOff) => xOff };
+  const plane = Hp * Wp, buf = new Float32Array(Cg * plane);
+  const yHi = Math.min(H, Hp - win.pt), xHi = Math.min(W, Wp - win.pl);
+  return {
+    buf, plane, row: Wp,
+    load(xOff) {
+      for (let c = 0; c < Cg; c++) {
+        for (let iy = 0; iy < yHi; iy++) {
+          const s = xOff + (c * H + iy) * W, t = c * plane + (iy + win.pt) * Wp + win.pl;
+          for (let ix = 0; ix < xHi; ix++) buf[t + ix] = x[s + ix];
+        }
+      }
+      return 0;
+    },
+  };
+}
+
+/** Offset of kernel tap (c, ky, kx) relative to its window's corner. */
+function tapOffsets(Cg: number, win: ConvWindow, plane: number, row: number): Int32Array {
+  const out = new Int32Array(Cg * win.kh * win.kw);
+  let k = 0;
+  for (let c = 0; c < Cg; c++) {
+    for (let ky = 0; ky < win.kh; ky++) for (let kx = 0; kx < win.kw; kx++) out[k++] = c * plane + ky * win.dh * row + kx * win.dw;
+  }
+  return out;
+}
+
+/** Offset of the window corner of output position (oy, ox). */
+function positionOffsets(OH: number, OW: number, win: ConvWindow, row: number): Int32Array {
+  const out = new Int32Array(OH * OW);
+  let j = 0;
+  for (let oy = 0; oy < OH; oy++) for (let ox = 0; ox < OW; ox++) out[j++] = oy * win.sh * row + ox * win.sw;
+  return out;
+}
+
+/** out[n, c, ·] = bias[c], so the GEMMs can accumulate onto it. */
+function fillBias(out: Float32Array, bias: Float32Array, N: number, C: number, P: number): void {
+  for (let n = 0, o = 0; n < N; n++) {
+    for (let c = 0; c < C; c++, o += P) out.fill(bias[c], o, o + P);
+  }
+}
+
+/** conv2d: out[n, g·Coutg + co, p] = Σ_k W_g[co, k]·patch_n(p)[k] (+ bias). */
+export function conv2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims): Float32Array {
+  const { N, C, H, W, Cout, G, OH, OW, win } = d;
+  const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
+  const out = new Float32Array(N * Cout * P);
+  if (bias) fillBias(out, bias, N, Cout, P);
+  const src = patchSource(x, d, Cg);
+  const taps = tapOffsets(Cg, win, src.plane, src.row), pos = positionOffsets(OH, OW, win, src.row);
+  for (let n = 0; n < N; n++) {
+    for (let g = 0; g < G; g++) {
+      const base = src.load((n * C + g * Cg) * H * W);
+      gemmGather(Coutg, P, K, w, g * Coutg * K, K, src.buf, base, taps, pos, out, (n * Cout + g * Coutg) * P, P, bias !== null);
+    }
+  }
+  return out;
+}
+
+/**
+ * conv2d's weight gradient: dW_g[co, k] = Σ_n Σ_p gy[n, g·Coutg + co, p]·patch_n(p)[k], an
+ * implicit GEMM per image (accumulating) whose contraction runs over the positions.
+ */
+export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims): Float32Array {
+  const { N, C, H, W, Cout, G, OH, OW, win } = d;
+  const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
+  const out = new Float32Array(Cout * K);
+  const src = patchSource(x, d, Cg);
+  const taps = tapOffsets(Cg, win, src.plane, src.row), pos = positionOffsets(OH, OW, win, src.row);
+  for (let n = 0; n < N; n++) {
+    for (let g = 0; g < G; g++) {
+      const base = src.load((n * C + g * Cg) * H * W);
+      gemmGather(Coutg, K, P, gy, (n * Cout + g * Coutg) * P, P, src.buf, base, pos, taps, out, g * Coutg * K, K, n > 0);
+    }
+  }
+  return out;
+}
+
+/**
+ * conv_transpose2d of x [N, Cin, H, W] with weight [Cin, Coutg, kh, kw] into [N, G·Coutg, OH, OW].
+ * With unit stride it is a conv2d with the kernel flipped and its channel dims swapped, padded by
+ * d·(k−1) − p; otherwise each image's W_gᵀ·x_g columns are scattered with col2im.
+ */
+export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims): Float32Array {
+  const { N, C, H, W, Cout, G, OH, OW, win } = d;
+  const Cing = C / G, Coutg = Cout / G, khw = win.kh * win.kw;
+  const ph = win.dh * (win.kh - 1), pw = win.dw * (win.kw - 1);
+  if (win.sh === 1 && win.sw === 1 && win.pt <= ph && win.pl <= pw) {
+    // flipped[g·Coutg + co, ci, ky, kx] = w[g·Cing + ci, co, kh−1−ky, kw−1−kx]
+    const flipped = new Float32Array(w.length);
+    for (let g = 0; g < G; g++) {
+      for (let ci = 0; ci < Cing; ci++) {
+        for (let co = 0; co < Coutg; co++) {
+          const src = ((g * Cing + ci) * Coutg + co) * khw, dst = ((g * Coutg + co) * Cing + ci) * khw;
+          for (let k = 0; k < khw; k++) flipped[dst + k] = w[src + khw - 1 - k];
+        }
+      }
+    }
+    return conv2dForward(x, flipped, bias, { ...d, win: { ...win, pt: ph - win.pt, pl: pw - win.pl } });
+  }
+  const P = H * W, Kc = Coutg * khw;
+  const out = new Float32Array(N * Cout * OH * OW);
+  if (bias) fillBias(out, bias, N, Cout, OH * OW);
+  const cols = new Float32Array(Kc * P);
+  for (let n = 0; n < N; n++) {
+    for (let g = 0; g < G; g++) {
+      // cols[Kc, P] = W_gᵀ·x_g: A(i=kc, k=ci) = w[(g·Cing + ci)·Kc + kc], B(k=ci, j=p) = x[n, g·Cing + ci, p].
+      gemm(Kc, P, Cing, w, g * Cing * Kc, 1, Kc, x, (n * C + g * Cing) * P, P, 1, cols, 0, P);
+      col2im(cols, Coutg, H, W, win, OH, OW, out, (n * Cout + g * Coutg) * OH * OW);
+    }
+  }
+  return out;
+}
