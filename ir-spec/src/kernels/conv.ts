@@ -1,12 +1,13 @@
 // CPU drivers of the convolution ops over NCHW float32 buffers. conv2d and its weight gradient
-// run as implicit GEMMs (kernels/implicit-gemm.ts) that read patches straight from a zero-padded
-// copy of each image (or from the input itself when no padding is read), per image and group;
-// a unit-stride conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM
-// followed by col2im. Shapes were checked by the op's shape rule; these functions trust them.
+// run as Winograd F(2×2, 3×3) where it applies (kernels/winograd.ts), otherwise as implicit
+// GEMMs (kernels/implicit-gemm.ts) that read patches straight from a zero-padded copy of each
+// image (or from the input itself when no padding is read), per image and group; a unit-stride
+// conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM followed by col2im. Shapes were checked by the op's shape rule; these functions trust them.
 
 import { gemm } from './gemm.js';
 import { gemmGather } from './implicit-gemm.js';
 import { col2im } from './col2im.js';
+import { winogradApplies, winogradConv2d, winogradWeightGrad } from './winograd.js';
 
 /** Geometry of a 2-D convolution window. */
 export interface ConvWindow {
@@ -83,6 +84,7 @@ function fillBias(out: Float32Array, bias: Float32Array, N: number, C: number, P
 
 /** conv2d: out[n, g·Coutg + co, p] = Σ_k W_g[co, k]·patch_n(p)[k] (+ bias). */
 export function conv2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims): Float32Array {
+  if (winogradApplies(d)) return winogradConv2d(x, w, bias, d);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
   const out = new Float32Array(N * Cout * P);
@@ -103,6 +105,7 @@ export function conv2dForward(x: Float32Array, w: Float32Array, bias: Float32Arr
  * implicit GEMM per image (accumulating) whose contraction runs over the positions.
  */
 export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims): Float32Array {
+  if (winogradApplies(d)) return winogradWeightGrad(x, gy, d);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
   const out = new Float32Array(Cout * K);

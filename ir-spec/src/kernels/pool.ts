@@ -25,6 +25,10 @@ export function maxPool(
   val: Float32Array, idx: Int32Array,
 ): void {
   const { kh, kw, sh, sw, ph, pw, dh, dw } = g;
+  if (kh === 2 && kw === 2 && sh === 2 && sw === 2 && ph === 0 && pw === 0 && 2 * OH <= H && 2 * OW <= W) {
+    maxPool2x2(x, planes, H, W, OH, OW, val, idx);
+    return;
+  }
   let o = 0;
   for (let p = 0; p < planes; p++) {
     const base = p * H * W;
@@ -43,6 +47,27 @@ export function maxPool(
             if (v > best || v !== v || bi < 0) { best = v; bi = iy * W + ix; }
           }
         }
+        val[o] = best;
+        idx[o++] = bi;
+      }
+    }
+  }
+}
+
+/** The common 2×2, stride-2 pool whose windows all lie inside the plane: no bounds tests. */
+function maxPool2x2(x: Float32Array, planes: number, H: number, W: number, OH: number, OW: number, val: Float32Array, idx: Int32Array): void {
+  let o = 0;
+  for (let p = 0; p < planes; p++) {
+    const base = p * H * W;
+    for (let oy = 0; oy < OH; oy++) {
+      const r0 = 2 * oy * W, r1 = r0 + W;
+      for (let ox = 0; ox < OW; ox++) {
+        const i0 = r0 + 2 * ox, i2 = r1 + 2 * ox;
+        let best = x[base + i0], bi = i0;
+        const v1 = x[base + i0 + 1], v2 = x[base + i2], v3 = x[base + i2 + 1];
+        if (v1 > best || v1 !== v1) { best = v1; bi = i0 + 1; }
+        if (v2 > best || v2 !== v2) { best = v2; bi = i2; }
+        if (v3 > best || v3 !== v3) { best = v3; bi = i2 + 1; }
         val[o] = best;
         idx[o++] = bi;
       }

@@ -9,8 +9,7 @@
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
 import { fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
-import { conv2dForward, conv2dWeightGrad, convTranspose2dForward } from '../kernels/conv.js';
-import type { ConvWindow } from '../kernels/conv.js';
+import { conv2dForward, conv2dWeightGrad, convTranspose2dForward, type ConvWindow } from '../kernels/conv.js';
 
 const int = z.number().int();
 const pos2 = z.tuple([int.min(1), int.min(1)]);

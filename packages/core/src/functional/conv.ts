@@ -39,7 +39,7 @@ export interface ConvTranspose2dOptions {
 }
 
 /** Expands a number or a one-element list to a pair; checks a two-element list. */
-export function pair(op: string, name: string, v: Size2): [number, number] {
+function pair(op: string, name: string, v: Size2): [number, number] {
   if (typeof v === 'number') return [v, v];
   if (v.length === 1) return [v[0], v[0]];
   if (v.length !== 2) throw new OpError(op, `${name} must be a number or a pair, got ${fmtShape(v)}`);

@@ -5,7 +5,7 @@
 import { fmtShape, OpError } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 import { dispatch, dispatch1 } from '../dispatch.js';
-import { pair, type Size2 } from './conv.js';
+import type { Size2 } from './conv.js';
 
 export interface MaxPool2dOptions {
   /** Default: the kernel size. */
@@ -29,6 +29,14 @@ export interface AvgPool2dOptions {
   countIncludePad?: boolean;
   /** Divide by this instead of the window size. */
   divisorOverride?: number | null;
+}
+
+/** Expands a number or a one-element list to a pair; checks a two-element list. */
+function pair(op: string, name: string, v: Size2): [number, number] {
+  if (typeof v === 'number') return [v, v];
+  if (v.length === 1) return [v[0], v[0]];
+  if (v.length !== 2) throw new OpError(op, `${name} must be a number or a pair, got ${fmtShape(v)}`);
+  return [v[0], v[1]];
 }
 
 /** Runs `f` on [1, C, H, W] when `x` is an unbatched [C, H, W] input. */
