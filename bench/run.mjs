@@ -61,11 +61,11 @@ export function table(rows) {
 }
 
 /**
- * Rows from bench/kernels.mjs, which another part of the project owns. `benchKernels()` may
+ * Rows from bench/kernels.mjs, which another part of the project owns. `benchKernels({ quick })` may
  * return (or resolve to) an array of rows or an object keyed by name; a row carries `samples`
  * (per-run values), or a `median` (with optional `min`/`max`/`runs`), or a single `value`.
  */
-async function kernelRows(log) {
+async function kernelRows(quick, log) {
   const file = fileURLToPath(new URL('./kernels.mjs', import.meta.url));
   if (!existsSync(file)) {
     log('bench/kernels.mjs not present: no kernel rows');
@@ -74,7 +74,7 @@ async function kernelRows(log) {
   const mod = await import(pathToFileURL(file).href);
   if (typeof mod.benchKernels !== 'function') throw new Error('bench/kernels.mjs must export a function benchKernels()');
   log('kernels ...');
-  const result = await mod.benchKernels();
+  const result = await mod.benchKernels({ quick });
   const entries = Array.isArray(result) ? result.map((r) => [r.name, r]) : Object.entries(result ?? {});
   return entries.map(([name, r]) => {
     const row = { name: String(name ?? r?.name), unit: r?.unit ?? '' };
@@ -117,7 +117,7 @@ function latencyRows(batches, quick, log) {
 /** Runs the selected benchmarks and returns their rows. */
 export async function runBenchmarks({ digitsRuns = 3, quick = false, only = ['kernels', 'digits', 'latency'], log = () => {} } = {}) {
   const rows = [];
-  if (only.includes('kernels')) rows.push(...(await kernelRows(log)));
+  if (only.includes('kernels')) rows.push(...(await kernelRows(quick, log)));
   if (only.includes('digits')) rows.push(...digitsRows(digitsRuns, log));
   if (only.includes('latency')) rows.push(...latencyRows([1, 32], quick, log));
   return rows;

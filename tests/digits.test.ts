@@ -1,6 +1,8 @@
 // End-to-end training: the digits example (examples/digits/train.mjs) trains for the full
-// 15 epochs and must reach the accuracy PyTorch's recipe reaches (97.5% there; 96.5% is the bar
-// here). Wall time is printed, never asserted: it depends on the machine and its load.
+// 15 epochs with its default seed and must reach 96.5% test accuracy (PyTorch: 97.5%). The
+// accuracy varies by about ±1 point with the seed (see DEFAULT_SEED in train.mjs), so a change to
+// kernel numerics can move this result; a drop far below 95% means training is broken.
+// Wall time is printed, never asserted: it depends on the machine and its load.
 
 import { describe, it, expect } from 'vitest';
 import { trainDigits } from '../examples/digits/train.mjs';

@@ -7,6 +7,7 @@ export interface TrainDigitsOptions {
   epochs?: number;
   batchSize?: number;
   lr?: number;
+  /** Seeds weight init, dropout and the shuffles; default DEFAULT_SEED. */
   seed?: number;
   csv?: string;
   progress?: boolean;
@@ -23,6 +24,8 @@ export interface TrainDigitsResult {
   history: EpochRecord[];
 }
 
+/** The seed trainDigits uses by default (see train.mjs for why this one). */
+export const DEFAULT_SEED: number;
 export function loadDigits(path?: string): DigitsData;
 export function digitsModel(): nn.Sequential;
 export function trainDigits(options?: TrainDigitsOptions): TrainDigitsResult;

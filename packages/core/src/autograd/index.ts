@@ -5,13 +5,12 @@ export { noGrad, enableGrad, inferenceMode } from './grad-mode.js';
 
 import { runBackward, seedFor } from './engine.js';
 import type { Tensor } from '../tensor.js';
+import type { Node as GraphNode } from './node.js';
 
 /** Backward from several outputs at once (torch.autograd.backward). */
 export function backward(outputs: Tensor[], gradOutputs?: (Tensor | null)[], opts: { retainGraph?: boolean; createGraph?: boolean } = {}): void {
   runBackward(outputs, outputs.map((o, i) => seedFor(o, gradOutputs?.[i] ?? null, 'autograd.backward')), opts);
 }
-
-import type { Node as GraphNode } from './node.js';
 
 /**
  * How many distinct tensors the graph behind `outputs` keeps for backward — a debugging aid to
