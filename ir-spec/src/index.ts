@@ -4,3 +4,4 @@ export * from './shape.js';
 export * from './op-def.js';
 export * from './grad-builder.js';
 export * from './ops/index.js';
+export * from './ir/index.js';

@@ -1,0 +1,184 @@
+// Structural ops: the IR's own vocabulary beside the op registry — constants, scalars,
+// tuples, shape queries and the two control-flow ops. Each entry is a typing rule; the
+// verifier checks regions with `regions`, and the runtime executes these by name.
+//
+//   constant {name}            → the tensor `name` of the graph's tensor table
+//   constant {value, dtype}    → a 0-d tensor literal (how eager scalars like `x * 2` appear)
+//   scalar {value, dtype}      → a scalar literal (`i32`, `f32`, `bool`)
+//   scalar_op {fn}             → scalar arithmetic/logic (fn in SCALAR_FNS)
+//   dim {index}                → `x.shape[index]` as an i32 scalar (symbolic dims stay symbolic)
+//   item                       → the value of a one-element tensor as a scalar
+//   tuple / tuple_get {index}  → build / project a tuple
+//   if                         → (cond) regions [then, else] with no args, each yielding the results
+//   loop                       → (maxTrips?, cond?, ...init) region [body(i, ...carried)] yielding
+//                                (continue, ...carried); results are the final carried values
+
+import { OpError, type Dim } from '../shape.js';
+import type { DType } from '../dtype.js';
+import { scalarType, tensorType, tupleType, typeEquals, typeToString, type IRType } from './types.js';
+import type { Attrs, Block, TensorData } from './graph.js';
+
+export const SCALAR_FNS = ['add', 'sub', 'mul', 'div', 'floordiv', 'mod', 'min', 'max', 'pow',
+  'lt', 'le', 'gt', 'ge', 'eq', 'ne', 'and', 'or', 'not', 'neg'] as const;
+export type ScalarFn = typeof SCALAR_FNS[number];
+const COMPARE = new Set<string>(['lt', 'le', 'gt', 'ge', 'eq', 'ne', 'and', 'or', 'not']);
+
+export interface BuiltinContext {
+  /** The graph's tensor table (for `constant {name}`). */
+  tensors: ReadonlyMap<string, TensorData>;
+}
+
+export interface BuiltinDef {
+  readonly name: string;
+  readonly doc: string;
+  /** Result types from input types and attrs (regions are checked by the verifier). */
+  infer(inputs: readonly (IRType | null)[], attrs: Attrs, ctx: BuiltinContext, regions: readonly Block[]): IRType[];
+}
+
+const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool' };
+
+function dtypeAttr(op: string, attrs: Attrs): DType {
+  const d = DTYPES[String(attrs.dtype)];
+  if (!d) throw new OpError(op, `attribute dtype must be float32, int32 or bool, got ${JSON.stringify(attrs.dtype)}`);
+  return d;
+}
+
+function arity(op: string, inputs: readonly unknown[], n: number): void {
+  if (inputs.length !== n) throw new OpError(op, `expects ${n} input(s), got ${inputs.length}`);
+}
+
+function intAttr(op: string, attrs: Attrs, key: string): number {
+  const v = attrs[key];
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new OpError(op, `attribute ${key} must be an integer, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+const defs: BuiltinDef[] = [
+  {
+    name: 'constant', doc: 'a tensor from the tensor table, or a 0-d literal',
+    infer(inputs, attrs, ctx) {
+      arity('constant', inputs, 0);
+      if (typeof attrs.name === 'string') {
+        const t = ctx.tensors.get(attrs.name);
+        if (!t) throw new OpError('constant', `no tensor named '${attrs.name}' in the graph's tensor table`);
+        return [tensorType(t.dtype, t.shape)];
+      }
+      if (typeof attrs.value !== 'number' && typeof attrs.value !== 'boolean') throw new OpError('constant', 'needs attribute name (tensor table) or value (literal)');
+      return [tensorType(dtypeAttr('constant', attrs), [])];
+    },
+  },
+  {
+    name: 'scalar', doc: 'a scalar literal',
+    infer(inputs, attrs) {
+      arity('scalar', inputs, 0);
+      if (typeof attrs.value !== 'number' && typeof attrs.value !== 'boolean') throw new OpError('scalar', `attribute value must be a number or boolean, got ${JSON.stringify(attrs.value)}`);
+      return [scalarType(dtypeAttr('scalar', attrs))];
+    },
+  },
+  {
+    name: 'scalar_op', doc: 'scalar arithmetic and logic',
+    infer(inputs, attrs) {
+      const fn = String(attrs.fn);
+      if (!(SCALAR_FNS as readonly string[]).includes(fn)) throw new OpError('scalar_op', `unknown fn '${fn}' (expected one of ${SCALAR_FNS.join(', ')})`);
+      arity('scalar_op', inputs, fn === 'not' || fn === 'neg' ? 1 : 2);
+      const ts = inputs.map((t, i) => {
+        if (!t || t.kind !== 'scalar') throw new OpError('scalar_op', `input ${i} must be a scalar, got ${t ? typeToString(t) : 'none'}`);
+        return t.dtype;
+      });
+      if (COMPARE.has(fn)) return [scalarType('bool')];
+      if (fn === 'div') return [scalarType('float32')];
+      return [scalarType(ts.includes('float32') ? 'float32' : 'int32')];
+    },
+  },
+  {
+    name: 'dim', doc: 'one dimension of a tensor shape as an i32 scalar',
+    infer(inputs, attrs) {
+      arity('dim', inputs, 1);
+      const t = inputs[0];
+      if (!t || t.kind !== 'tensor') throw new OpError('dim', 'input must be a tensor');
+      const i = intAttr('dim', attrs, 'index');
+      if (i < 0 || i >= t.shape.length) throw new OpError('dim', `index ${i} out of range for ${typeToString(t)}`);
+      return [scalarType('int32')];
+    },
+  },
+  {
+    name: 'item', doc: 'the value of a one-element tensor as a scalar',
+    infer(inputs) {
+      arity('item', inputs, 1);
+      const t = inputs[0];
+      if (!t || t.kind !== 'tensor') throw new OpError('item', 'input must be a tensor');
+      if (t.shape.some((d: Dim) => d !== 1)) throw new OpError('item', `input must have one element, got ${typeToString(t)}`);
+      return [scalarType(t.dtype)];
+    },
+  },
+  {
+    name: 'tuple', doc: 'builds a tuple',
+    infer(inputs) {
+      return [tupleType(inputs.map((t, i) => {
+        if (!t) throw new OpError('tuple', `element ${i} is missing`);
+        return t;
+      }))];
+    },
+  },
+  {
+    name: 'tuple_get', doc: 'element `index` of a tuple',
+    infer(inputs, attrs) {
+      arity('tuple_get', inputs, 1);
+      const t = inputs[0];
+      if (!t || t.kind !== 'tuple') throw new OpError('tuple_get', 'input must be a tuple');
+      const i = intAttr('tuple_get', attrs, 'index');
+      if (i < 0 || i >= t.elements.length) throw new OpError('tuple_get', `index ${i} out of range for ${typeToString(t)}`);
+      return [t.elements[i]];
+    },
+  },
+  {
+    name: 'if', doc: 'runs the then or else region on a bool condition',
+    infer(inputs, _attrs, _ctx, regions) {
+      arity('if', inputs, 1);
+      const c = inputs[0];
+      const ok = c && ((c.kind === 'scalar' && c.dtype === 'bool') || (c.kind === 'tensor' && c.dtype === 'bool' && c.shape.every((d) => d === 1)));
+      if (!ok) throw new OpError('if', `condition must be a bool scalar or one-element bool tensor, got ${c ? typeToString(c) : 'none'}`);
+      if (regions.length !== 2) throw new OpError('if', `needs then and else regions, got ${regions.length}`);
+      const [then, els] = regions;
+      if (then.args.length || els.args.length) throw new OpError('if', 'regions take no arguments');
+      if (then.yields.length !== els.yields.length) throw new OpError('if', `then yields ${then.yields.length} values, else yields ${els.yields.length}`);
+      return then.yields.map((v, i) => {
+        const e = els.yields[i];
+        if (!typeEquals(v.type, e.type)) throw new OpError('if', `result ${i}: then yields ${typeToString(v.type)}, else yields ${typeToString(e.type)}`);
+        return v.type;
+      });
+    },
+  },
+  {
+    name: 'loop', doc: 'repeats its body while trips remain and the condition holds',
+    infer(inputs, _attrs, _ctx, regions) {
+      if (inputs.length < 2) throw new OpError('loop', 'expects (maxTrips, cond, ...carried) inputs');
+      const [trips, cond, ...init] = inputs;
+      if (trips && !(trips.kind === 'scalar' && trips.dtype === 'int32')) throw new OpError('loop', `maxTrips must be an i32 scalar, got ${typeToString(trips)}`);
+      if (cond && !(cond.kind === 'scalar' && cond.dtype === 'bool')) throw new OpError('loop', `cond must be a bool scalar, got ${typeToString(cond)}`);
+      if (!trips && !cond) throw new OpError('loop', 'needs maxTrips, cond, or both (otherwise it never ends)');
+      if (regions.length !== 1) throw new OpError('loop', `needs one body region, got ${regions.length}`);
+      const body = regions[0];
+      if (body.args.length !== init.length + 1) throw new OpError('loop', `body takes (i, ...carried): expected ${init.length + 1} args, got ${body.args.length}`);
+      const i0 = body.args[0].type;
+      if (!(i0.kind === 'scalar' && i0.dtype === 'int32')) throw new OpError('loop', `first body argument (the trip index) must be i32, got ${typeToString(i0)}`);
+      if (body.yields.length !== init.length + 1) throw new OpError('loop', `body must yield (continue, ...carried): expected ${init.length + 1} values, got ${body.yields.length}`);
+      const c = body.yields[0].type;
+      if (!(c.kind === 'scalar' && c.dtype === 'bool')) throw new OpError('loop', `body's first yield (continue) must be a bool scalar, got ${typeToString(c)}`);
+      return init.map((t, i) => {
+        if (!t) throw new OpError('loop', `carried value ${i} is missing`);
+        const arg = body.args[i + 1].type, out = body.yields[i + 1].type;
+        if (!typeEquals(t, arg) || !typeEquals(t, out)) {
+          throw new OpError('loop', `carried value ${i}: initial ${typeToString(t)}, body argument ${typeToString(arg)}, yielded ${typeToString(out)} must all agree`);
+        }
+        return t;
+      });
+    },
+  },
+];
+
+const builtins = new Map(defs.map((d) => [d.name, d]));
+
+export function getBuiltin(name: string): BuiltinDef | undefined { return builtins.get(name); }
+export function isBuiltin(name: string): boolean { return builtins.has(name); }
+export function allBuiltins(): BuiltinDef[] { return [...defs]; }

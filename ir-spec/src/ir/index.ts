@@ -1,0 +1,6 @@
+// The IR: types, graphs, structural ops, typing, and the builder.
+export * from './types.js';
+export * from './graph.js';
+export * from './builtins.js';
+export * from './infer.js';
+export * from './builder.js';

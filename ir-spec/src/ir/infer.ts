@@ -1,0 +1,54 @@
+// Types of a node's results, from the op registry (tensor ops) or the builtins (structural ops).
+// Shared by the graph builder and the verifier, so both apply exactly the same rules.
+
+import { getOp, hasOp } from '../op-def.js';
+import { OpError, type TensorType } from '../shape.js';
+import { getBuiltin, type BuiltinContext } from './builtins.js';
+import { tensorType, typeToString, type IRType } from './types.js';
+import type { Attrs, Block } from './graph.js';
+
+export interface Inferred {
+  /** The attributes after schema parsing (defaults filled in): what the node stores. */
+  attrs: Attrs;
+  types: IRType[];
+}
+
+/** Validates `attrs` against op `name`'s schema; throws OpError naming the attribute. */
+export function parseOpAttrs(name: string, attrs: Record<string, unknown>): Attrs {
+  const def = getOp(name);
+  const r = def.attrs.safeParse(attrs);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue.path.length ? `attribute '${issue.path.join('.')}'` : 'attributes';
+    throw new OpError(name, `invalid ${where}: ${issue.message} (got ${JSON.stringify(attrs)})`);
+  }
+  return r.data as Attrs;
+}
+
+export function inferTypes(
+  op: string, inputs: readonly (IRType | null)[], attrs: Attrs, ctx: BuiltinContext, regions: readonly Block[] = [],
+): Inferred {
+  const builtin = getBuiltin(op);
+  if (builtin) return { attrs, types: builtin.infer(inputs, attrs, ctx, regions) };
+  if (!hasOp(op)) throw new OpError(op, 'unknown op: not in the op registry and not a structural op');
+  if (regions.length) throw new OpError(op, 'tensor ops take no regions');
+  const def = getOp(op);
+  const variadic = def.inputs.length === 1 && def.inputs[0].startsWith('...');
+  if (!variadic) {
+    const required = def.inputs.filter((n) => !n.endsWith('?')).length;
+    if (inputs.length < required || inputs.length > def.inputs.length) {
+      throw new OpError(op, `expects ${required === def.inputs.length ? required : `${required}..${def.inputs.length}`} inputs (${def.inputs.join(', ')}), got ${inputs.length}`);
+    }
+    inputs.forEach((t, i) => {
+      if (!t && !def.inputs[i].endsWith('?')) throw new OpError(op, `input '${def.inputs[i]}' is required`);
+    });
+  }
+  const tensorInputs: (TensorType | null)[] = inputs.map((t, i) => {
+    if (!t) return null;
+    if (t.kind !== 'tensor') throw new OpError(op, `input ${i} must be a tensor, got ${typeToString(t)}`);
+    return { dtype: t.dtype, shape: t.shape };
+  });
+  const parsed = parseOpAttrs(op, attrs as Record<string, unknown>);
+  const outs = def.infer(tensorInputs, parsed);
+  return { attrs: parsed, types: outs.map((t) => tensorType(t.dtype, t.shape)) };
+}
