@@ -5,9 +5,19 @@ export * from './creation.js';
 export { Generator, manualSeed, randperm, defaultGenerator } from './random.js';
 export { noGrad, enableGrad, inferenceMode, isGradEnabled, isInferenceMode, setGradEnabled } from './autograd/grad-mode.js';
 export * as autograd from './autograd/index.js';
-export * from './ops/elementwise.js';
-export * from './ops/reduce.js';
-export * from './ops/shape.js';
+export {
+  add, sub, mul, div, pow, maximum, minimum, eq, ne, lt, le, gt, ge, neg, exp, log, sqrt, rsqrt,
+  reciprocal, square, sin, cos, abs, sign, erf, relu, sigmoid, tanh, logicalNot, clone, clamp, gelu,
+  where, maskedFill, cast,
+} from './ops/elementwise.js';
+export {
+  sum, mean, prod, max, min, amax, amin, argmax, argmin, variance, std, logsumexp, norm, cumsum,
+  softmax, logSoftmax,
+} from './ops/reduce.js';
+export {
+  reshape, view, permute, transpose, t, expand, flatten, squeeze, unsqueeze, repeat, flip, cat, stack,
+  split, chunk, unbind, slice, index,
+} from './ops/shape.js';
 export * from './ops/indexing.js';
 export * from './ops/linalg.js';
 export * as F from './functional/index.js';
