@@ -13,6 +13,7 @@ import * as S from './ops/shape.js';
 import * as I from './ops/indexing.js';
 import * as L from './ops/linalg.js';
 import { formatTensor } from './format.js';
+import { traceHooks } from './trace/hooks.js';
 
 export interface Storage { data: TypedArray; version: number }
 
@@ -124,12 +125,26 @@ export class Tensor {
     if (this.numel !== 1) {
       throw new Error(`item(): a Tensor with ${this.numel} elements (shape [${this.shape.join(',')}]) cannot be converted to a number; only one-element tensors can`);
     }
+    traceHooks.listener?.onValueRead('item()', this);
+    return this._storage.data[0];
+  }
+  /** `t > 0`, `+t`, template strings: a one-element tensor converts to its number, as in Python. */
+  [Symbol.toPrimitive](hint: string): number | string {
+    if (hint === 'string') return this.toString();
+    if (this.numel !== 1) {
+      throw new Error(`a Tensor with ${this.numel} elements (shape [${this.shape.join(',')}]) was used as a number (a comparison or arithmetic in JavaScript); only one-element tensors can — use tensor ops such as gt() or add() instead`);
+    }
+    traceHooks.listener?.onValueRead('a comparison or arithmetic on a tensor in JavaScript', this);
     return this._storage.data[0];
   }
   /** A flat copy of the elements (Float32Array for float32, Int32Array for int32, Uint8Array for bool). */
-  toArray(): TypedArray { return this._storage.data.slice(0, this.numel) as TypedArray; }
+  toArray(): TypedArray {
+    traceHooks.listener?.onValueRead('toArray()', this);
+    return this._storage.data.slice(0, this.numel) as TypedArray;
+  }
   /** Nested JS arrays (numbers; booleans for bool tensors). */
   tolist(): unknown {
+    traceHooks.listener?.onValueRead('tolist()', this);
     const d = this._storage.data, shape = this.shape, isBool = this.dtype === 'bool';
     const rec = (dim: number, off: number): unknown => {
       if (dim === shape.length) return isBool ? d[off] !== 0 : d[off];

@@ -5,6 +5,7 @@ import { scalarDType, fmtShape, type DType } from '@kiln/ir-spec';
 import { Tensor, type TensorOrScalar } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
 import { isGradEnabled } from '../autograd/grad-mode.js';
+import { traceHooks } from '../trace/hooks.js';
 
 /** A JS number next to tensor `like` becomes a 0-d constant of PyTorch's promoted dtype. */
 export function toTensor(v: TensorOrScalar, like: Tensor): Tensor {
@@ -125,6 +126,7 @@ export function inplace<T extends Tensor>(t: T, f: (t: Tensor) => Tensor, name: 
   if (node && recording) node.resaveInput(t, () => snapshot(t));
   if (out._storage !== t._storage) t._storage.data.set(out.data);
   t._storage.version++;
+  traceHooks.listener?.onInplace(t, out);
   if (recording) {
     t._setGradFn(out.gradFn, out.outputIndex);
     node?.resaveOutput(out.outputIndex, t);

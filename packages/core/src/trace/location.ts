@@ -1,0 +1,18 @@
+// The user's source location of the current call: the first stack frame that is not inside
+// Kiln itself (its packages' src/ or dist/) nor Node internals. Tracing only: reading a stack
+// costs microseconds, so eager code never calls this.
+
+const INTERNAL = [/[\\/](ir-spec|runtime|compiler|packages[\\/](core|kiln|cli))[\\/](src|dist)[\\/]/, /node:internal/, /[\\/]node_modules[\\/]/];
+
+/** `file:line:col` of the innermost user frame, or undefined when none is found. */
+export function userLocation(): string | undefined {
+  const stack = new Error().stack ?? '';
+  for (const line of stack.split('\n').slice(1)) {
+    const m = /\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?\s*$/.exec(line.trim());
+    if (!m) continue;
+    const file = m[1].replace(/^file:\/\//, '');
+    if (INTERNAL.some((re) => re.test(file))) continue;
+    return `${file}:${m[2]}:${m[3]}`;
+  }
+  return undefined;
+}

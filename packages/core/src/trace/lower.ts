@@ -1,0 +1,62 @@
+// Tape → IR graph. Inputs get the declared (possibly symbolic) types, parameters become named
+// `param` inputs, literals become 0-d constants, tensors made inside forward become named
+// constants in the tensor table; every node keeps its module scope and source location.
+
+import { GraphBuilder, tensorType, type Dim, type Graph, type TypedArray, type Value } from '@kiln/ir-spec';
+import type { Tape } from './tape.js';
+import type { Tensor } from '../tensor.js';
+
+export interface LowerOptions {
+  name: string;
+  inputNames: string[];
+  /** Declared input shapes (symbols for dynamic dims). */
+  inputShapes: Dim[][];
+  outputNames: string[];
+  params: ReadonlyMap<string, Tensor>;
+  metadata?: Record<string, string>;
+}
+
+export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
+  const b = new GraphBuilder(opts.name, opts.metadata ?? {});
+  const values = new Map<number, Value>();
+  const params = new Map<string, Value>();
+  let constants = 0;
+
+  tape.values.forEach((v, id) => {
+    if (v.source.kind === 'input') {
+      const i = v.source.index;
+      values.set(id, b.input(opts.inputNames[i], tensorType(v.dtype, opts.inputShapes[i])));
+    }
+  });
+  const valueOf = (id: number): Value => {
+    const known = values.get(id);
+    if (known) return known;
+    const v = tape.values[id];
+    const s = v.source;
+    let out: Value;
+    if (s.kind === 'param') {
+      out = params.get(s.name) ?? b.param(s.name, copyOf(opts.params.get(s.name)!));
+      params.set(s.name, out);
+    } else if (s.kind === 'literal') {
+      out = b.literal(s.value, v.dtype);
+    } else if (s.kind === 'const') {
+      out = b.constant(`const_${constants++}`, { dtype: v.dtype, shape: v.shape, data: s.data });
+    } else {
+      throw new Error(`trace: value ${id} is used before the op that makes it (internal error)`);
+    }
+    values.set(id, out);
+    return out;
+  };
+  for (const op of tape.ops) {
+    b.meta = { ...(op.scope ? { scope: op.scope } : {}), ...(op.loc ? { loc: op.loc } : {}) };
+    const outs = b.op(op.op, op.inputs.map((i) => (i === null ? null : valueOf(i))), op.attrs);
+    op.outputs.forEach((id, k) => values.set(id, outs[k]));
+  }
+  b.meta = {};
+  tape.outputs.forEach((id, k) => b.output(opts.outputNames[k], valueOf(id)));
+  return b.build();
+}
+
+function copyOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[]; data: TypedArray } {
+  return { dtype: t.dtype, shape: [...t.shape], data: t.data.slice(0, t.numel) as TypedArray };
+}

@@ -1,0 +1,192 @@
+// Recording one eager run: every dispatched op becomes a tape entry whose inputs refer to
+// earlier values (example inputs, parameters, literals, baked constants or op results).
+// Invariant: the tape holds concrete shapes and attributes exactly as the run saw them;
+// generalization to symbolic dims happens later (generalize.ts), lowering to IR after that.
+
+import type { DType, OpDef, TypedArray } from '@kiln/ir-spec';
+import { Tensor } from '../tensor.js';
+import { withObserver, type DispatchObserver } from '../dispatch.js';
+import { traceHooks, type TraceListener } from './hooks.js';
+import { userLocation } from './location.js';
+
+/** Where a tape value comes from. */
+export type ValueSource =
+  | { kind: 'input'; index: number }
+  | { kind: 'param'; name: string }
+  | { kind: 'literal'; value: number; dtype: DType }
+  | { kind: 'const'; data: TypedArray; loc?: string }
+  | { kind: 'op'; op: number; output: number };
+
+export interface TapeValue {
+  readonly source: ValueSource;
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+}
+
+export interface TapeOp {
+  readonly op: string;
+  readonly inputs: readonly (number | null)[];
+  readonly attrs: Record<string, unknown>;
+  readonly outputs: readonly number[];
+  readonly scope?: string;
+  readonly loc?: string;
+}
+
+export interface TraceWarning {
+  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal';
+  readonly message: string;
+  readonly loc?: string;
+}
+
+export interface Tape {
+  values: TapeValue[];
+  ops: TapeOp[];
+  /** Value ids of the flattened outputs. */
+  outputs: number[];
+  warnings: TraceWarning[];
+}
+
+/** The parts of a module the tracer needs (nn.Module satisfies it). */
+export interface TraceableModule {
+  forward(...args: any[]): any;
+  namedParameters?(): [string, Tensor][];
+  namedBuffers?(): [string, Tensor][];
+  namedModules?(): [string, TraceableModule][];
+}
+
+class Recorder implements DispatchObserver, TraceListener {
+  readonly tape: Tape = { values: [], ops: [], outputs: [], warnings: [] };
+  private readonly ids = new Map<Tensor, number>();
+  /** Latest value id per storage, so views made outside the dispatch (`detach()`) are found. */
+  private readonly byStorage = new Map<object, number[]>();
+  private readonly paramsByStorage = new Map<object, { name: string; tensor: Tensor }>();
+  scope: string | undefined;
+
+  constructor(params: [string, Tensor][], private readonly strict: boolean) {
+    for (const [name, t] of params) this.paramsByStorage.set(t._storage, { name, tensor: t });
+  }
+
+  addInput(t: Tensor, index: number): void { this.bind(t, this.push({ kind: 'input', index }, t)); }
+
+  private bind(t: Tensor, id: number): void {
+    this.ids.set(t, id);
+    const list = this.byStorage.get(t._storage);
+    if (list) list.push(id);
+    else this.byStorage.set(t._storage, [id]);
+  }
+
+  private push(source: ValueSource, t: { dtype: DType; shape: readonly number[] }): number {
+    this.tape.values.push({ source, dtype: t.dtype, shape: [...t.shape] });
+    return this.tape.values.length - 1;
+  }
+
+  /** The tape value of a tensor seen as an op input; unknown tensors become params or constants. */
+  valueOf(t: Tensor): number {
+    const known = this.ids.get(t) ?? this.viewOf(t);
+    if (known !== undefined) return known;
+    const param = this.paramsByStorage.get(t._storage);
+    let id: number;
+    if (param && param.tensor.shape.length === t.shape.length && param.tensor.shape.every((d, i) => d === t.shape[i])) {
+      id = this.push({ kind: 'param', name: param.name }, t);
+    } else if (t.shape.length === 0) {
+      id = this.push({ kind: 'literal', value: t.data[0], dtype: t.dtype }, t);
+    } else {
+      id = this.push({ kind: 'const', data: t.data.slice(0, t.numel) as TypedArray, loc: userLocation() }, t);
+    }
+    this.bind(t, id);
+    return id;
+  }
+
+  /** A same-shape view of a recorded value (made without the dispatch, e.g. by detach()). */
+  private viewOf(t: Tensor): number | undefined {
+    const ids = this.byStorage.get(t._storage) ?? [];
+    for (let k = ids.length - 1; k >= 0; k--) {
+      const v = this.tape.values[ids[k]];
+      if (v.shape.length === t.shape.length && v.shape.every((d, i) => d === t.shape[i])) return ids[k];
+    }
+    return undefined;
+  }
+
+  onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void {
+    const ins = inputs.map((t) => (t ? this.valueOf(t) : null));
+    const opIndex = this.tape.ops.length;
+    const outs = outputs.map((t, k) => {
+      const id = this.push({ kind: 'op', op: opIndex, output: k }, t);
+      this.bind(t, id);
+      return id;
+    });
+    this.tape.ops.push({ op: def.name, inputs: ins, attrs: structuredClone(attrs), outputs: outs, scope: this.scope, loc: userLocation() });
+  }
+
+  onValueRead(what: string, t: Tensor): void {
+    if (!this.ids.has(t)) return; // a value that does not depend on the trace (e.g. a constant)
+    const loc = userLocation();
+    const message = `${what} read a traced tensor's value (shape [${t.shape.join(',')}]) into JavaScript${loc ? ` at ${loc}` : ''}: ` +
+      'whatever the code does with that number (a branch, a loop bound, arithmetic) is baked into the trace for this input only. ' +
+      'Keep it in tensor ops, or compile this module with jit.script, which keeps data-dependent control flow.';
+    if (this.strict) throw new TraceError(message, loc);
+    this.tape.warnings.push({ kind: 'value-read', message, loc });
+  }
+
+  onInplace(t: Tensor, result: Tensor): void {
+    const id = this.ids.get(result);
+    if (id !== undefined) this.bind(t, id);
+  }
+
+  markOutputs(ts: Tensor[]): void { this.tape.outputs = ts.map((t) => this.valueOf(t)); }
+}
+
+/** A trace that cannot be trusted (strict mode), with the user's source location. */
+export class TraceError extends Error {
+  constructor(message: string, readonly loc?: string) {
+    super(message);
+    this.name = 'TraceError';
+  }
+}
+
+/**
+ * Runs `model.forward(...inputs)` once, recording every op. `flatten` turns the forward's result
+ * into its list of output tensors.
+ */
+export function recordTape(
+  model: TraceableModule, inputs: Tensor[], flatten: (out: unknown) => Tensor[], opts: { strict?: boolean } = {},
+): { tape: Tape; result: unknown } {
+  const params = [...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])];
+  const rec = new Recorder(params, opts.strict ?? false);
+  inputs.forEach((t, i) => rec.addInput(t, i));
+  const restore = wrapScopes(model, rec);
+  const prev = traceHooks.listener;
+  traceHooks.listener = rec;
+  try {
+    const result = withObserver(rec, () => model.forward(...inputs));
+    rec.markOutputs(flatten(result));
+    return { tape: rec.tape, result };
+  } finally {
+    traceHooks.listener = prev;
+    restore();
+  }
+}
+
+/** Makes each submodule's forward set the recorder's scope to its path while it runs. */
+function wrapScopes(model: TraceableModule, rec: Recorder): () => void {
+  const undo: (() => void)[] = [];
+  for (const [path, m] of model.namedModules?.() ?? []) {
+    if (!path) continue;
+    const own = Object.prototype.hasOwnProperty.call(m, 'forward');
+    const original = m.forward;
+    m.forward = function (this: TraceableModule, ...args: unknown[]) {
+      const outer = rec.scope;
+      rec.scope = path;
+      try {
+        return original.apply(this, args);
+      } finally {
+        rec.scope = outer;
+      }
+    };
+    undo.push(() => {
+      if (own) m.forward = original;
+      else delete (m as { forward?: unknown }).forward;
+    });
+  }
+  return () => undo.forEach((u) => u());
+}
