@@ -25,3 +25,4 @@ export * as nn from './nn/index.js';
 export * as optim from './optim/index.js';
 export * as utils from './utils/index.js';
 export { loadSafetensors, saveSafetensors, parseSafetensors, SafetensorsError } from './safetensors.js';
+export * as trace from './trace/index.js';

@@ -3,7 +3,7 @@
 // As in PyTorch, the state (`sum` filled with initialAccumulatorValue) is created in the constructor.
 
 import type { Tensor } from '../tensor.js';
-import { Optimizer, bump, checkRange, f32, gradData, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
+import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
 
 export interface AdagradOptions {
   lr?: number;
@@ -43,9 +43,8 @@ export class Adagrad extends Optimizer<Resolved, AdagradState> {
   protected updateGroup(group: ParamGroup<Resolved>): void {
     const { lr, lrDecay, weightDecay: wd, eps, maximize } = group;
     const sign = maximize ? -1 : 1;
-    for (const p of group.params) {
-      if (!p.grad) continue;
-      const pd = f32(p, 'Adagrad: a parameter'), gd = gradData('Adagrad', p, p.grad), n = p.numel;
+    for (const [p, pd, gd] of this.withGrads(group)) {
+      const n = p.numel;
       // Parameters added later with addParamGroup get their state here.
       const st = this.stateOf(p, () => this.initState(p, group));
       const step = ++st.step;

@@ -4,7 +4,7 @@
 //   p −= lr/(1−β1^t) · m / (sqrt(v̂)/sqrt(1−β2^t) + eps)
 
 import type { Tensor } from '../tensor.js';
-import { Optimizer, bump, checkRange, f32, gradData, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
+import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
 
 export interface AdamOptions {
   lr?: number;
@@ -50,9 +50,8 @@ abstract class AdamFamily extends Optimizer<Resolved, AdamState> {
     const sign = maximize ? -1 : 1;
     const l2 = this.decoupled ? 0 : wd;
     const shrink = this.decoupled ? 1 - lr * wd : 1;
-    for (const p of group.params) {
-      if (!p.grad) continue;
-      const pd = f32(p, `${this.name}: a parameter`), gd = gradData(this.name, p, p.grad), n = p.numel;
+    for (const [p, pd, gd] of this.withGrads(group)) {
+      const n = p.numel;
       const st = this.stateOf(p, () => ({
         step: 0, exp_avg: newBuffer(p.shape), exp_avg_sq: newBuffer(p.shape), max_exp_avg_sq: amsgrad ? newBuffer(p.shape) : null,
       }));

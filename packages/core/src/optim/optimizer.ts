@@ -99,6 +99,17 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
   /** Updates the parameters of one group (called under noGrad). */
   protected abstract updateGroup(group: ParamGroup<O>): void;
 
+  /**
+   * The parameters of `group` that have a gradient, each with its data and its gradient's
+   * (checked to be float32 and of the parameter's size): the only ones an update may write.
+   */
+  protected *withGrads(group: ParamGroup<O>): Generator<[p: Tensor, pd: Float32Array, gd: Float32Array]> {
+    for (const p of group.params) {
+      if (!p.grad) continue;
+      yield [p, f32(p, `${this.name}: a parameter`), gradData(this.name, p, p.grad)];
+    }
+  }
+
   /** The state of `p`, created by `init` on first use. */
   protected stateOf(p: Tensor, init: () => S): S {
     let s = this.state.get(p);

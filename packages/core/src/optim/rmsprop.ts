@@ -3,7 +3,7 @@
 //   else avg = sqrt(s) + eps;  momentum: buf = μ·buf + g/avg, p −= lr·buf;  else p −= lr·g/avg
 
 import type { Tensor } from '../tensor.js';
-import { Optimizer, bump, checkRange, f32, gradData, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
+import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
 
 export interface RMSpropOptions {
   lr?: number;
@@ -49,9 +49,8 @@ export class RMSprop extends Optimizer<Resolved, RMSpropState> {
   protected updateGroup(group: ParamGroup<Resolved>): void {
     const { lr, alpha, eps, weightDecay: wd, momentum, centered, maximize } = group;
     const sign = maximize ? -1 : 1;
-    for (const p of group.params) {
-      if (!p.grad) continue;
-      const pd = f32(p, 'RMSprop: a parameter'), gd = gradData('RMSprop', p, p.grad), n = p.numel;
+    for (const [p, pd, gd] of this.withGrads(group)) {
+      const n = p.numel;
       const st = this.stateOf(p, () => ({ step: 0, square_avg: newBuffer(p.shape), momentum_buffer: null, grad_avg: null }));
       st.step++;
       if (momentum > 0 && !st.momentum_buffer) st.momentum_buffer = newBuffer(p.shape);

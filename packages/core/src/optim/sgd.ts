@@ -4,7 +4,7 @@
 //   d = nesterov ? g + momentum·buf : buf (or g without momentum);  p −= lr·d
 
 import type { Tensor } from '../tensor.js';
-import { Optimizer, bump, checkRange, f32, gradData, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
+import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
 
 export interface SGDOptions {
   /** Learning rate (required, as in PyTorch). */
@@ -46,9 +46,8 @@ export class SGD extends Optimizer<Resolved, SGDState> {
   protected updateGroup(group: ParamGroup<Resolved>): void {
     const { lr, momentum, dampening, weightDecay: wd, nesterov, maximize } = group;
     const sign = maximize ? -1 : 1;
-    for (const p of group.params) {
-      if (!p.grad) continue;
-      const pd = f32(p, 'SGD: a parameter'), gd = gradData('SGD', p, p.grad), n = p.numel;
+    for (const [p, pd, gd] of this.withGrads(group)) {
+      const n = p.numel;
       const st = this.stateOf(p, () => ({ momentum_buffer: null }));
       if (momentum === 0) {
         for (let i = 0; i < n; i++) pd[i] -= lr * (sign * gd[i] + wd * pd[i]);
