@@ -6,9 +6,8 @@
 // 2.25× fewer multiplications, so its figure is an effective rate). `node bench/kernels.mjs`
 // prints the medians; bench/run.mjs imports benchKernels().
 
-import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { randn, matmul, manualSeed, noGrad, F } from 'kiln';
+import { isMain, summarize, timeRuns } from './stats.mjs';
 
 /**
  * Times `fn` after warm-up calls and returns the GFLOP/s of each run.
@@ -18,24 +17,8 @@ import { randn, matmul, manualSeed, noGrad, F } from 'kiln';
  * @returns {number[]} GFLOP/s of each run
  */
 function rates(fn, flops, { warmup = 3, runs = 9, minMs = 1500 } = {}) {
-  for (let i = 0; i < warmup; i++) fn();
-  const out = [];
-  let spent = 0;
-  while (out.length < runs || spent < minMs) {
-    const t0 = performance.now();
-    fn();
-    const ms = performance.now() - t0;
-    spent += ms;
-    out.push(flops / (ms * 1e6));
-  }
-  return out;
+  return timeRuns(fn, { warmup, minRuns: runs, maxRuns: Infinity, budgetMs: minMs }).map((ms) => flops / (ms * 1e6));
 }
-
-/** Median of a non-empty list. */
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b), m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 /**
  * Runs the kernel benchmarks.
@@ -64,18 +47,10 @@ export function benchKernels({ quick = false } = {}) {
   });
 }
 
-function isMain() {
-  try {
-    return !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const quick = process.argv.includes('--quick');
   for (const row of benchKernels({ quick })) {
-    const s = row.samples;
-    process.stdout.write(`${row.name}: median ${median(s).toFixed(2)} ${row.unit} (min ${Math.min(...s).toFixed(2)}, max ${Math.max(...s).toFixed(2)}, ${s.length} runs)\n`);
+    const { median, min, max, runs } = summarize(row.samples);
+    process.stdout.write(`${row.name}: median ${median.toFixed(2)} ${row.unit} (min ${min.toFixed(2)}, max ${max.toFixed(2)}, ${runs} runs)\n`);
   }
 }

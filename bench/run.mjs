@@ -7,13 +7,16 @@
 // GFLOP/s) when that file exists, the full digits training (wall time and test accuracy), and
 // ResearchModel's eager forward latency in eval mode under noGrad at batch 1 and 32.
 
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randn, noGrad, manualSeed } from 'kiln';
 import { trainDigits } from '../examples/digits/train.mjs';
 import { ResearchModel, seedInputShape } from '../examples/seed/models.mjs';
+import { isMain, summarize, timeRuns } from './stats.mjs';
+
+export { summarize, timeRuns };
 
 /**
  * @typedef {{ median: number, min: number, max: number, runs: number | null }} Summary
@@ -21,32 +24,6 @@ import { ResearchModel, seedInputShape } from '../examples/seed/models.mjs';
  * One benchmark: `samples` are the per-run measurements in `unit`, or, when a benchmark
  * reports only its statistics, `summary` holds them.
  */
-
-/** Median, min and max of a non-empty sample. */
-export function summarize(samples) {
-  const s = [...samples].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  const median = s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
-  return { median, min: s[0], max: s[s.length - 1], runs: s.length };
-}
-
-/**
- * Times `fn` (milliseconds per call) after `warmup` untimed calls: at least `minRuns` runs,
- * then more until `budgetMs` of timed work is spent or `maxRuns` is reached.
- */
-export function timeRuns(fn, { warmup = 1, minRuns = 5, maxRuns = 50, budgetMs = 3000 } = {}) {
-  for (let i = 0; i < warmup; i++) fn();
-  const samples = [];
-  let spent = 0;
-  while (samples.length < minRuns || (spent < budgetMs && samples.length < maxRuns)) {
-    const t0 = performance.now();
-    fn();
-    const ms = performance.now() - t0;
-    samples.push(ms);
-    spent += ms;
-  }
-  return samples;
-}
 
 const fmt = (v) => (!Number.isFinite(v) ? String(v) : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2));
 
@@ -123,15 +100,7 @@ export async function runBenchmarks({ digitsRuns = 3, quick = false, only = ['ke
   return rows;
 }
 
-function isMain() {
-  try {
-    return !!process.argv[1] && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const { values } = parseArgs({
     options: {
       quick: { type: 'boolean', default: false },

@@ -33,6 +33,11 @@ export function gemmGather(
   }
 }
 
+/**
+ * A 4-row strip of C in 4x4 register tiles: the tile of kernels/gemm.ts `strip4` with B read
+ * through kOff/jOff. Deliberately a second copy (see the comment there): sharing one kernel
+ * costs the plain GEMM its unit-stride B loads.
+ */
 function strip4(
   N: number, k0: number, kb: number,
   A: Float32Array, a0: number, lda: number,

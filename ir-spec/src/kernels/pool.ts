@@ -2,6 +2,8 @@
 // PyTorch exactly: fixed windows with stride/padding/dilation (padding reads as -inf for max and
 // as 0 for avg), and adaptive bins [floor(i·H/o), ceil((i+1)·H/o)). Max records the flat h·W + w
 // offset of the winner within its plane (first maximum in scan order; a NaN always wins).
+// Every pool is one of two loops (max; mean and its adjoint) over per-dim bins computed once
+// per call, plus a bounds-test-free fast path for the common 2×2 max pool.
 
 /** A fixed pooling window (symmetric padding). */
 export interface PoolWindow {
@@ -19,6 +21,53 @@ export function poolOutSize(size: number, k: number, stride: number, pad: number
   return out;
 }
 
+/**
+ * The windows along one dim: output i reads the in-bounds input positions lo[i],
+ * lo[i] + step, … below hi[i] (none when lo[i] >= hi[i]), and an average divides by
+ * div[i] times the other dim's div.
+ */
+interface Bins { lo: Int32Array; hi: Int32Array; step: number; div: Float64Array }
+
+/**
+ * Fixed windows along a dim of `size`: window i starts at i·stride − pad and has k taps `dilation`
+ * apart; taps in the padding are dropped. `div` is the number of taps kept, or with
+ * `countIncludePad` the window's extent clipped to the padded input (avg_pool2d, dilation 1).
+ */
+function fixedBins(size: number, out: number, k: number, stride: number, pad: number, dilation: number, countIncludePad: boolean): Bins {
+  const lo = new Int32Array(out), hi = new Int32Array(out), div = new Float64Array(out);
+  for (let i = 0; i < out; i++) {
+    const start = i * stride - pad;
+    const first = start >= 0 ? start : start + Math.ceil(-start / dilation) * dilation;
+    const end = Math.min(start + (k - 1) * dilation + 1, size);
+    lo[i] = first;
+    hi[i] = end;
+    div[i] = countIncludePad ? Math.min(start + k, size + pad) - start : first < end ? Math.floor((end - 1 - first) / dilation) + 1 : 0;
+  }
+  return { lo, hi, step: dilation, div };
+}
+
+/** Bin i of an adaptive pool from `size` to `out` covers [binStart(i), binEnd(i)). */
+export const binStart = (i: number, size: number, out: number): number => Math.floor((i * size) / out);
+export const binEnd = (i: number, size: number, out: number): number => Math.ceil(((i + 1) * size) / out);
+
+/** Adaptive bins along a dim: never empty, each divided by its own length. */
+function adaptiveBins(size: number, out: number): Bins {
+  const lo = new Int32Array(out), hi = new Int32Array(out), div = new Float64Array(out);
+  for (let i = 0; i < out; i++) {
+    lo[i] = binStart(i, size, out);
+    hi[i] = binEnd(i, size, out);
+    div[i] = hi[i] - lo[i];
+  }
+  return { lo, hi, step: 1, div };
+}
+
+/** The [rows, cols] bins of avg_pool2d; a divisor override replaces the product of the counts. */
+function avgBins(H: number, W: number, g: PoolWindow, OH: number, OW: number, countIncludePad: boolean, divisorOverride: number | null): [Bins, Bins] {
+  const ys = fixedBins(H, OH, g.kh, g.sh, g.ph, 1, countIncludePad), xs = fixedBins(W, OW, g.kw, g.sw, g.pw, 1, countIncludePad);
+  if (divisorOverride !== null) { ys.div.fill(divisorOverride); xs.div.fill(1); }
+  return [ys, xs];
+}
+
 /** Max over each window; `val`/`idx` get planes·OH·OW entries. */
 export function maxPool(
   x: Float32Array, planes: number, H: number, W: number, g: PoolWindow, OH: number, OW: number,
@@ -29,29 +78,7 @@ export function maxPool(
     maxPool2x2(x, planes, H, W, OH, OW, val, idx);
     return;
   }
-  let o = 0;
-  for (let p = 0; p < planes; p++) {
-    const base = p * H * W;
-    for (let oy = 0; oy < OH; oy++) {
-      const y0 = oy * sh - ph;
-      for (let ox = 0; ox < OW; ox++) {
-        const x0 = ox * sw - pw;
-        let best = -Infinity, bi = -1;
-        for (let ky = 0; ky < kh; ky++) {
-          const iy = y0 + ky * dh;
-          if (iy < 0 || iy >= H) continue;
-          for (let kx = 0; kx < kw; kx++) {
-            const ix = x0 + kx * dw;
-            if (ix < 0 || ix >= W) continue;
-            const v = x[base + iy * W + ix];
-            if (v > best || v !== v || bi < 0) { best = v; bi = iy * W + ix; }
-          }
-        }
-        val[o] = best;
-        idx[o++] = bi;
-      }
-    }
-  }
+  maxOver(x, planes, H, W, fixedBins(H, OH, kh, sh, ph, dh, false), fixedBins(W, OW, kw, sw, pw, dw, false), val, idx);
 }
 
 /** The common 2×2, stride-2 pool whose windows all lie inside the plane: no bounds tests. */
@@ -75,114 +102,19 @@ function maxPool2x2(x: Float32Array, planes: number, H: number, W: number, OH: n
   }
 }
 
-/** Start, end and divisor of one avg-pool window along a dim (PyTorch's avg_pool2d rules). */
-function avgDivisor(
-  hs: number, ws: number, H: number, W: number, g: PoolWindow, countIncludePad: boolean, divisorOverride: number | null,
-): number {
-  // The window clipped to the padded extent sets the count_include_pad divisor.
-  const he = Math.min(hs + g.kh, H + g.ph), we = Math.min(ws + g.kw, W + g.pw);
-  if (divisorOverride !== null) return divisorOverride;
-  if (countIncludePad) return (he - hs) * (we - ws);
-  return (Math.min(he, H) - Math.max(hs, 0)) * (Math.min(we, W) - Math.max(ws, 0));
-}
-
-/** Mean over each window (avg_pool2d forward). */
-export function avgPool(
-  x: Float32Array, planes: number, H: number, W: number, g: PoolWindow, OH: number, OW: number,
-  countIncludePad: boolean, divisorOverride: number | null, out: Float32Array,
-): void {
+/** Max and winner offset over each window of the bins (-inf and -1 for an empty window). */
+function maxOver(x: Float32Array, planes: number, H: number, W: number, ys: Bins, xs: Bins, val: Float32Array, idx: Int32Array): void {
+  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step;
   let o = 0;
   for (let p = 0; p < planes; p++) {
     const base = p * H * W;
     for (let oy = 0; oy < OH; oy++) {
-      const hs = oy * g.sh - g.ph, y0 = Math.max(hs, 0), y1 = Math.min(hs + g.kh, H);
+      const y0 = ys.lo[oy], y1 = ys.hi[oy];
       for (let ox = 0; ox < OW; ox++) {
-        const ws = ox * g.sw - g.pw, x0 = Math.max(ws, 0), x1 = Math.min(ws + g.kw, W);
-        let s = 0;
-        for (let iy = y0; iy < y1; iy++) {
-          const r = base + iy * W;
-          for (let ix = x0; ix < x1; ix++) s += x[r + ix];
-        }
-        const div = avgDivisor(hs, ws, H, W, g, countIncludePad, divisorOverride);
-        out[o++] = y0 < y1 && x0 < x1 ? s / div : 0;
-      }
-    }
-  }
-}
-
-/** The adjoint of avgPool: each output gradient spread evenly over its window (accumulating). */
-export function avgPoolBackward(
-  gy: Float32Array, planes: number, H: number, W: number, g: PoolWindow, OH: number, OW: number,
-  countIncludePad: boolean, divisorOverride: number | null, gx: Float32Array,
-): void {
-  let o = 0;
-  for (let p = 0; p < planes; p++) {
-    const base = p * H * W;
-    for (let oy = 0; oy < OH; oy++) {
-      const hs = oy * g.sh - g.ph, y0 = Math.max(hs, 0), y1 = Math.min(hs + g.kh, H);
-      for (let ox = 0; ox < OW; ox++) {
-        const ws = ox * g.sw - g.pw, x0 = Math.max(ws, 0), x1 = Math.min(ws + g.kw, W);
-        const v = gy[o++] / avgDivisor(hs, ws, H, W, g, countIncludePad, divisorOverride);
-        for (let iy = y0; iy < y1; iy++) {
-          const r = base + iy * W;
-          for (let ix = x0; ix < x1; ix++) gx[r + ix] += v;
-        }
-      }
-    }
-  }
-}
-
-/** Bin i of an adaptive pool from `size` to `out` covers [binStart(i), binEnd(i)). */
-export const binStart = (i: number, size: number, out: number): number => Math.floor((i * size) / out);
-export const binEnd = (i: number, size: number, out: number): number => Math.ceil(((i + 1) * size) / out);
-
-/** Mean over each adaptive bin. */
-export function adaptiveAvgPool(x: Float32Array, planes: number, H: number, W: number, OH: number, OW: number, out: Float32Array): void {
-  let o = 0;
-  for (let p = 0; p < planes; p++) {
-    const base = p * H * W;
-    for (let oy = 0; oy < OH; oy++) {
-      const y0 = binStart(oy, H, OH), y1 = binEnd(oy, H, OH);
-      for (let ox = 0; ox < OW; ox++) {
-        const x0 = binStart(ox, W, OW), x1 = binEnd(ox, W, OW);
-        let s = 0;
-        for (let iy = y0; iy < y1; iy++) for (let ix = x0; ix < x1; ix++) s += x[base + iy * W + ix];
-        out[o++] = s / ((y1 - y0) * (x1 - x0));
-      }
-    }
-  }
-}
-
-/** The adjoint of adaptiveAvgPool (accumulating into gx). */
-export function adaptiveAvgPoolBackward(gy: Float32Array, planes: number, H: number, W: number, OH: number, OW: number, gx: Float32Array): void {
-  let o = 0;
-  for (let p = 0; p < planes; p++) {
-    const base = p * H * W;
-    for (let oy = 0; oy < OH; oy++) {
-      const y0 = binStart(oy, H, OH), y1 = binEnd(oy, H, OH);
-      for (let ox = 0; ox < OW; ox++) {
-        const x0 = binStart(ox, W, OW), x1 = binEnd(ox, W, OW);
-        const v = gy[o++] / ((y1 - y0) * (x1 - x0));
-        for (let iy = y0; iy < y1; iy++) for (let ix = x0; ix < x1; ix++) gx[base + iy * W + ix] += v;
-      }
-    }
-  }
-}
-
-/** Max over each adaptive bin, with the plane offset of the winner. */
-export function adaptiveMaxPool(
-  x: Float32Array, planes: number, H: number, W: number, OH: number, OW: number, val: Float32Array, idx: Int32Array,
-): void {
-  let o = 0;
-  for (let p = 0; p < planes; p++) {
-    const base = p * H * W;
-    for (let oy = 0; oy < OH; oy++) {
-      const y0 = binStart(oy, H, OH), y1 = binEnd(oy, H, OH);
-      for (let ox = 0; ox < OW; ox++) {
-        const x0 = binStart(ox, W, OW), x1 = binEnd(ox, W, OW);
+        const x0 = xs.lo[ox], x1 = xs.hi[ox];
         let best = -Infinity, bi = -1;
-        for (let iy = y0; iy < y1; iy++) {
-          for (let ix = x0; ix < x1; ix++) {
+        for (let iy = y0; iy < y1; iy += sy) {
+          for (let ix = x0; ix < x1; ix += sx) {
             const v = x[base + iy * W + ix];
             if (v > best || v !== v || bi < 0) { best = v; bi = iy * W + ix; }
           }
@@ -192,4 +124,72 @@ export function adaptiveMaxPool(
       }
     }
   }
+}
+
+/**
+ * Mean over each window of the bins (0 for an empty window); with `adjoint`, its transpose: each
+ * entry of `src` (one per window) spread evenly over its window, accumulating into `dst`. One
+ * loop for both, so a pool and its gradient can never disagree about a window.
+ */
+function meanOver(src: Float32Array, planes: number, H: number, W: number, ys: Bins, xs: Bins, dst: Float32Array, adjoint: boolean): void {
+  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step;
+  let o = 0;
+  for (let p = 0; p < planes; p++) {
+    const base = p * H * W;
+    for (let oy = 0; oy < OH; oy++) {
+      const y0 = ys.lo[oy], y1 = ys.hi[oy], dy = ys.div[oy];
+      for (let ox = 0; ox < OW; ox++) {
+        const x0 = xs.lo[ox], x1 = xs.hi[ox], div = dy * xs.div[ox];
+        if (adjoint) {
+          const v = src[o++] / div;
+          for (let iy = y0; iy < y1; iy += sy) {
+            const r = base + iy * W;
+            for (let ix = x0; ix < x1; ix += sx) dst[r + ix] += v;
+          }
+        } else {
+          let s = 0;
+          for (let iy = y0; iy < y1; iy += sy) {
+            const r = base + iy * W;
+            for (let ix = x0; ix < x1; ix += sx) s += src[r + ix];
+          }
+          dst[o++] = y0 < y1 && x0 < x1 ? s / div : 0;
+        }
+      }
+    }
+  }
+}
+
+/** Mean over each window (avg_pool2d forward). */
+export function avgPool(
+  x: Float32Array, planes: number, H: number, W: number, g: PoolWindow, OH: number, OW: number,
+  countIncludePad: boolean, divisorOverride: number | null, out: Float32Array,
+): void {
+  const [ys, xs] = avgBins(H, W, g, OH, OW, countIncludePad, divisorOverride);
+  meanOver(x, planes, H, W, ys, xs, out, false);
+}
+
+/** The adjoint of avgPool: each output gradient spread evenly over its window (accumulating). */
+export function avgPoolBackward(
+  gy: Float32Array, planes: number, H: number, W: number, g: PoolWindow, OH: number, OW: number,
+  countIncludePad: boolean, divisorOverride: number | null, gx: Float32Array,
+): void {
+  const [ys, xs] = avgBins(H, W, g, OH, OW, countIncludePad, divisorOverride);
+  meanOver(gy, planes, H, W, ys, xs, gx, true);
+}
+
+/** Mean over each adaptive bin. */
+export function adaptiveAvgPool(x: Float32Array, planes: number, H: number, W: number, OH: number, OW: number, out: Float32Array): void {
+  meanOver(x, planes, H, W, adaptiveBins(H, OH), adaptiveBins(W, OW), out, false);
+}
+
+/** The adjoint of adaptiveAvgPool (accumulating into gx). */
+export function adaptiveAvgPoolBackward(gy: Float32Array, planes: number, H: number, W: number, OH: number, OW: number, gx: Float32Array): void {
+  meanOver(gy, planes, H, W, adaptiveBins(H, OH), adaptiveBins(W, OW), gx, true);
+}
+
+/** Max over each adaptive bin, with the plane offset of the winner. */
+export function adaptiveMaxPool(
+  x: Float32Array, planes: number, H: number, W: number, OH: number, OW: number, val: Float32Array, idx: Int32Array,
+): void {
+  maxOver(x, planes, H, W, adaptiveBins(H, OH), adaptiveBins(W, OW), val, idx);
 }

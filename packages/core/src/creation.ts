@@ -77,21 +77,21 @@ export const zerosLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t
 export const onesLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 1, { dtype: t.dtype, ...opts });
 export const fullLike = (t: Tensor, value: number, opts: TensorOptions = {}): Tensor => full(t.shape, value, { dtype: t.dtype, ...opts });
 
-/** A float32 tensor of `shape` filled in order by `draw` from the given (or the global) generator. */
-function sampled(where: string, shape: readonly number[], opts: RandomOptions, draw: (g: Generator) => number): Tensor {
-  checkShape(where, shape);
-  const g = opts.generator ?? defaultGenerator;
-  const data = new Float32Array(numel(shape));
-  for (let i = 0; i < data.length; i++) data[i] = draw(g);
-  return make(data, shape, 'float32', opts);
-}
 /** Standard normal samples. */
 export function randn(shape: readonly number[], opts: RandomOptions = {}): Tensor {
-  return sampled('randn', shape, opts, (g) => g.normal());
+  checkShape('randn', shape);
+  const g = opts.generator ?? defaultGenerator;
+  const data = new Float32Array(numel(shape));
+  for (let i = 0; i < data.length; i++) data[i] = g.normal();
+  return make(data, shape, 'float32', opts);
 }
 /** Uniform samples in [0, 1). */
 export function rand(shape: readonly number[], opts: RandomOptions = {}): Tensor {
-  return sampled('rand', shape, opts, (g) => g.random());
+  checkShape('rand', shape);
+  const g = opts.generator ?? defaultGenerator;
+  const data = new Float32Array(numel(shape));
+  for (let i = 0; i < data.length; i++) data[i] = g.random();
+  return make(data, shape, 'float32', opts);
 }
 /** Integers uniform in [low, high). */
 export function randint(low: number, high: number, shape: readonly number[], opts: RandomOptions = {}): Tensor {
