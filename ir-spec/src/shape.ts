@@ -1,10 +1,14 @@
 // Shapes and the helpers every shape rule uses. A dim is a number or a symbol (a dynamic
-// size such as the batch `N`); eager code only ever sees numbers.
+// size such as the batch `N`, or an expression over symbols such as `N*64`; see ir/dims.ts);
+// eager code only ever sees numbers. Invariant: every helper takes a numbers-only fast path
+// first, so eager shape checks cost what they did before symbols existed, and a symbolic result
+// is in canonical text.
 
 export type Dim = number | string;
 export type Shape = readonly Dim[];
 
 import type { DType } from './dtype.js';
+import { canonicalDim, dimDivExact, dimEquals, dimFloorDiv, dimProductOf, dimSub, dimSumOf, isConcreteDim } from './ir/dims.js';
 
 /** The static type of a tensor value. */
 export interface TensorType { readonly dtype: DType; readonly shape: Shape }
@@ -55,13 +59,20 @@ export function normDims(op: string, dims: number | readonly number[] | null | u
   return out;
 }
 
-export function sameDim(a: Dim, b: Dim): boolean { return a === b; }
-
-export function shapesEqual(a: Shape, b: Shape): boolean {
-  return a.length === b.length && a.every((d, i) => d === b[i]);
+/** Whether two dims are the same size for every value of their symbols (`N*64` = `64*N`). */
+export function sameDim(a: Dim, b: Dim): boolean {
+  return a === b || ((typeof a !== 'number' || typeof b !== 'number') && dimEquals(a, b));
 }
 
-/** NumPy/PyTorch broadcasting of two shapes; the error names the op and both shapes. */
+export function shapesEqual(a: Shape, b: Shape): boolean {
+  return a.length === b.length && a.every((d, i) => sameDim(d, b[i]));
+}
+
+/**
+ * NumPy/PyTorch broadcasting of two shapes; the error names the op and both shapes. A symbolic
+ * dim broadcasts against 1 or against the same symbol only: `N` vs `M` or `N` vs 3 might be
+ * equal at run time, but nothing proves it, so it is an error rather than a guess.
+ */
 export function broadcastShapes(op: string, a: Shape, b: Shape): Dim[] {
   const n = Math.max(a.length, b.length);
   const out = new Array<Dim>(n);
@@ -70,20 +81,65 @@ export function broadcastShapes(op: string, a: Shape, b: Shape): Dim[] {
     const db = i < n - b.length ? 1 : b[i - (n - b.length)];
     if (da === db || db === 1) out[i] = da;
     else if (da === 1) out[i] = db;
-    else throw new OpError(op, `shapes ${fmtShape(a)} and ${fmtShape(b)} cannot be broadcast: dimension ${i} is ${da} vs ${db}`);
+    else if ((typeof da !== 'number' || typeof db !== 'number') && dimEquals(da, db)) out[i] = da;
+    else {
+      const why = typeof da === 'number' && typeof db === 'number' ? ''
+        : ' (a symbolic dim broadcasts only against 1 or the same symbol; make the sizes concrete or reshape so they match)';
+      throw new OpError(op, `shapes ${fmtShape(a)} and ${fmtShape(b)} cannot be broadcast: dimension ${i} is ${da} vs ${db}${why}`);
+    }
   }
   return out;
 }
 
-/** Product of dims, symbolic if any dim is a symbol (`N*64`). */
+/** Product of dims, symbolic if any dim is a symbol (`N*64`, canonical text). */
 export function dimProduct(dims: readonly Dim[]): Dim {
   let n = 1;
-  const syms: string[] = [];
   for (const d of dims) {
-    if (typeof d === 'number') n *= d;
-    else syms.push(d);
+    if (typeof d !== 'number') return dimProductOf(dims);
+    n *= d;
   }
-  if (syms.length === 0) return n;
-  if (n === 0) return 0;
-  return n === 1 ? syms.join('*') : `${syms.join('*')}*${n}`;
+  return n;
+}
+
+/** Sum of dims, symbolic if any dim is a symbol (`N+M`, `N*2`, canonical text). */
+export function dimSum(dims: readonly Dim[]): Dim {
+  let n = 0;
+  for (const d of dims) {
+    if (typeof d !== 'number') return dimSumOf(dims);
+    n += d;
+  }
+  return n;
+}
+
+/**
+ * A dim as a number, or an OpError saying which dim of which shape must be concrete and why.
+ * `what` is a thunk so the eager path (numbers only) never builds the message.
+ */
+export function concreteDim(op: string, d: Dim, what: () => string, why: string): number {
+  if (typeof d === 'number') return d;
+  if (isConcreteDim(d)) return Number(canonicalDim(d));
+  throw new OpError(op, `${what()} is ${d} but must be concrete: ${why}`);
+}
+
+/**
+ * Output length of a sliding window along a SYMBOLIC dim (convolution, pooling):
+ * floor((size + padBefore + padAfter - dilation·(k-1) - 1) / stride) + 1. Callers handle numbers
+ * with the op's own formula (the eager path), and call this for strings. It works when the
+ * symbolic part divides by the stride (stride 1 always does: `H-2` for a 3x3 kernel; `H*2` with
+ * stride 2 gives `H`); with `ceil` (pool ceil_mode) the whole span must divide, so that ceil and
+ * floor agree and PyTorch's last-window rule cannot apply. Otherwise the error names the dim
+ * (`what()`, a thunk so no message is built unless it is needed) that must be concrete.
+ *
+ * @example symbolicWindowSize('conv2d', () => 'input dim 2', 'H', 3, 1, 1, 1, 1) // 'H'
+ */
+export function symbolicWindowSize(
+  op: string, what: () => string, size: string, k: number, stride: number, padBefore: number, padAfter: number, dilation: number,
+  ceil = false,
+): Dim {
+  const span = dimSub(size, dilation * (k - 1) + 1 - padBefore - padAfter);
+  const q = ceil ? dimDivExact(span, stride) : dimFloorDiv(span, stride);
+  if (q === undefined) {
+    throw new OpError(op, `${what()} is ${size} but must be concrete: with stride ${stride}${ceil ? ' and ceil_mode' : ''} the output length ${ceil ? 'ceil' : 'floor'}((${span})/${stride})+1 is not a whole expression in it`);
+  }
+  return dimSumOf([q, 1]);
 }

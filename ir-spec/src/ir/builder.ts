@@ -8,6 +8,25 @@ import { Block, Graph, Node, Value, type Attrs, type GraphInput, type GraphOutpu
 import { inferTypes } from './infer.js';
 import { scalarType, tensorType, type IRType } from './types.js';
 
+/** Called with every graph `GraphBuilder.build()` returns (test hooks: round-trip, verifier). */
+export type GraphBuiltListener = (g: Graph) => void;
+
+const builtListeners = new Set<GraphBuiltListener>();
+
+/**
+ * Registers `listener` to see every graph `GraphBuilder.build()` returns, before build returns
+ * it (an exception from a listener propagates out of build). Returns the unregister function.
+ *
+ * @example
+ * const off = onGraphBuilt((g) => assertRoundTrips(g));
+ * // ... build graphs ...
+ * off();
+ */
+export function onGraphBuilt(listener: GraphBuiltListener): () => void {
+  builtListeners.add(listener);
+  return () => { builtListeners.delete(listener); };
+}
+
 export class GraphBuilder {
   private readonly inputs: GraphInput[] = [];
   private readonly outputs: GraphOutput[] = [];
@@ -96,7 +115,9 @@ export class GraphBuilder {
 
   build(): Graph {
     if (this.stack.length !== 1) throw new Error('GraphBuilder.build(): a region is still open');
-    return new Graph(this.name, this.inputs, this.stack[0], this.outputs, this.tensors, this.metadata);
+    const g = new Graph(this.name, this.inputs, this.stack[0], this.outputs, this.tensors, this.metadata);
+    for (const listener of [...builtListeners]) listener(g);
+    return g;
   }
 
   private region(args: Value[], fn: () => Value[]): Block {

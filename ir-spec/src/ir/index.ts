@@ -4,3 +4,7 @@ export * from './graph.js';
 export * from './builtins.js';
 export * from './infer.js';
 export * from './builder.js';
+export * from './text/index.js';
+export * from './dims.js';
+export * from './verify.js';
+export * from './bind-symbols.js';

@@ -8,7 +8,8 @@
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
-import { fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
+import { concreteDim, dimSum, fmtShape, OpError, sameDim, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
+import { dimMul } from '../ir/dims.js';
 import { conv2dForward, conv2dWeightGrad, convTranspose2dForward, type ConvWindow } from '../kernels/conv.js';
 
 const int = z.number().int();
@@ -31,12 +32,16 @@ type ConvTransposeAttrs = z.output<typeof convTransposeAttrs>;
 
 const weightGradAttrs = convAttrs.extend({ kernel_size: pos2 }).strict();
 
-function need4(op: string, t: TensorType | null, name: string, layout: string): TensorType {
+/**
+ * Checks a 4-D float input. Activations ([N, C, H, W]) may have symbolic batch and spatial dims
+ * (the channels must be concrete); weights must be concrete throughout.
+ */
+function need4(op: string, t: TensorType | null, name: string, layout: string, weight = false): TensorType {
   if (!t) throw new OpError(op, `input '${name}' is required`);
   if (t.dtype !== 'float32') throw new OpError(op, `${name} must be float32, got ${t.dtype}`);
   if (t.shape.length !== 4) throw new OpError(op, `${name} must be 4-D ${layout}, got ${fmtShape(t.shape)}`);
-  for (let i = 1; i < 4; i++) {
-    if (typeof t.shape[i] !== 'number') throw new OpError(op, `${name} ${fmtShape(t.shape)}: only the batch dim may be symbolic`);
+  for (let i = weight ? 0 : 1; i < (weight ? 4 : 2); i++) {
+    if (typeof t.shape[i] !== 'number') concreteDim(op, t.shape[i], () => `${name} ${fmtShape(t.shape)} dim ${i}`, weight ? 'weight shapes cannot be symbolic' : 'the channel count fixes the weight shape');
   }
   return t;
 }
@@ -57,9 +62,9 @@ export function convOutSize(size: number, k: number, stride: number, padBefore: 
   return Math.floor((size + padBefore + padAfter - dilation * (k - 1) - 1) / stride) + 1;
 }
 
-/** Shapes of conv2d(x, w): checks channels and groups, returns [N, Cout, OH, OW]. */
+/** Shapes of conv2d(x, w): checks channels and groups, returns [N, Cout, OH, OW]; H and W may be symbolic. */
 function conv2dShape(op: string, x: TensorType, w: readonly number[], a: ConvAttrs): Dim[] {
-  const [, C, H, W] = x.shape as [Dim, number, number, number];
+  const [, C, H, W] = x.shape as [Dim, number, Dim, Dim];
   const [Cout, Cg, kh, kw] = w;
   const g = a.groups;
   if (C % g !== 0 || Cout % g !== 0) {
@@ -68,9 +73,12 @@ function conv2dShape(op: string, x: TensorType, w: readonly number[], a: ConvAtt
   if (Cg * g !== C) {
     throw new OpError(op, `input ${fmtShape(x.shape)} has ${C} channels but weight ${fmtShape(w)} with groups=${g} expects ${Cg * g}`);
   }
-  const OH = convOutSize(H, kh, a.stride[0], a.padding[0], a.padding[2], a.dilation[0]);
-  const OW = convOutSize(W, kw, a.stride[1], a.padding[1], a.padding[3], a.dilation[1]);
-  if (OH < 1 || OW < 1) {
+  // Numbers (every eager call) take the direct formula; symbols go through the dim algebra.
+  const OH = typeof H === 'number' ? convOutSize(H, kh, a.stride[0], a.padding[0], a.padding[2], a.dilation[0])
+    : symbolicWindowSize(op, () => `input ${fmtShape(x.shape)} dim 2`, H, kh, a.stride[0], a.padding[0], a.padding[2], a.dilation[0]);
+  const OW = typeof W === 'number' ? convOutSize(W, kw, a.stride[1], a.padding[1], a.padding[3], a.dilation[1])
+    : symbolicWindowSize(op, () => `input ${fmtShape(x.shape)} dim 3`, W, kw, a.stride[1], a.padding[1], a.padding[3], a.dilation[1]);
+  if ((typeof OH === 'number' && OH < 1) || (typeof OW === 'number' && OW < 1)) {
     throw new OpError(op, `input ${fmtShape(x.shape)} padded by ${fmtShape(a.padding)} is smaller than the kernel ${kh}x${kw} dilated by ${fmtShape(a.dilation)} (output would be ${OH}x${OW})`);
   }
   return [x.shape[0], Cout, OH, OW];
@@ -85,7 +93,7 @@ export const conv2d = defineOp({
   name: 'conv2d', doc: '2-D cross-correlation of x [N,Cin,H,W] with weight [Cout,Cin/groups,kh,kw], plus bias [Cout]',
   inputs: ['input', 'weight', 'bias?'], attrs: convAttrs,
   infer([x, w, bias], a) {
-    const tx = need4('conv2d', x, 'input', '[N, C, H, W]'), tw = need4('conv2d', w, 'weight', '[Cout, Cin/groups, kh, kw]');
+    const tx = need4('conv2d', x, 'input', '[N, C, H, W]'), tw = need4('conv2d', w, 'weight', '[Cout, Cin/groups, kh, kw]', true);
     checkBias('conv2d', bias, tw.shape[0] as number);
     return [{ dtype: 'float32', shape: conv2dShape('conv2d', tx, tw.shape as number[], a) }];
   },
@@ -112,9 +120,9 @@ export const conv2d = defineOp({
   },
 });
 
-/** Shape of conv_transpose2d(x, w): [N, Cout/groups·groups, OH, OW]. */
+/** Shape of conv_transpose2d(x, w): [N, Cout/groups·groups, OH, OW]; H and W may be symbolic (the rule is linear). */
 function convTransposeShape(op: string, x: TensorType, w: readonly number[], a: ConvTransposeAttrs): Dim[] {
-  const [, C, H, W] = x.shape as [Dim, number, number, number];
+  const [, C, H, W] = x.shape as [Dim, number, Dim, Dim];
   const [Cin, Coutg, kh, kw] = w;
   const g = a.groups;
   if (Cin !== C) {
@@ -126,10 +134,16 @@ function convTransposeShape(op: string, x: TensorType, w: readonly number[], a: 
       throw new OpError(op, `output_padding ${fmtShape(a.output_padding)} must be smaller than stride ${fmtShape(a.stride)} in every dim (F.convTranspose2d also handles output_padding < dilation)`);
     }
   }
-  const OH = (H - 1) * a.stride[0] - a.padding[0] - a.padding[2] + a.dilation[0] * (kh - 1) + a.output_padding[0] + 1;
-  const OW = (W - 1) * a.stride[1] - a.padding[1] - a.padding[3] + a.dilation[1] * (kw - 1) + a.output_padding[1] + 1;
-  if (OH < 1 || OW < 1) throw new OpError(op, `input ${fmtShape(x.shape)} with padding ${fmtShape(a.padding)} gives an empty output (${OH}x${OW})`);
+  const OH = transposedSize(H, kh, 0, a), OW = transposedSize(W, kw, 1, a);
+  if ((typeof OH === 'number' && OH < 1) || (typeof OW === 'number' && OW < 1)) throw new OpError(op, `input ${fmtShape(x.shape)} with padding ${fmtShape(a.padding)} gives an empty output (${OH}x${OW})`);
   return [x.shape[0], Coutg * g, OH, OW];
+}
+
+/** (size-1)·stride - pads + dilation·(k-1) + output_padding + 1 along spatial dim `d` (0: H, 1: W). */
+function transposedSize(size: Dim, k: number, d: 0 | 1, a: ConvTransposeAttrs): Dim {
+  const rest = -a.stride[d] - a.padding[d] - a.padding[d + 2] + a.dilation[d] * (k - 1) + a.output_padding[d] + 1;
+  if (typeof size === 'number') return size * a.stride[d] + rest;
+  return dimSum([dimMul(size, a.stride[d]), rest]);
 }
 
 export const conv_transpose2d = defineOp({
@@ -137,7 +151,7 @@ export const conv_transpose2d = defineOp({
   doc: 'transposed 2-D convolution (the adjoint of conv2d) of x [N,Cin,H,W] with weight [Cin,Cout/groups,kh,kw], plus bias [Cout]',
   inputs: ['input', 'weight', 'bias?'], attrs: convTransposeAttrs,
   infer([x, w, bias], a) {
-    const tx = need4('conv_transpose2d', x, 'input', '[N, C, H, W]'), tw = need4('conv_transpose2d', w, 'weight', '[Cin, Cout/groups, kh, kw]');
+    const tx = need4('conv_transpose2d', x, 'input', '[N, C, H, W]'), tw = need4('conv_transpose2d', w, 'weight', '[Cin, Cout/groups, kh, kw]', true);
     const shape = convTransposeShape('conv_transpose2d', tx, tw.shape as number[], a);
     checkBias('conv_transpose2d', bias, shape[1] as number);
     return [{ dtype: 'float32', shape }];
@@ -201,7 +215,7 @@ function weightGradShape(x: TensorType, go: TensorType, a: z.output<typeof weigh
     throw new OpError('conv2d_weight_grad', `groups=${g} must divide both the input channels (${C}) and the grad_output channels (${Cout})`);
   }
   const expect = conv2dShape('conv2d_weight_grad', x, [Cout, C / g, kh, kw], a);
-  if (x.shape[0] !== go.shape[0] || expect[2] !== go.shape[2] || expect[3] !== go.shape[3]) {
+  if (!sameDim(x.shape[0], go.shape[0]) || !sameDim(expect[2], go.shape[2]) || !sameDim(expect[3], go.shape[3])) {
     throw new OpError('conv2d_weight_grad', `grad_output ${fmtShape(go.shape)} does not match the conv2d output ${fmtShape(expect)} of input ${fmtShape(x.shape)}`);
   }
   return [Cout, C / g, kh, kw];

@@ -6,7 +6,7 @@
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
-import { broadcastShapes, fmtShape, normDim, numel, OpError, type Dim, type TensorType } from '../shape.js';
+import { broadcastShapes, fmtShape, normDim, numel, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 import { allocate } from '../dtype.js';
 import type { GradBuilder } from '../grad-builder.js';
 import { splitAt } from '../kernels/strided.js';
@@ -73,7 +73,7 @@ export const indexAdd = defineOp({
   infer([x, index, src], { dim }) {
     const tx = need('index_add', x, 'x'), ts = need('index_add', src, 'src');
     const want = indexSelectType('index_add', tx, needIndex('index_add', index), dim);
-    if (ts.shape.length !== want.shape.length || ts.shape.some((s, i) => s !== want.shape[i])) {
+    if (ts.shape.length !== want.shape.length || ts.shape.some((s, i) => !sameDim(s, want.shape[i]))) {
       throw new OpError('index_add', `src has shape ${fmtShape(ts.shape)}; for x ${fmtShape(tx.shape)} and an index of shape ${fmtShape(index!.shape)} along dim ${dim} it must be ${fmtShape(want.shape)}`);
     }
     return [{ dtype: tx.dtype, shape: tx.shape }];

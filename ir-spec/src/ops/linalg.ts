@@ -5,7 +5,7 @@
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
-import { broadcastShapes, dimProduct, fmtShape, numel, OpError, type Dim, type Shape, type TensorType } from '../shape.js';
+import { broadcastShapes, dimProduct, fmtShape, numel, OpError, sameDim, type Dim, type Shape, type TensorType } from '../shape.js';
 import { broadcastIndex } from '../kernels/broadcast.js';
 import { gemm } from '../kernels/gemm.js';
 
@@ -32,7 +32,7 @@ export function planMatmul(op: string, a: Shape, b: Shape): MatmulPlan {
   const aa = a.length === 1 ? [1, a[0]] : [...a];
   const bb = b.length === 1 ? [b[0], 1] : [...b];
   const M = aa[aa.length - 2], K = aa[aa.length - 1], Kb = bb[bb.length - 2], N = bb[bb.length - 1];
-  if (K !== Kb) throw new OpError(op, `${fmtShape(a)} @ ${fmtShape(b)}: inner dimensions ${K} and ${Kb} differ`);
+  if (!sameDim(K, Kb)) throw new OpError(op, `${fmtShape(a)} @ ${fmtShape(b)}: inner dimensions ${K} and ${Kb} differ`);
   const batchA = aa.slice(0, -2), batchB = bb.slice(0, -2);
   let batch: Dim[];
   try {
@@ -100,12 +100,12 @@ function linearType(x: TensorType | null, w: TensorType | null, bias: TensorType
   if (tx.shape.length < 1) throw new OpError('linear', `input must have at least 1 dimension, got ${fmtShape(tx.shape)}`);
   if (tw.shape.length !== 2) throw new OpError('linear', `weight must be 2-D [out_features, in_features], got ${fmtShape(tw.shape)}`);
   const K = tx.shape[tx.shape.length - 1];
-  if (tw.shape[1] !== K) {
+  if (!sameDim(tw.shape[1], K)) {
     throw new OpError('linear', `input ${fmtShape(tx.shape)} has ${K} features but weight ${fmtShape(tw.shape)} expects ${tw.shape[1]}`);
   }
   if (bias) {
     needFloat('linear', bias, 'bias');
-    if (bias.shape.length !== 1 || bias.shape[0] !== tw.shape[0]) {
+    if (bias.shape.length !== 1 || !sameDim(bias.shape[0], tw.shape[0])) {
       throw new OpError('linear', `bias must have shape [${tw.shape[0]}] to match weight ${fmtShape(tw.shape)}, got ${fmtShape(bias.shape)}`);
     }
   }

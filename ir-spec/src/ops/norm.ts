@@ -9,7 +9,7 @@
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
-import { fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
+import { fmtShape, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 
 const attrs = z.object({ eps: z.number().min(0).default(1e-5) }).strict();
 
@@ -24,7 +24,7 @@ function checkTypes(x: TensorType | null, rest: readonly (TensorType | null)[]):
       if (i < 2) throw new OpError('batch_norm', `input '${name}' is required`);
       return;
     }
-    if (t.dtype !== 'float32' || t.shape.length !== 1 || t.shape[0] !== C) {
+    if (t.dtype !== 'float32' || t.shape.length !== 1 || !sameDim(t.shape[0], C)) {
       throw new OpError('batch_norm', `${name} must be float32 of shape [${C}] for input ${fmtShape(x.shape)}, got ${t.dtype}${fmtShape(t.shape)}`);
     }
   });

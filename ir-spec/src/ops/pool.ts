@@ -6,7 +6,7 @@
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
-import { fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
+import { concreteDim, fmtShape, OpError, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import type { GradBuilder } from '../grad-builder.js';
 import {
   adaptiveAvgPool, adaptiveAvgPoolBackward, adaptiveMaxPool, avgPool, avgPoolBackward, maxPool, poolOutSize, type PoolWindow,
@@ -41,13 +41,17 @@ const avgBackwardAttrs = avgAttrs.extend({ input_size: pos2 }).strict();
 const adaptiveAttrs = z.object({ output_size: pos2 }).strict();
 const adaptiveBackwardAttrs = z.object({ input_size: pos2 }).strict();
 
-/** Checks an NCHW float input; only the batch and channel dims may be symbolic. */
-function needNCHW(op: string, t: TensorType | null, name = 'input'): TensorType {
+/**
+ * Checks an NCHW float input. Any dim may be symbolic here; the spatial dims must be concrete
+ * only where the output size needs them (`spatial`: the backward ops, whose output size is an
+ * attribute checked against them).
+ */
+function needNCHW(op: string, t: TensorType | null, name = 'input', spatial = false): TensorType {
   if (!t) throw new OpError(op, `input '${name}' is required`);
   if (t.dtype !== 'float32') throw new OpError(op, `${name} must be float32, got ${t.dtype}`);
   if (t.shape.length !== 4) throw new OpError(op, `${name} must be 4-D [N, C, H, W], got ${fmtShape(t.shape)}`);
-  if (typeof t.shape[2] !== 'number' || typeof t.shape[3] !== 'number') {
-    throw new OpError(op, `${name} ${fmtShape(t.shape)}: the spatial dims must be concrete`);
+  if (spatial) {
+    for (const i of [2, 3]) if (typeof t.shape[i] !== 'number') concreteDim(op, t.shape[i], () => `${name} ${fmtShape(t.shape)} dim ${i}`, 'it is checked against the input_size attribute');
   }
   return t;
 }
@@ -57,17 +61,22 @@ const windowOf = (a: { kernel_size: number[]; stride: number[]; padding: number[
   ph: a.padding[0], pw: a.padding[1], dh: dilation[0], dw: dilation[1],
 });
 
-/** Output [OH, OW] of a fixed-window pool, with PyTorch's checks on padding and size. */
-function pooledSize(op: string, shape: readonly Dim[], a: { kernel_size: number[]; stride: number[]; padding: number[]; ceil_mode: boolean }, dilation: readonly number[]): [number, number] {
-  const out: number[] = [];
+/**
+ * Output [OH, OW] of a fixed-window pool, with PyTorch's checks on padding and size. A symbolic
+ * H or W works when the window arithmetic is exact (stride 1, or a size like `H*2` with stride 2);
+ * otherwise the error names the dim that must be concrete.
+ */
+function pooledSize(op: string, shape: readonly Dim[], a: { kernel_size: number[]; stride: number[]; padding: number[]; ceil_mode: boolean }, dilation: readonly number[]): [Dim, Dim] {
+  const out: Dim[] = [];
   for (let d = 0; d < 2; d++) {
-    const size = shape[d + 2] as number, k = a.kernel_size[d], eff = dilation[d] * (k - 1) + 1;
+    const size = shape[d + 2], k = a.kernel_size[d], eff = dilation[d] * (k - 1) + 1;
     // PyTorch: the padding may be at most half the (dilated) kernel, so no window is all padding.
     if (a.padding[d] * 2 > eff) {
       throw new OpError(op, `padding ${fmtShape(a.padding)} must be at most half of the kernel size ${fmtShape(a.kernel_size)}${dilation[d] > 1 ? ` dilated by ${fmtShape(dilation)}` : ''}`);
     }
-    const o = poolOutSize(size, k, a.stride[d], a.padding[d], dilation[d], a.ceil_mode);
-    if (o < 1) {
+    const o = typeof size === 'number' ? poolOutSize(size, k, a.stride[d], a.padding[d], dilation[d], a.ceil_mode)
+      : symbolicWindowSize(op, () => `input ${fmtShape(shape)} dim ${d + 2}`, size, k, a.stride[d], a.padding[d], a.padding[d], dilation[d], a.ceil_mode);
+    if (typeof o === 'number' && o < 1) {
       throw new OpError(op, `input ${fmtShape(shape)} is too small for kernel ${fmtShape(a.kernel_size)} with padding ${fmtShape(a.padding)} (output would be ${out.concat(o).join('x')})`);
     }
     out.push(o);
@@ -95,7 +104,7 @@ export const max_pool2d = defineOp({
   },
   cpu([x], a: MaxAttrs) {
     const [N, C, H, W] = x!.shape;
-    const [OH, OW] = pooledSize('max_pool2d', x!.shape, a, a.dilation);
+    const [OH, OW] = pooledSize('max_pool2d', x!.shape, a, a.dilation) as [number, number];
     const val = new Float32Array(N * C * OH * OW), idx = new Int32Array(N * C * OH * OW);
     maxPool(x!.data as Float32Array, N * C, H, W, windowOf(a, a.dilation), OH, OW, val, idx);
     const shape = [N, C, OH, OW];
@@ -137,7 +146,7 @@ export const avg_pool2d = defineOp({
   },
   cpu([x], a: AvgAttrs) {
     const [N, C, H, W] = x!.shape;
-    const [OH, OW] = pooledSize('avg_pool2d', x!.shape, a, [1, 1]);
+    const [OH, OW] = pooledSize('avg_pool2d', x!.shape, a, [1, 1]) as [number, number];
     const out = new Float32Array(N * C * OH * OW);
     avgPool(x!.data as Float32Array, N * C, H, W, windowOf(a), OH, OW, a.count_include_pad, a.divisor_override, out);
     return [{ data: out, shape: [N, C, OH, OW], dtype: 'float32' }];
@@ -152,7 +161,7 @@ export const avg_pool2d_backward = defineOp({
   name: 'avg_pool2d_backward', doc: 'gradient of avg_pool2d: each output gradient spread evenly over its window (input_size [H, W])',
   inputs: ['grad_output'], attrs: avgBackwardAttrs,
   infer([g], a) {
-    const t = needNCHW('avg_pool2d_backward', g, 'grad_output');
+    const t = needNCHW('avg_pool2d_backward', g, 'grad_output', true);
     const want = pooledSize('avg_pool2d_backward', [t.shape[0], t.shape[1], ...a.input_size], a, [1, 1]);
     if (want[0] !== t.shape[2] || want[1] !== t.shape[3]) {
       throw new OpError('avg_pool2d_backward', `grad_output ${fmtShape(t.shape)} does not match the pooled size ${fmtShape(want)} of input size ${fmtShape(a.input_size)}`);

@@ -4,7 +4,8 @@
 
 import { z } from 'zod';
 import { defineOp } from '../op-def.js';
-import { fmtShape, normDim, normDims, numel, OpError, stridesOf, type Dim, type Shape, type TensorType } from '../shape.js';
+import { dimProduct, dimSum, fmtShape, normDim, normDims, numel, OpError, sameDim, stridesOf, type Dim, type Shape, type TensorType } from '../shape.js';
+import { canonicalDim, DimError, dimDivExact, sliceDim } from '../ir/dims.js';
 import { allocate, promoteTypes } from '../dtype.js';
 import { broadcastIndex } from '../kernels/broadcast.js';
 import { copyRun, splitAt, stridedCopy, stridedScatter } from '../kernels/strided.js';
@@ -16,12 +17,17 @@ function need(op: string, t: TensorType | null): TensorType {
 
 const dimList = z.array(z.union([z.number().int(), z.string()]));
 
-/** Resolves one `-1` in a requested shape against the input's element count. */
+/**
+ * Resolves one `-1` in a requested shape against the input's element count. Symbolic shapes
+ * are solved as expressions: `[N,128,8,8]` to `[-1, 8192]` or `[N, -1]` gives `[N, 8192]`; the
+ * `-1` must divide out exactly and the element counts must agree, or the error names both shapes.
+ */
 export function resolveShape(op: string, from: Shape, to: readonly Dim[]): Dim[] {
   const infer = to.filter((d) => d === -1).length;
   if (infer > 1) throw new OpError(op, `only one dimension can be -1, got ${fmtShape(to)}`);
   const concrete = from.every((d) => typeof d === 'number') && to.every((d) => typeof d === 'number');
-  if (!concrete) return [...to];
+  if (!concrete) return resolveSymbolic(op, from, to, infer > 0);
+  if (to.some((d) => (d as number) < -1)) throw new OpError(op, `invalid shape dimension in ${fmtShape(to)}: sizes must be >= 0 (or -1 for one inferred dim)`);
   const total = numel(from);
   const known = (to as number[]).filter((d) => d !== -1).reduce((a, d) => a * d, 1);
   const out = [...to] as number[];
@@ -30,6 +36,39 @@ export function resolveShape(op: string, from: Shape, to: readonly Dim[]): Dim[]
     out[out.indexOf(-1)] = total / known;
   } else if (known !== total) {
     throw new OpError(op, `shape ${fmtShape(to)} is invalid for input of size ${total} (shape ${fmtShape(from)})`);
+  }
+  return out;
+}
+
+/** A dim of a `shape` attribute in canonical form; the error names the op and the attribute. */
+function attrDim(op: string, d: Dim, to: readonly Dim[]): Dim {
+  if (typeof d === 'number') return d;
+  let c: Dim;
+  try {
+    c = canonicalDim(d);
+  } catch (e) {
+    if (e instanceof DimError) throw new OpError(op, `invalid dim in shape ${fmtShape(to)}: ${e.message}`);
+    throw e;
+  }
+  if (typeof c === 'number' && c < 0) throw new OpError(op, `invalid shape dimension '${d}' in ${fmtShape(to)}: sizes must be >= 0`);
+  return c;
+}
+
+function resolveSymbolic(op: string, from: Shape, to: readonly Dim[], infer: boolean): Dim[] {
+  const out = to.map((d) => {
+    if (typeof d === 'number' && d < -1) throw new OpError(op, `invalid shape dimension in ${fmtShape(to)}: sizes must be >= 0 (or -1 for one inferred dim)`);
+    return attrDim(op, d, to);
+  });
+  const total = dimProduct(from);
+  const known = dimProduct(out.filter((d) => d !== -1));
+  if (infer) {
+    const q = dimDivExact(total, known);
+    if (q === undefined) {
+      throw new OpError(op, `cannot infer the -1 in shape ${fmtShape(to)} for input of shape ${fmtShape(from)}: its ${total} elements are not a whole multiple of ${known}; give that size explicitly or make the dims concrete`);
+    }
+    out[out.indexOf(-1)] = q;
+  } else if (!sameDim(total, known)) {
+    throw new OpError(op, `shape ${fmtShape(to)} is invalid for input of shape ${fmtShape(from)}: ${known} elements vs ${total}`);
   }
   return out;
 }
@@ -51,11 +90,13 @@ export function expandShape(op: string, from: Shape, to: readonly Dim[]): Dim[] 
   return to.map((d, i) => {
     if (i < lead) {
       if (d === -1) throw new OpError(op, `-1 is not allowed for a new leading dim in ${fmtShape(to)}`);
-      return d;
+      return attrDim(op, d, to);
     }
     const s = from[i - lead];
-    if (d === -1 || d === s) return s;
-    if (s === 1) return d;
+    if (d === -1) return s;
+    const c = attrDim(op, d, to);
+    if (sameDim(c, s)) return s;
+    if (s === 1) return c;
     throw new OpError(op, `cannot expand ${fmtShape(from)} to ${fmtShape(to)}: dim ${i} has size ${s}, not 1`);
   });
 }
@@ -148,12 +189,15 @@ export function sliceRange(op: string, size: number, start: number | null, end: 
   return { start: s, length: Math.ceil((e - s) / step) };
 }
 
-/** Size of the sliced dim; a symbolic size stays symbolic unless the slice is the identity. */
+/**
+ * Size of the sliced dim. A symbolic size is kept by the full slice; any other slice of it
+ * gives the derived symbol `d[start:end:step]` (e.g. `T[1::1]`), because clamping makes the
+ * length depend on the size (`T-1` would be wrong for T = 0); the runtime evaluates it.
+ */
 function slicedDim(op: string, d: Dim, start: number | null, end: number | null, step: number): Dim {
   if (typeof d === 'number') return sliceRange(op, d, start, end, step).length;
   if (step <= 0) throw new OpError(op, `slice step must be positive, got ${step}`);
-  if ((start ?? 0) === 0 && end === null && step === 1) return d;
-  return `${d}[${start ?? ''}:${end ?? ''}:${step}]`;
+  return sliceDim(d, start, end, step);
 }
 
 /** Element offset of the first kept element and the strides that walk a slice of `shape`. */
@@ -197,10 +241,10 @@ export const sliceBackward = defineOp({
     const t = need('slice_backward', g);
     const d = normDim('slice_backward', dim, shape.length);
     const want = shape.map((s, i) => (i === d ? slicedDim('slice_backward', s, start, end, step) : s));
-    if (t.shape.length !== want.length || t.shape.some((s, i) => s !== want[i])) {
+    if (t.shape.length !== want.length || t.shape.some((s, i) => !sameDim(s, want[i]))) {
       throw new OpError('slice_backward', `gradient of shape ${fmtShape(t.shape)} does not fit slice dim ${d} of ${fmtShape(shape)} (expected ${fmtShape(want)})`);
     }
-    return [{ dtype: t.dtype, shape: [...shape] }];
+    return [{ dtype: t.dtype, shape: shape.map((s) => attrDim('slice_backward', s, shape)) }];
   },
   cpu([g], { shape, dim, start, step, end }) {
     const full = shape as number[];
@@ -228,7 +272,7 @@ function checkCat(ts: readonly (TensorType | null)[], dim: number): number {
   const d = normDim('cat', dim, first.length);
   ts.forEach((t, i) => {
     const s = t!.shape;
-    if (s.length !== first.length || s.some((v, k) => k !== d && v !== first[k])) {
+    if (s.length !== first.length || s.some((v, k) => k !== d && !sameDim(v, first[k]))) {
       throw new OpError('cat', `tensors must have the same shape except in dim ${d}, but tensor ${i} has shape ${fmtShape(s)} and tensor 0 has ${fmtShape(first)} (all shapes: ${shapes.join(', ')})`);
     }
   });
@@ -240,8 +284,8 @@ export const cat = defineOp({
   inputs: ['...xs'], attrs: z.object({ dim: z.number().int().default(0) }).strict(),
   infer(xs, { dim }) {
     const d = checkCat(xs, dim);
-    const sizes = xs.map((t) => t!.shape[d]);
-    const total: Dim = sizes.every((s) => typeof s === 'number') ? (sizes as number[]).reduce((a, s) => a + s, 0) : sizes.join('+');
+    // Along a symbolic dim the size is the sum as an expression: `N+M`, `N*2`, `T+1`.
+    const total = dimSum(xs.map((t) => t!.shape[d]));
     return [{
       dtype: xs.map((t) => t!.dtype).reduce(promoteTypes),
       shape: xs[0]!.shape.map((s, i) => (i === d ? total : s)),
