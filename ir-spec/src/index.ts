@@ -5,3 +5,4 @@ export * from './op-def.js';
 export * from './grad-builder.js';
 export * from './ops/index.js';
 export * from './ir/index.js';
+export * from './tsgraph/index.js';

@@ -1,0 +1,136 @@
+// The header's graph JSON → a Graph. Invariant: the Graph returned is well formed as far as
+// the file can make it so — every op known, every value defined once and used only where
+// visible, every node re-typed by `inferTypes` (the same rules the builder and the verifier
+// use) with the file's declared types required to agree, params bound to tensors of their
+// type, and the header's signature matching the graph. The file's types are never trusted alone.
+
+import { hasOp } from '../op-def.js';
+import { OpError } from '../shape.js';
+import { isBuiltin } from '../ir/builtins.js';
+import { DimError } from '../ir/dims.js';
+import { Block, Graph, Node, Value, type GraphInput, type GraphOutput, type NodeMeta, type TensorData } from '../ir/graph.js';
+import { inferTypes } from '../ir/infer.js';
+import { typeEquals, typeToString, type IRType } from '../ir/types.js';
+import { TsgraphError } from './errors.js';
+import type { BlockJson, NodeJson, SignatureJson, TsgraphHeader, ValueJson } from './format.js';
+import { decodeAttrs, JsonValueError } from './json.js';
+import { describeNode } from './describe.js';
+import { Scopes } from './scopes.js';
+import { parseTypeString } from './type-string.js';
+
+const FIX = 're-export the model with `jit.save` / `kiln compile`, or report a bug if this Kiln wrote the file';
+
+const verifyError = (msg: string, cause?: unknown) => new TsgraphError('VERIFY', `${msg}; ${FIX}`, cause === undefined ? undefined : { cause });
+
+/** Rebuilds and checks the graph of a header whose schema and tensor table are already checked. */
+export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string, TensorData>): Graph {
+  const g = header.graph;
+  const scopes = new Scopes<number, Value>();
+  const ctx = { tensors };
+
+  const define = (vj: ValueJson, type: IRType, where: string): Value => {
+    const v = new Value(type, vj.hint);
+    if (!scopes.define(vj.id, v)) throw verifyError(`${where} defines %${vj.id}, which is already defined (SSA values are defined once)`);
+    return v;
+  };
+  const use = (id: number, where: string): Value => {
+    const v = scopes.lookup(id);
+    if (!v) {
+      const why = scopes.wasDefined(id) ? 'is defined inside a region and not visible here' : 'is not defined before it';
+      throw verifyError(`${where} uses %${id}, which ${why} (a value must be defined earlier in the same block or an enclosing one)`);
+    }
+    return v;
+  };
+
+  const decodeNode = (nj: NodeJson, path: string): Node => {
+    const desc = `node ${describeNode(nj.op, nj.inputs, nj.outputs.map((o) => o.id), nj.attrs)} at ${path}`;
+    if (!isBuiltin(nj.op) && !hasOp(nj.op)) {
+      throw new TsgraphError('UNKNOWN_OP', `${desc} uses op '${nj.op}', which this Kiln does not know: upgrade Kiln to the version that wrote the file (producer '${header.producer.name}' ${header.producer.version}), or re-export the model without that op`);
+    }
+    const inputs = nj.inputs.map((id) => (id === null ? null : use(id, desc)));
+    const regions = (nj.regions ?? []).map((r, i) => decodeBlock(r, `${path}.regions[${i}]`));
+    let attrs;
+    try {
+      attrs = decodeAttrs(nj.attrs, `${path}.attrs`);
+    } catch (e) {
+      if (e instanceof JsonValueError) throw new TsgraphError('SCHEMA', `header field ${e.message}; ${FIX}`, { cause: e });
+      throw e;
+    }
+    let inferred;
+    try {
+      inferred = inferTypes(nj.op, inputs.map((v) => v?.type ?? null), attrs, ctx, regions);
+    } catch (e) {
+      if (e instanceof OpError) throw verifyError(`${desc}: ${e.message}`, e);
+      // Symbolic-dim arithmetic (ir/dims.ts) signals an overflow with a RangeError and a malformed
+      // dim with a DimError; from a file, both mean types no valid graph has.
+      if (e instanceof RangeError || e instanceof DimError) throw verifyError(`${desc}: its shapes cannot be computed (${e.message})`, e);
+      throw e;
+    }
+    if (inferred.types.length !== nj.outputs.length) {
+      throw verifyError(`${desc} declares ${nj.outputs.length} output(s) but op '${nj.op}' gives ${inferred.types.length}`);
+    }
+    const outputs = nj.outputs.map((o, i) => {
+      const declared = parseTypeString(o.type);
+      if (!typeEquals(declared, inferred.types[i])) {
+        throw verifyError(`${desc}: output ${i} (%${o.id}) is declared ${o.type} but the op gives ${typeToString(inferred.types[i])}`);
+      }
+      return define(o, inferred.types[i], desc);
+    });
+    const meta: NodeMeta = {
+      ...(nj.meta?.scope !== undefined ? { scope: nj.meta.scope } : {}),
+      ...(nj.meta?.loc !== undefined ? { loc: nj.meta.loc } : {}),
+    };
+    return new Node(nj.op, inputs, inferred.attrs, outputs, regions, meta);
+  };
+
+  const decodeBlock = (bj: BlockJson, path: string): Block => {
+    scopes.push();
+    try {
+      const args = bj.args.map((a, i) => define(a, parseTypeString(a.type), `region ${path} argument ${i}`));
+      const nodes = bj.nodes.map((n, i) => decodeNode(n, `${path}.nodes[${i}]`));
+      const yields = bj.yields.map((id, i) => use(id, `region ${path} yield ${i}`));
+      return new Block(args, nodes, yields);
+    } finally {
+      scopes.pop();
+    }
+  };
+
+  const names = new Set<string>();
+  const inputs: GraphInput[] = g.inputs.map((ij, i) => {
+    const where = `graph ${ij.kind} '${ij.name}' (graph.inputs[${i}])`;
+    if (names.has(ij.name)) throw verifyError(`${where}: the name is used twice`);
+    names.add(ij.name);
+    const type = parseTypeString(ij.type);
+    if (ij.kind === 'param') {
+      const t = tensors.get(ij.name);
+      if (!t) throw verifyError(`${where} is a param but the tensor table has no tensor '${ij.name}'`);
+      const stored = `${typeToString({ kind: 'tensor', dtype: t.dtype, shape: t.shape })}`;
+      if (stored !== typeToString(type)) throw verifyError(`${where} is declared ${ij.type} but its tensor is ${stored}`);
+    }
+    return { name: ij.name, kind: ij.kind, value: define(ij, type, where) };
+  });
+  const body = new Block([], g.nodes.map((n, i) => decodeNode(n, `graph.nodes[${i}]`)), []);
+  const outNames = new Set<string>();
+  const outputs: GraphOutput[] = g.outputs.map((oj, i) => {
+    const where = `graph output '${oj.name}' (graph.outputs[${i}])`;
+    if (outNames.has(oj.name)) throw verifyError(`${where}: the name is used twice`);
+    outNames.add(oj.name);
+    return { name: oj.name, value: use(oj.id, where) };
+  });
+  checkSignature('inputs', header.inputs, inputs.filter((i) => i.kind === 'input'));
+  checkSignature('outputs', header.outputs, outputs);
+  return new Graph(g.name, inputs, body, outputs, tensors, { ...header.metadata });
+}
+
+/** The header's top-level `inputs`/`outputs` must describe the graph exactly (tools read only them). */
+function checkSignature(field: 'inputs' | 'outputs', sig: readonly SignatureJson[], actual: readonly { name: string; value: Value }[]): void {
+  if (sig.length !== actual.length) {
+    throw verifyError(`header field ${field} lists ${sig.length} entries but the graph has ${actual.length} run-time ${field}`);
+  }
+  sig.forEach((s, i) => {
+    const a = actual[i];
+    if (s.name !== a.name || !typeEquals(parseTypeString(s.type), a.value.type)) {
+      throw verifyError(`header field ${field}[${i}] says ${s.name}: ${s.type} but the graph has ${a.name}: ${typeToString(a.value.type)}`);
+    }
+  });
+}

@@ -1,0 +1,10 @@
+// The `.tsgraph` container: one self-contained file holding a graph, its tensors and (later)
+// its kernels. Layout and rules: ../../docs/tsgraph-format.md.
+export { TsgraphError, TSGRAPH_ERROR_CODES, type TsgraphErrorCode } from './errors.js';
+export {
+  TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR, MAX_HEADER_BYTES, DEFAULT_PRODUCER,
+  type TsgraphHeader, type GraphJson, type NodeJson, type BlockJson, type ValueJson, type GraphInputJson,
+  type TensorEntryJson, type SignatureJson, type ProducerJson,
+} from './format.js';
+export { encodeTsgraph, type EncodeOptions } from './encode.js';
+export { decodeTsgraph, readTsgraphHeader, type DecodedTsgraph, type TsgraphLayout } from './decode.js';

@@ -1,0 +1,10 @@
+// What both entry points export besides load(): the model, the device contract, errors and
+// types. Invariant: nothing here imports a Node built-in or reads a string source.
+
+export { Model, createModel, type IOInfo, type ModelOptions, type Output, type RunStats } from './model.js';
+export { RuntimeError, RUNTIME_ERROR_CODES, type RuntimeErrorCode } from './errors.js';
+export { createDevice, type BackendChoice } from './backend.js';
+export { createCpuDevice } from './cpu-device.js';
+export type { BackendName, Device, DeviceTensor } from './device.js';
+export type { InputValue, TensorInput } from './validate.js';
+export type { LoadOptions, ModelSource } from './load.js';

@@ -1,0 +1,37 @@
+// The device contract (DESIGN.md mechanism 5, STYLE.md principle 11): everything the executor
+// asks of a backend. Invariant: the executor never touches a buffer's contents or picks a
+// kernel itself — it calls these methods only, so a WebGPU device (or a WASM/worker CPU device)
+// slots in without changing the executor.
+
+import type { Attrs, DType, TypedArray } from '@kiln/ir-spec';
+
+/** A tensor living on a device: an opaque buffer plus its dense row-major shape. */
+export interface DeviceTensor<B = unknown> {
+  readonly buffer: B;
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+}
+
+export type BackendName = 'cpu' | 'webgpu';
+
+export interface Device<B = unknown> {
+  readonly backend: BackendName;
+  /** A buffer for `shape` of `dtype` (contents unspecified until written). */
+  alloc(dtype: DType, shape: readonly number[]): DeviceTensor<B>;
+  /** Copies host data (exactly the tensor's element count) into the tensor's buffer. */
+  write(t: DeviceTensor<B>, data: TypedArray): void;
+  /**
+   * The tensor's elements on the host, in a fresh array the caller owns. A synchronous device
+   * (the CPU) returns the array itself; an asynchronous one (WebGPU) a promise.
+   */
+  read(t: DeviceTensor<B>): TypedArray | Promise<TypedArray>;
+  /**
+   * Runs registry op `op` on `inputs` (null: an omitted optional input) with concrete attrs.
+   * An output may share an input's buffer (a reshape is a view); it never changes an input.
+   */
+  dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs): DeviceTensor<B>[];
+  /** Returns a buffer no value refers to any more (the executor calls it once per buffer). */
+  free(buffer: B): void;
+  /** Size of a buffer in bytes, for memory accounting. */
+  byteLength(buffer: B): number;
+}

@@ -1,0 +1,248 @@
+// The executor: runs a planned graph on a Device, regions included. Invariants: every value is
+// bound in the scope of the block that defines it and released after its last use (plan.ts),
+// so `LiveBuffers` sees exactly the intermediates alive at each step; every failure is a
+// RuntimeError naming the node; and the executor reads tensor contents only through
+// `device.read`, which it requests by yielding the tensor — a synchronous driver answers at
+// once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation.
+
+import { OpError, typeToString, type DType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import type { Device, DeviceTensor } from './device.js';
+import { concreteAttrs, type SymbolEnv } from './dims.js';
+import { RuntimeError } from './errors.js';
+import type { Scope } from './memory.js';
+import type { BlockPlan, NodePlan } from './plan.js';
+import { scalarOp, toScalar, type Scalar } from './scalar.js';
+import { checkValue, describeValue, isDeviceTensor, type RtValue } from './values.js';
+
+/** A computation that may ask for tensor contents: it yields a tensor and receives its data. */
+export type Exec<T> = Generator<DeviceTensor, T, TypedArray>;
+
+export interface RunLimits {
+  /** Loop trips one run may take, over all loops, before it fails (LOOP_LIMIT): a bound on
+   * the run's time even for nested loops or a condition that never turns false. */
+  readonly maxLoopTrips: number;
+  /** Largest tensor a node may create, in bytes (TOO_LARGE). */
+  readonly maxTensorBytes: number;
+}
+
+export interface ExecContext {
+  readonly device: Device;
+  readonly env: SymbolEnv;
+  readonly limits: RunLimits;
+  /** Device tensors of `constant` nodes, made once per model. */
+  readonly constants: ReadonlyMap<Node, DeviceTensor>;
+  /** Nodes run so far (a loop body counts once per trip). */
+  nodesRun: number;
+  /** Loop trips taken so far, over all loops. */
+  loopTrips: number;
+}
+
+const BYTES: Record<DType, number> = { float32: 4, int32: 4, bool: 1 };
+
+function fail(np: NodePlan, message: string, cause?: unknown): RuntimeError {
+  return new RuntimeError('NODE', `${np.text}: ${message}`, np.text, cause === undefined ? undefined : { cause });
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function input(scope: Scope, np: NodePlan, i: number): RtValue | null {
+  const v = np.node.inputs[i];
+  if (!v) return null;
+  const rt = scope.get(v);
+  if (rt === undefined) throw fail(np, `input ${i} has no value (it is not defined before this node; verify the graph)`);
+  return rt;
+}
+
+function tensorInput(scope: Scope, np: NodePlan, i: number): DeviceTensor | null {
+  const rt = input(scope, np, i);
+  if (rt === null) return null;
+  if (!isDeviceTensor(rt)) throw fail(np, `input ${i} must be a tensor, got ${describeValue(rt)}`);
+  return rt;
+}
+
+function scalarInput(scope: Scope, np: NodePlan, i: number): Scalar | null {
+  const rt = input(scope, np, i);
+  if (rt === null) return null;
+  if (typeof rt !== 'number' && typeof rt !== 'boolean') throw fail(np, `input ${i} must be a scalar, got ${describeValue(rt)}`);
+  return rt;
+}
+
+/** Binds a node's results after checking them against the declared types. */
+function bindOutputs(ctx: ExecContext, np: NodePlan, scope: Scope, outs: readonly RtValue[]): void {
+  const decl = np.node.outputs;
+  if (outs.length !== decl.length) throw fail(np, `produced ${outs.length} results, expected ${decl.length}`);
+  for (let i = 0; i < decl.length; i++) {
+    const why = checkValue(outs[i], decl[i].type, ctx.env);
+    if (why) throw fail(np, `result ${i}: ${why}`);
+    scope.bind(decl[i], outs[i]);
+  }
+}
+
+/** A registry op: concrete attrs, shape rule, size limit, then the device kernel. */
+function runOp(ctx: ExecContext, np: NodePlan, scope: Scope): RtValue[] {
+  const def = np.def!;
+  const inputs = np.node.inputs.map((_, i) => tensorInput(scope, np, i));
+  let attrs = np.node.attrs;
+  if (np.symbolicAttrs) {
+    const r = concreteAttrs(attrs, ctx.env);
+    if ('unbound' in r) throw fail(np, `attribute '${r.attr}' holds dim '${r.unbound}', which no graph input binds; give the graph an input whose type names it`);
+    attrs = r.attrs;
+  }
+  let types: TensorType[];
+  try {
+    types = def.infer(inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null)), attrs);
+  } catch (e) {
+    throw fail(np, errText(e), e);
+  }
+  for (const t of types) {
+    if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
+    const bytes = t.shape.reduce((a, d) => a * d, BYTES[t.dtype]);
+    if (bytes > ctx.limits.maxTensorBytes) {
+      throw new RuntimeError('TOO_LARGE', `${np.text}: the result ${typeToString({ kind: 'tensor', ...t })} needs ${bytes} bytes, over the limit of ${ctx.limits.maxTensorBytes}; raise maxTensorBytes in load()/createModel() options if this is intended`, np.text);
+    }
+  }
+  let outs: DeviceTensor[];
+  try {
+    outs = ctx.device.dispatch(np.node.op, inputs, attrs);
+  } catch (e) {
+    if (e instanceof RuntimeError) throw e;
+    throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);
+  }
+  outs.forEach((o, i) => {
+    const t = types[i];
+    if (t && (o.shape.length !== t.shape.length || t.shape.some((d, k) => typeof d === 'number' && d !== o.shape[k]))) {
+      throw fail(np, `the kernel returned shape [${o.shape.join(',')}] for result ${i}, but the op's shape rule gives [${t.shape.join(',')}] (a kernel bug)`);
+    }
+  });
+  return outs;
+}
+
+function condition(np: NodePlan, v: RtValue, data?: TypedArray): boolean {
+  if (typeof v === 'boolean') return v;
+  if (data && data.length === 1) return data[0] !== 0;
+  throw fail(np, `condition must be a bool scalar or a one-element bool tensor, got ${describeValue(v)}`);
+}
+
+function* runIf(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
+  const c = input(scope, np, 0);
+  if (c === null) throw fail(np, 'the condition is missing');
+  const data = isDeviceTensor(c) ? yield c : undefined;
+  const region = np.regions[condition(np, c, data) ? 0 : 1];
+  const child = scope.child();
+  const ys = yield* runBlock(ctx, region, child);
+  bindOutputs(ctx, np, scope, ys);
+  child.releaseAll();
+}
+
+function* runLoop(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
+  const trips = scalarInput(scope, np, 0);
+  const cond = scalarInput(scope, np, 1);
+  if (trips !== null && typeof trips !== 'number') throw fail(np, `maxTrips must be an i32 scalar, got ${describeValue(trips)}`);
+  let go = cond === null ? true : condition(np, cond);
+  let carried: RtValue[] = np.node.inputs.slice(2).map((_, k) => input(scope, np, k + 2) ?? missing(np, `carried value ${k}`));
+  const body = np.regions[0];
+  const [iArg, ...args] = body.block.args;
+  // The loop holds its carried values between trips, so a buffer yielded by one trip stays
+  // counted (and alive) until the next trip's arguments have taken it over.
+  scope.mem.retain(carried);
+  for (const v of np.handedOver) scope.release(v);
+  for (let i = 0; go && (trips === null || i < trips); i++) {
+    if (++ctx.loopTrips > ctx.limits.maxLoopTrips) {
+      throw new RuntimeError('LOOP_LIMIT', `${np.text}: still running after ${i} trips of this loop, ${ctx.loopTrips - 1} trips of all loops in this run (limit ${ctx.limits.maxLoopTrips}); check the loop's condition, or raise maxLoopTrips in load()/createModel() options`, np.text);
+    }
+    const child = scope.child();
+    child.bind(iArg, i);
+    args.forEach((a, k) => child.bind(a, carried[k]));
+    scope.mem.release(carried);
+    const ys = yield* runBlock(ctx, body, child);
+    const next = ys[0];
+    if (typeof next !== 'boolean') throw fail(np, `the body's first yield (continue) must be a bool scalar, got ${describeValue(next)}`);
+    go = next;
+    carried = ys.slice(1);
+    scope.mem.retain(carried);
+    child.releaseAll();
+  }
+  bindOutputs(ctx, np, scope, carried);
+  scope.mem.release(carried);
+}
+
+function missing(np: NodePlan, what: string): never {
+  throw fail(np, `${what} is missing`);
+}
+
+/** One structural op or tensor op; binds its results in `scope`. */
+function* runNode(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
+  const { node } = np;
+  ctx.nodesRun++;
+  if (np.def) { bindOutputs(ctx, np, scope, runOp(ctx, np, scope)); return; }
+  switch (node.op) {
+    case 'constant': {
+      const t = ctx.constants.get(node);
+      if (!t) throw fail(np, 'the constant has no tensor (executor bug)');
+      bindOutputs(ctx, np, scope, [t]);
+      return;
+    }
+    case 'scalar': {
+      const out = node.outputs[0].type;
+      const v = node.attrs.value;
+      if (out.kind !== 'scalar' || (typeof v !== 'number' && typeof v !== 'boolean')) throw fail(np, 'needs a number or boolean value and a scalar type');
+      bindOutputs(ctx, np, scope, [toScalar(v, out.dtype)]);
+      return;
+    }
+    case 'scalar_op': {
+      const out = node.outputs[0].type;
+      const args = node.inputs.map((_, i) => scalarInput(scope, np, i) ?? missing(np, `operand ${i}`));
+      if (out.kind !== 'scalar') throw fail(np, 'the result must be a scalar');
+      let r: Scalar;
+      try { r = scalarOp(String(node.attrs.fn), args, out.dtype); } catch (e) { throw fail(np, errText(e), e); }
+      bindOutputs(ctx, np, scope, [r]);
+      return;
+    }
+    case 'dim': {
+      const t = tensorInput(scope, np, 0);
+      const k = node.attrs.index;
+      if (!t || typeof k !== 'number' || !(k >= 0 && k < t.shape.length)) throw fail(np, `index ${String(k)} is out of range for ${t ? describeValue(t) : 'no input'}`);
+      bindOutputs(ctx, np, scope, [t.shape[k]]);
+      return;
+    }
+    case 'item': {
+      const t = tensorInput(scope, np, 0);
+      if (!t || t.shape.some((d) => d !== 1)) throw fail(np, `needs a one-element tensor, got ${t ? describeValue(t) : 'no input'}`);
+      const data: TypedArray = yield t;
+      bindOutputs(ctx, np, scope, [toScalar(data[0], t.dtype)]);
+      return;
+    }
+    case 'tuple':
+      bindOutputs(ctx, np, scope, [node.inputs.map((_, i) => input(scope, np, i) ?? missing(np, `element ${i}`))]);
+      return;
+    case 'tuple_get': {
+      const t = input(scope, np, 0);
+      const k = node.attrs.index;
+      if (!Array.isArray(t) || typeof k !== 'number' || !(k >= 0 && k < t.length)) throw fail(np, `cannot take element ${String(k)} of ${t === null ? 'no input' : describeValue(t)}`);
+      bindOutputs(ctx, np, scope, [(t as readonly RtValue[])[k]]);
+      return;
+    }
+    case 'if': yield* runIf(ctx, np, scope); return;
+    case 'loop': yield* runLoop(ctx, np, scope); return;
+    default: throw fail(np, `unknown op '${node.op}'`);
+  }
+}
+
+/**
+ * Runs the nodes of a block whose args are already bound in `scope`; returns the yielded
+ * values, still bound in `scope` (the caller binds them where they go, then releases `scope`).
+ */
+export function* runBlock(ctx: ExecContext, bp: BlockPlan, scope: Scope): Exec<RtValue[]> {
+  for (const a of bp.deadArgs) scope.release(a);
+  for (let i = 0; i < bp.nodes.length; i++) {
+    yield* runNode(ctx, bp.nodes[i], scope);
+    for (const v of bp.releaseAfter[i]) scope.release(v);
+  }
+  return bp.block.yields.map((v: Value) => {
+    const rt = scope.get(v);
+    if (rt === undefined) throw new RuntimeError('NODE', `a block yields ${typeToString(v.type)} that has no value (verify the graph)`);
+    return rt;
+  });
+}

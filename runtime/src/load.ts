@@ -1,0 +1,35 @@
+// Loading a `.tsgraph`: bytes from a buffer or a string source, the container decoded and
+// verified by ir-spec, then a Model on the chosen device. Invariant: this file knows nothing
+// about where strings come from — each entry point (index.ts for Node, browser.ts for
+// browsers) passes its own reader, so the browser bundle never references a Node built-in.
+
+import { decodeTsgraph } from '@kiln/ir-spec';
+import { createDevice, type BackendChoice } from './backend.js';
+import { RuntimeError } from './errors.js';
+import { Model, type ModelOptions } from './model.js';
+
+/** What load() reads: the file's bytes, or a path (Node) / URL (browsers, and http(s) in Node). */
+export type ModelSource = Uint8Array | ArrayBuffer | string;
+
+export interface LoadOptions extends Omit<ModelOptions, 'device' | 'verify'> {
+  /** Where to run (default `auto`: the best available backend, today the CPU). */
+  readonly backend?: BackendChoice;
+}
+
+/** Reads the bytes a string source names; throws a SOURCE RuntimeError when it cannot. */
+export type ReadSource = (source: string) => Promise<Uint8Array>;
+
+/** load() with the string reader of the platform. */
+export async function loadWith(source: ModelSource, opts: LoadOptions, read: ReadSource): Promise<Model> {
+  const device = await createDevice(opts.backend ?? 'auto');
+  let bytes: Uint8Array;
+  if (source instanceof Uint8Array) bytes = source;
+  else if (source instanceof ArrayBuffer) bytes = new Uint8Array(source);
+  else if (typeof source === 'string') bytes = await read(source);
+  else {
+    const what = source === null ? 'null' : typeof source === 'object' ? (source as object).constructor?.name ?? 'an object' : typeof source;
+    throw new RuntimeError('SOURCE', `load() takes a Uint8Array, an ArrayBuffer, or a path/URL string; got ${what}`);
+  }
+  const { graph } = decodeTsgraph(bytes); // checks the file and verifies the graph
+  return new Model(graph, device, opts);
+}

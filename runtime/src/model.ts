@@ -1,0 +1,286 @@
+// A runnable model: a graph planned once, its tensor table on a device, and run() that
+// validates inputs, executes and checks outputs. Invariants: params and constants are
+// uploaded once and never change (kernels do not mutate inputs, and outputs are fresh copies,
+// so callers cannot reach the model's state); each run has its own bindings and memory
+// accounting, so `stats` describes the last completed run exactly.
+
+import { typeToString, verifyGraph, VerifyError, walkNodes, type DType, type Graph, type IRType, type Node, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
+import { createCpuDevice } from './cpu-device.js';
+import type { BackendName, Device, DeviceTensor } from './device.js';
+import { RuntimeError } from './errors.js';
+import { runBlock, type Exec, type ExecContext, type RunLimits } from './executor.js';
+import { LiveBuffers, Scope } from './memory.js';
+import { planGraph, type GraphPlan } from './plan.js';
+import { toScalar } from './scalar.js';
+import { signature, validateInputs, type InputValue } from './validate.js';
+import { checkValue, isDeviceTensor, type RtValue } from './values.js';
+
+/** A graph input or output as the model shows it: its name and type in text form. */
+export interface IOInfo {
+  readonly name: string;
+  /** The IR type, e.g. `f32[N,3,32,32]` or `i32`. */
+  readonly type: string;
+}
+
+/** One result of run(): a dense row-major tensor (a scalar output has shape `[]`). */
+export interface Output {
+  readonly name: string;
+  readonly data: TypedArray;
+  readonly shape: number[];
+  readonly dtype: DType;
+}
+
+/** Figures of the last completed run. */
+export interface RunStats {
+  /** The most bytes of intermediate tensors alive at once (inputs, params and constants excluded; a view shares its buffer). */
+  readonly peakIntermediateBytes: number;
+  /** Bytes of all intermediate tensors the run created. */
+  readonly totalIntermediateBytes: number;
+  /** Nodes executed (a loop body's nodes count once per trip). */
+  readonly nodesRun: number;
+  /** Wall time of the run in milliseconds. */
+  readonly ms: number;
+}
+
+export interface ModelOptions {
+  /** Where to run; the CPU device by default. */
+  readonly device?: Device;
+  /** Loop trips one run may take over all its loops before it fails with LOOP_LIMIT (default 1 000 000). */
+  readonly maxLoopTrips?: number;
+  /** Largest tensor a node may create, in bytes (default 1 GiB). */
+  readonly maxTensorBytes?: number;
+  /** Run ir-spec's verifier on the graph first (default true; load() has verified already). */
+  readonly verify?: boolean;
+}
+
+const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30 };
+const ARRAY_OF: Record<DType, (n: number) => TypedArray> = {
+  float32: (n) => new Float32Array(n), int32: (n) => new Int32Array(n), bool: (n) => new Uint8Array(n),
+};
+
+/** Graph outputs with tuples flattened depth-first into `name.0`, `name.1`, ... */
+function flattenTypes(name: string, t: IRType): IOInfo[] {
+  if (t.kind === 'tuple') return t.elements.flatMap((e, i) => flattenTypes(`${name}.${i}`, e));
+  return [{ name, type: typeToString(t) }];
+}
+
+function upload(device: Device, t: TensorData, what: string): DeviceTensor {
+  const n = t.shape.reduce((a, d) => a * d, 1);
+  if (t.data.length !== n) throw new RuntimeError('GRAPH', `${what} has ${t.data.length} elements but its shape [${t.shape.join(',')}] needs ${n}`);
+  const d = device.alloc(t.dtype, t.shape);
+  device.write(d, t.data);
+  return d;
+}
+
+/** A loaded graph, ready to run. Create one with `load` (a file) or `createModel` (a Graph). */
+export class Model {
+  /** The graph inputs run() takes, in order (params excluded). */
+  readonly inputs: readonly IOInfo[];
+  /** What run() returns, in order (tuple outputs flattened to `name.0`, `name.1`, ...). */
+  readonly outputs: readonly IOInfo[];
+  /** Figures of the last completed run; null before the first. */
+  stats: RunStats | null = null;
+
+  private readonly plan: GraphPlan;
+  private readonly bound: { value: Value; tensor: DeviceTensor }[] = [];
+  private readonly constants = new Map<Node, DeviceTensor>();
+  private readonly external = new Set<unknown>();
+  private readonly limits: RunLimits;
+
+  /** @internal use createModel() or load(). */
+  constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
+    this.limits = {
+      maxLoopTrips: opts.maxLoopTrips ?? DEFAULT_LIMITS.maxLoopTrips,
+      maxTensorBytes: opts.maxTensorBytes ?? DEFAULT_LIMITS.maxTensorBytes,
+    };
+    const runInputs = graph.inputs.filter((i) => i.kind === 'input');
+    for (const i of runInputs) {
+      const k = i.value.type.kind;
+      if (k !== 'tensor' && k !== 'scalar') throw new RuntimeError('GRAPH', `input '${i.name}' has type ${typeToString(i.value.type)}; the runtime takes tensor and scalar inputs only`);
+    }
+    this.inputs = runInputs.map((i) => ({ name: i.name, type: typeToString(i.value.type) }));
+    this.outputs = graph.outputs.flatMap((o) => flattenTypes(o.name, o.value.type));
+    this.plan = planGraph(graph);
+
+    const table = new Map<string, DeviceTensor>();
+    const tableTensor = (name: string, what: string) => {
+      let t = table.get(name);
+      if (!t) {
+        const data = graph.tensors.get(name);
+        if (!data) throw new RuntimeError('GRAPH', `${what} names tensor '${name}', which is not in the graph's tensor table`);
+        t = upload(device, data, `tensor '${name}'`);
+        table.set(name, t);
+        this.external.add(t.buffer);
+      }
+      return t;
+    };
+    for (const i of graph.inputs) {
+      if (i.kind !== 'param') continue;
+      const t = tableTensor(i.name, `param '${i.name}'`);
+      const why = checkValue(t, i.value.type, new Map());
+      if (why) throw new RuntimeError('GRAPH', `param '${i.name}': ${why} in the tensor table`);
+      this.bound.push({ value: i.value, tensor: t });
+    }
+    for (const node of walkNodes(graph.body)) {
+      if (node.op !== 'constant') continue;
+      const { name, value, dtype } = node.attrs;
+      let t: DeviceTensor;
+      if (typeof name === 'string') t = tableTensor(name, 'a constant node');
+      else {
+        const out = node.outputs[0]?.type;
+        if (!out || out.kind !== 'tensor' || (typeof value !== 'number' && typeof value !== 'boolean')) {
+          throw new RuntimeError('GRAPH', `a constant node needs attribute name (tensor table) or value (literal), got ${JSON.stringify(node.attrs)}`);
+        }
+        const data = ARRAY_OF[out.dtype](1);
+        data[0] = Number(toScalar(value, out.dtype));
+        t = upload(device, { dtype: out.dtype, shape: [], data }, `constant ${String(value)} (${String(dtype)})`);
+        this.external.add(t.buffer);
+      }
+      this.constants.set(node, t);
+    }
+  }
+
+  /** The backend this model runs on. */
+  get backend(): BackendName { return this.device.backend; }
+
+  /**
+   * Runs the graph on `inputs`, given in the order of `model.inputs`: tensors as
+   * `{ data, shape, dtype }` (a kiln Tensor works as it is), scalars as numbers or booleans.
+   *
+   * @example
+   * ```ts
+   * const [y] = await model.run([{ data: new Float32Array(2 * 3 * 8 * 8), shape: [2, 3, 8, 8], dtype: 'float32' }]);
+   * y.shape; // e.g. [2, 10]
+   * ```
+   */
+  async run(inputs: readonly InputValue[]): Promise<Output[]> {
+    const gen = this.exec(inputs);
+    let r = gen.next();
+    while (!r.done) r = gen.next(await this.device.read(r.value));
+    return r.value;
+  }
+
+  /**
+   * run() on a synchronous device (the CPU): same results, no promise — for interpreters and
+   * tests that need a plain call. Throws a BACKEND RuntimeError on a device whose reads are
+   * asynchronous.
+   *
+   * @example
+   * ```ts
+   * const [y] = createModel(graph).runSync([{ data: new Float32Array([1, 2]), shape: [1, 2], dtype: 'float32' }]);
+   * ```
+   */
+  runSync(inputs: readonly InputValue[]): Output[] {
+    const gen = this.exec(inputs);
+    let r = gen.next();
+    while (!r.done) {
+      const data = this.device.read(r.value);
+      if (data instanceof Promise) {
+        data.catch(() => {}); // the error below is the one to report
+        throw new RuntimeError('BACKEND', `runSync() needs a synchronous device; the ${this.device.backend} device reads asynchronously: use run()`);
+      }
+      r = gen.next(data);
+    }
+    return r.value;
+  }
+
+  /**
+   * run() with inputs keyed by name.
+   *
+   * @example
+   * ```ts
+   * const [y] = await model.runNamed({ x: tensor });
+   * ```
+   */
+  async runNamed(inputs: Readonly<Record<string, InputValue>>): Promise<Output[]> {
+    return this.run(this.ordered(inputs));
+  }
+
+  private ordered(record: Readonly<Record<string, InputValue>>): InputValue[] {
+    if (typeof record !== 'object' || record === null) throw new RuntimeError('INPUT', `runNamed() takes a record keyed by input name (${this.signature()})`);
+    const names = new Set(this.inputs.map((i) => i.name));
+    const unknown = Object.keys(record).filter((k) => !names.has(k));
+    if (unknown.length) throw new RuntimeError('INPUT', `unknown input${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}; the graph takes (${this.signature()})`);
+    const missing = this.inputs.filter((i) => !Object.hasOwn(record, i.name));
+    if (missing.length) throw new RuntimeError('INPUT', `missing input${missing.length > 1 ? 's' : ''} ${missing.map((i) => `'${i.name}': ${i.type}`).join(', ')}`);
+    return this.inputs.map((i) => record[i.name]);
+  }
+
+  private signature(): string {
+    return signature(this.graph.inputs.filter((i) => i.kind === 'input'));
+  }
+
+  private *exec(inputs: readonly InputValue[]): Exec<Output[]> {
+    const t0 = performance.now();
+    const decl = this.graph.inputs.filter((i) => i.kind === 'input');
+    const { env, values } = validateInputs(decl, inputs);
+    const external = new Set(this.external);
+    const mem = new LiveBuffers(this.device, external);
+    const scope = new Scope(mem);
+    for (const { value, tensor } of this.bound) scope.bind(value, tensor);
+    decl.forEach((d, k) => {
+      const v = values[k];
+      if (typeof v === 'number' || typeof v === 'boolean') { scope.bind(d.value, v); return; }
+      const t = this.device.alloc(v.dtype, v.shape);
+      this.device.write(t, v.data);
+      external.add(t.buffer);
+      scope.bind(d.value, t);
+    });
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, nodesRun: 0, loopTrips: 0 };
+    yield* runBlock(ctx, this.plan.body, scope);
+
+    const outputs: Output[] = [];
+    for (const o of this.graph.outputs) {
+      const rt = scope.get(o.value);
+      if (rt === undefined) throw new RuntimeError('OUTPUT', `output '${o.name}' has no value (verify the graph)`);
+      const why = checkValue(rt, o.value.type, env);
+      if (why) throw new RuntimeError('OUTPUT', `output '${o.name}': ${why}`);
+      yield* this.collect(o.name, rt, o.value.type, outputs);
+    }
+    scope.releaseAll();
+    this.stats = { peakIntermediateBytes: mem.peak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: performance.now() - t0 };
+    return outputs;
+  }
+
+  private *collect(name: string, rt: RtValue, t: IRType, out: Output[]): Exec<void> {
+    if (isDeviceTensor(rt)) {
+      const data: TypedArray = yield rt;
+      out.push({ name, data, shape: [...rt.shape], dtype: rt.dtype });
+    } else if (typeof rt === 'number' || typeof rt === 'boolean') {
+      const dtype: DType = t.kind === 'scalar' ? t.dtype : typeof rt === 'boolean' ? 'bool' : 'float32';
+      const data = ARRAY_OF[dtype](1);
+      data[0] = Number(rt);
+      out.push({ name, data, shape: [], dtype });
+    } else {
+      for (let i = 0; i < rt.length; i++) {
+        const et = t.kind === 'tuple' ? t.elements[i] : t.kind === 'list' ? t.element : t;
+        yield* this.collect(`${name}.${i}`, rt[i], et, out);
+      }
+    }
+  }
+}
+
+/**
+ * A model from an in-memory graph (hand-built, traced or decoded), on the CPU unless a device
+ * is given. The graph is verified first (a GRAPH RuntimeError names the bad node).
+ *
+ * @example
+ * ```ts
+ * const b = new GraphBuilder('f');
+ * const x = b.input('x', tensorType('float32', ['N', 4]));
+ * b.output('y', b.op1('relu', [x]));
+ * const model = createModel(b.build());
+ * const [y] = model.runSync([{ data: new Float32Array([-1, 2, -3, 4]), shape: [1, 4], dtype: 'float32' }]);
+ * ```
+ */
+export function createModel(graph: Graph, opts: ModelOptions = {}): Model {
+  if (opts.verify ?? true) {
+    try {
+      verifyGraph(graph);
+    } catch (e) {
+      if (!(e instanceof VerifyError)) throw e;
+      throw new RuntimeError('GRAPH', `the graph does not verify: ${e.message}`, e.node, { cause: e });
+    }
+  }
+  return new Model(graph, opts.device ?? createCpuDevice(), opts);
+}

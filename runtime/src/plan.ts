@@ -1,0 +1,106 @@
+// The execution plan: the graph walked once at model creation. Invariant: for every block,
+// `releaseAfter[i]` lists exactly the values defined in that block (its args and its nodes'
+// outputs) whose last use is node i, where a use inside a node's regions counts at that node
+// (so a value read by a loop body lives through the whole loop) and a yielded value is never
+// released by the schedule (the block's owner takes it). Values that are never used are
+// released right after they are defined.
+
+import { getOp, hasOp, isBuiltin, type Block, type Graph, type Node, type OpDef, type Value } from '@kiln/ir-spec';
+import { hasSymbolicAttrs } from './dims.js';
+import { describeNode, nameValues } from './describe.js';
+import { RuntimeError } from './errors.js';
+
+export interface NodePlan {
+  readonly node: Node;
+  /** The node in text form, for errors. */
+  readonly text: string;
+  /** The registry entry of a tensor op; undefined for structural ops. */
+  readonly def: OpDef | undefined;
+  /** Whether attrs hold symbolic dims that must be made concrete per run. */
+  readonly symbolicAttrs: boolean;
+  readonly regions: readonly BlockPlan[];
+  /**
+   * Inputs of a loop whose last use is handing their value to the loop (not read by its body):
+   * the loop holds them as carried values, so the block's own binding is dropped before the
+   * first trip rather than after the last.
+   */
+  readonly handedOver: readonly Value[];
+}
+
+export interface BlockPlan {
+  readonly block: Block;
+  readonly nodes: readonly NodePlan[];
+  /** Args never used: released as soon as they are bound. */
+  readonly deadArgs: readonly Value[];
+  readonly releaseAfter: readonly (readonly Value[])[];
+}
+
+export interface GraphPlan {
+  readonly body: BlockPlan;
+  /** Names of every value, as errors print them. */
+  readonly names: ReadonlyMap<Value, string>;
+}
+
+/** Values a block reads that it does not define (regions included). */
+function freeValues(block: Block, memo: Map<Block, Set<Value>>): Set<Value> {
+  const known = memo.get(block);
+  if (known) return known;
+  const defined = new Set<Value>(block.args);
+  const free = new Set<Value>();
+  const use = (v: Value | null) => { if (v && !defined.has(v)) free.add(v); };
+  for (const n of block.nodes) {
+    n.inputs.forEach(use);
+    for (const r of n.regions) freeValues(r, memo).forEach(use);
+    n.outputs.forEach((o) => defined.add(o));
+  }
+  block.yields.forEach(use);
+  memo.set(block, free);
+  return free;
+}
+
+function planBlock(block: Block, held: readonly Value[], names: ReadonlyMap<Value, string>, memo: Map<Block, Set<Value>>): BlockPlan {
+  const definedHere = new Set<Value>(block.args);
+  for (const n of block.nodes) n.outputs.forEach((o) => definedHere.add(o));
+  const last = new Map<Value, number>();
+  block.nodes.forEach((n, i) => {
+    const touch = (v: Value | null) => { if (v && definedHere.has(v)) last.set(v, i); };
+    n.inputs.forEach(touch);
+    for (const r of n.regions) freeValues(r, memo).forEach(touch);
+  });
+  const keep = new Set<Value>(held);
+  const releaseAfter: Value[][] = block.nodes.map(() => []);
+  block.nodes.forEach((n, i) => {
+    for (const o of n.outputs) if (!keep.has(o) && !last.has(o)) releaseAfter[i].push(o);
+  });
+  for (const [v, i] of last) if (!keep.has(v)) releaseAfter[i].push(v);
+  const deadArgs = block.args.filter((a) => !keep.has(a) && !last.has(a));
+  const handedOver = (node: Node, i: number): Value[] => {
+    const inBody = new Set<Value>();
+    for (const r of node.regions) freeValues(r, memo).forEach((v) => inBody.add(v));
+    return [...new Set(node.inputs.slice(2))].filter((v): v is Value => !!v && releaseAfter[i].includes(v) && !inBody.has(v));
+  };
+  const nodes = block.nodes.map((node, i): NodePlan => {
+    const text = describeNode(node, names);
+    if (!isBuiltin(node.op) && !hasOp(node.op)) {
+      throw new RuntimeError('GRAPH', `unknown op '${node.op}' at ${text}: it is neither a structural op nor in this runtime's op registry; load the file with a runtime at least as new as the one that wrote it`, text);
+    }
+    return {
+      node,
+      text,
+      def: isBuiltin(node.op) ? undefined : getOp(node.op),
+      symbolicAttrs: hasSymbolicAttrs(node.attrs),
+      regions: node.regions.map((r) => planBlock(r, r.yields, names, memo)),
+      handedOver: node.op === 'loop' ? handedOver(node, i) : [],
+    };
+  });
+  return { block, nodes, deadArgs, releaseAfter };
+}
+
+/** Plans `g`: liveness of every value and the text of every node. */
+export function planGraph(g: Graph): GraphPlan {
+  const names = nameValues(g);
+  // The body is planned like a block yielding the graph outputs. Graph inputs and params are
+  // bound outside it and live for the whole run (they are not intermediates).
+  const body = planBlock(g.body, g.outputs.map((o) => o.value), names, new Map());
+  return { body, names };
+}

@@ -1,0 +1,136 @@
+// Checking run() inputs against the graph's inputs. Invariant: an accepted input has the
+// declared dtype, rank and every concrete dim, its data is the dtype's typed array with exactly
+// numel(shape) elements, and every symbolic dim is bound to one size across all inputs (`N`
+// means the same batch everywhere). Each refusal is an INPUT RuntimeError naming the input and
+// its expected type: `input 'x': expected f32[N,3,32,32], got f32[2,3,32,31]`.
+
+import {
+  BindError, bindSymbols, convertArray, DTYPE_FROM_SHORT, numel, typeToString,
+  type DType, type GraphInput, type IRType, type TypedArray,
+} from '@kiln/ir-spec';
+import { RuntimeError } from './errors.js';
+import { toScalar, type Scalar } from './scalar.js';
+
+/** A tensor given to run(): plain data, or any object with these fields (a kiln Tensor). */
+export interface TensorInput {
+  readonly data: ArrayLike<number>;
+  readonly shape: readonly number[];
+  readonly dtype: string;
+}
+
+/** One input of run(): a tensor, or a number/boolean for a scalar input. */
+export type InputValue = TensorInput | number | boolean;
+
+/** An accepted tensor input, on the host. */
+export interface HostTensor { readonly data: TypedArray; readonly shape: readonly number[]; readonly dtype: DType }
+
+export interface ValidatedInputs {
+  /** Sizes of the symbolic dims: `N` → 8. */
+  readonly env: Map<string, number>;
+  /** The inputs in graph order: host tensors or scalars. */
+  readonly values: readonly (HostTensor | Scalar)[];
+}
+
+const ARRAY_CLASS: Record<DType, { new (n: number): TypedArray; name: string }> = {
+  float32: Float32Array, int32: Int32Array, bool: Uint8Array,
+};
+const DTYPE_NAMES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool', ...DTYPE_FROM_SHORT };
+
+const inputError = (name: string, t: IRType, why: string) =>
+  new RuntimeError('INPUT', `input '${name}': expected ${typeToString(t)}, ${why}`);
+
+function isTensorLike(v: unknown): v is TensorInput {
+  return typeof v === 'object' && v !== null && 'data' in v && 'shape' in v && 'dtype' in v;
+}
+
+function shapeText(dtype: string, shape: readonly number[]): string {
+  const short = Object.entries(DTYPE_FROM_SHORT).find(([, d]) => d === dtype)?.[0] ?? dtype;
+  return `${short}[${shape.join(',')}]`;
+}
+
+function hostScalar(name: string, t: Extract<IRType, { kind: 'scalar' }>, v: unknown): Scalar {
+  let x: unknown = v;
+  if (isTensorLike(v)) {
+    if (!Array.isArray(v.shape) || v.shape.length !== 0 || v.data?.length !== 1) {
+      throw inputError(name, t, `got a tensor of shape [${Array.isArray(v.shape) ? v.shape.join(',') : '?'}]; pass a number, a boolean or a 0-d tensor`);
+    }
+    if (DTYPE_NAMES[String(v.dtype)] !== t.dtype) throw inputError(name, t, `got a 0-d ${String(v.dtype)} tensor`);
+    x = t.dtype === 'bool' ? v.data[0] !== 0 : v.data[0];
+  }
+  if (t.dtype === 'bool') {
+    if (typeof x !== 'boolean') throw inputError(name, t, `got ${describe(x)}`);
+    return x;
+  }
+  if (typeof x !== 'number') throw inputError(name, t, `got ${describe(x)}`);
+  if (t.dtype === 'int32' && (x | 0) !== x) throw inputError(name, t, `got ${x}, which is not an int32`);
+  return toScalar(x, t.dtype);
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array (wrap it as { data, shape, dtype })';
+  if (typeof v === 'object') return 'an object without data, shape and dtype';
+  return `${typeof v} ${String(v)}`;
+}
+
+function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unknown): HostTensor {
+  if (!isTensorLike(v)) throw inputError(name, t, `got ${describe(v)}`);
+  const shape = v.shape;
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
+    throw inputError(name, t, `got shape ${JSON.stringify(shape)}; a shape is an array of non-negative integers`);
+  }
+  const dtype = DTYPE_NAMES[String(v.dtype)];
+  const got = `got ${shapeText(dtype ?? String(v.dtype), shape)}`;
+  if (dtype !== t.dtype || shape.length !== t.shape.length) throw inputError(name, t, got);
+  t.shape.forEach((d, i) => {
+    if (typeof d === 'number' && d !== shape[i]) throw inputError(name, t, `${got} (dim ${i} must be ${d})`);
+  });
+  const data = v.data;
+  const cls = ARRAY_CLASS[dtype];
+  let typed: TypedArray;
+  if (data instanceof cls) typed = data;
+  else if (Array.isArray(data)) typed = convertArray(data, dtype);
+  else {
+    const kind = typeof data === 'object' && data !== null ? data.constructor.name : typeof data;
+    throw inputError(name, t, `${got} with data in a ${kind}; ${dtype} data must be a ${cls.name} (or a plain number array)`);
+  }
+  const n = numel(shape);
+  if (typed.length !== n) throw inputError(name, t, `${got}, but its data has ${typed.length} elements where the shape needs ${n}`);
+  return { data: typed, shape: [...shape], dtype };
+}
+
+/**
+ * Checks `given` against the graph inputs `decl` (in order) and binds the symbolic dims.
+ * Throws an INPUT RuntimeError naming the first bad input.
+ */
+export function validateInputs(decl: readonly GraphInput[], given: readonly unknown[]): ValidatedInputs {
+  if (!Array.isArray(given)) throw new RuntimeError('INPUT', `run() takes an array of inputs (${signature(decl)}); use runNamed() for a record keyed by input name`);
+  if (given.length !== decl.length) {
+    throw new RuntimeError('INPUT', `expected ${decl.length} input${decl.length === 1 ? '' : 's'} (${signature(decl)}), got ${given.length}`);
+  }
+  const values = decl.map((d, k) => {
+    const t = d.value.type;
+    if (t.kind === 'scalar') return hostScalar(d.name, t, given[k]);
+    if (t.kind === 'tensor') return hostTensor(d.name, t, given[k]);
+    throw new RuntimeError('GRAPH', `input '${d.name}' has type ${typeToString(t)}; the runtime takes tensor and scalar inputs only`);
+  });
+  let env: Map<string, number>;
+  try {
+    env = bindSymbols(decl.map((d) => d.value.type), values.map((v) => (typeof v === 'object' ? v.shape : [])), decl.map((d) => d.name));
+  } catch (e) {
+    if (!(e instanceof BindError)) throw e;
+    // ir-spec names the input and dim; the runtime's message leads with the expected type.
+    const k = decl.findIndex((d) => d.name === e.input);
+    const v = values[k];
+    if (k < 0 || typeof v !== 'object') throw new RuntimeError('INPUT', e.message, undefined, { cause: e });
+    const detail = e.message.replace(/^input '[^']*'(?: dim \d+)?: /, '');
+    const dim = e.dim === null ? '' : `dim ${e.dim}: `;
+    throw inputError(decl[k].name, decl[k].value.type, `got ${shapeText(v.dtype, v.shape)} (${dim}${detail})`);
+  }
+  return { env, values };
+}
+
+/** `x: f32[N,3,32,32], steps: i32`. */
+export function signature(decl: readonly GraphInput[]): string {
+  return decl.map((d) => `${d.name}: ${typeToString(d.value.type)}`).join(', ');
+}
