@@ -8,6 +8,7 @@
 
 import type { DType, TypedArray } from '../dtype.js';
 import type { IRType } from './types.js';
+import { printGraph } from './text/printer.js';
 
 export type AttrValue = number | string | boolean | null | readonly AttrValue[] | { readonly [k: string]: AttrValue };
 export type Attrs = Readonly<Record<string, AttrValue>>;
@@ -77,6 +78,9 @@ export class Graph {
     /** Free-form string metadata carried into the file (producer details, source, ...). */
     readonly metadata: Readonly<Record<string, string>> = {},
   ) {}
+
+  /** The graph in its text form (SPEC.md). */
+  toString(): string { return printGraph(this); }
 }
 
 /** Visits every node, regions included, in program order (a node before its regions' nodes). */

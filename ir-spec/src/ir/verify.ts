@@ -5,7 +5,7 @@
 // `infer`), structural ops against STRUCTURAL below plus their typing rule in builtins.ts. The
 // first problem, in program order, is thrown as a VerifyError printing the node as text.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { DTYPES, type DType } from '../dtype.js';
 import { getOp, hasOp } from '../op-def.js';
 import { OpError } from '../shape.js';

@@ -3,7 +3,7 @@
 // @kiln/core's F over these and the elementwise ops. Kernels compute in double precision and
 // round once to float32, so each op is within half an ulp of the exact result.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { OpError } from '../shape.js';
 import { defineUnary, viaInput, viaOutput } from './elementwise.js';

@@ -6,7 +6,7 @@
 // [Cin, Cout/groups, kh, kw]). Padding is explicit per side, [top, left, bottom, right] (the ONNX
 // order), so F.conv2d can express PyTorch's 'same' with even kernels (1 before, 2 after).
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { concreteDim, dimSum, fmtShape, OpError, sameDim, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import { dimMul } from '../ir/dims.js';

@@ -4,7 +4,7 @@
 // both must compute the same thing. The helpers defineUnary/viaInput/viaOutput are shared with
 // the activation family (sigmoid, tanh, erf).
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp, type GradDef, type OpDef } from '../op-def.js';
 import { broadcastShapes, OpError, type TensorType } from '../shape.js';
 import { promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';

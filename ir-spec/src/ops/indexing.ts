@@ -4,7 +4,7 @@
 // Index tensors are int32; masks are bool. masked_select's length is data dependent: its shape
 // rule returns the symbolic dim 'nnz' and the kernel the concrete one.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { broadcastShapes, fmtShape, normDim, numel, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 import { allocate } from '../dtype.js';

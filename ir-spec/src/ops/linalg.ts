@@ -3,7 +3,7 @@
 // `linear` stays a primitive although it is matmul + add: a compiler pass folds a following
 // BatchNorm into its weight, and its NT layout needs no transpose copy of W.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { broadcastShapes, dimProduct, fmtShape, numel, OpError, sameDim, type Dim, type Shape, type TensorType } from '../shape.js';
 import { broadcastIndex } from '../kernels/broadcast.js';

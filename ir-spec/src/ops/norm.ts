@@ -7,7 +7,7 @@
 // are batch_norm over reshaped inputs (packages/core); a compiler pass folds an eval-mode
 // batch_norm into a preceding conv2d or linear.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { fmtShape, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 

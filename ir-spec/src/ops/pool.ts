@@ -4,7 +4,7 @@
 // (flat h·W + w offsets per plane, as PyTorch); their gradient scatters through those indices
 // with scatter_add, whose own gradient is a gather, so double backward needs no extra op.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { concreteDim, fmtShape, OpError, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import type { GradBuilder } from '../grad-builder.js';

@@ -2,7 +2,7 @@
 // amax/amin, prod, argmax/argmin (int32 indices), and the scan cumsum. mean/var/std/softmax/...
 // are composites in packages/core over these.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { normDim, normDims, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import { allocate, type DType } from '../dtype.js';

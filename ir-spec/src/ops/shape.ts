@@ -2,7 +2,7 @@
 // gradient slice_backward, cat (variadic), flip. Everything else shape-like (squeeze, stack,
 // split, repeat, getitem...) is a composite in packages/core over these.
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { dimProduct, dimSum, fmtShape, normDim, normDims, numel, OpError, sameDim, stridesOf, type Dim, type Shape, type TensorType } from '../shape.js';
 import { canonicalDim, DimError, dimDivExact, sliceDim } from '../ir/dims.js';

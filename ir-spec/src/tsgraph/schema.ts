@@ -7,7 +7,7 @@
 // A file of a newer minor version may carry fields this reader does not know: `lenient`
 // schemas strip unknown keys instead of refusing them (format.ts: minor = additive).
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { ALIGN, type BlockJson, type NodeJson, type TsgraphHeader, type ValueJson } from './format.js';
 import { compareCodeUnits } from './json.js';
 import { MAX_RANK, MAX_TYPE_STRING, parseTypeString, TypeStringError } from './type-string.js';
