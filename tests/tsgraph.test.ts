@@ -1,4 +1,4 @@
-// The `.tsgraph` container (ir-spec/docs/tsgraph-format.md): round trips of hand-built graphs,
+// The `.tsgraph` container (ir-spec/SPEC.md §13): round trips of hand-built graphs,
 // determinism, the byte layout, the committed fixture files (a file written by an earlier build
 // reads back identically), and one crafted file per error code.
 //

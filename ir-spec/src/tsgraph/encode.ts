@@ -26,7 +26,7 @@ export interface EncodeOptions {
 }
 
 /**
- * Writes a graph and its tensors as a `.tsgraph` file (layout: docs/tsgraph-format.md).
+ * Writes a graph and its tensors as a `.tsgraph` file (layout: SPEC.md §13).
  *
  * @example
  * ```ts

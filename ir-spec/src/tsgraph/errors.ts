@@ -2,7 +2,7 @@
 // or throws a TsgraphError whose `code` says what is wrong and whose message names the place
 // (byte offset, header path, tensor or node) and what the user can do about it.
 
-/** Every way a `.tsgraph` file can be refused (see docs/tsgraph-format.md, "Errors"). */
+/** Every way a `.tsgraph` file can be refused (see SPEC.md §13, "Errors"). */
 export const TSGRAPH_ERROR_CODES = [
   'BAD_MAGIC',
   'UNSUPPORTED_VERSION',

@@ -1,4 +1,4 @@
-// The `.tsgraph` layout constants and the shape of its JSON header (docs/tsgraph-format.md is
+// The `.tsgraph` layout constants and the shape of its JSON header (SPEC.md §13 is
 // the normative description; keep the two in step). Invariant: a change that an older reader
 // cannot ignore bumps TSGRAPH_MAJOR; an additive change that older readers may skip bumps
 // TSGRAPH_MINOR.

@@ -1,5 +1,5 @@
 // The `.tsgraph` container: one self-contained file holding a graph, its tensors and (later)
-// its kernels. Layout and rules: ../../docs/tsgraph-format.md.
+// its kernels. Layout and rules: ../../SPEC.md §13.
 export { TsgraphError, TSGRAPH_ERROR_CODES, type TsgraphErrorCode } from './errors.js';
 export {
   TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR, MAX_HEADER_BYTES, DEFAULT_PRODUCER,
