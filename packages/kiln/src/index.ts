@@ -1,2 +1,4 @@
-// kiln — what users import: the eager library (and, as later issues land, the jit API).
+// kiln — what users import: the eager library and the `jit` API (trace, load; script and the
+// optimizer arrive with later issues).
 export * from '@kiln/core';
+export * as jit from './jit/index.js';

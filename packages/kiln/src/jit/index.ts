@@ -1,0 +1,6 @@
+// The `jit` namespace: compile eager models into graphs and run or save them.
+export { trace, TracedModule, TraceCheckError, type TraceOptions } from './traced-module.js';
+export { load, LoadedModule, type GraphInput } from './load.js';
+import { trace as tracer } from '@kiln/core';
+export const TraceError = tracer.TraceError;
+export type TraceWarning = tracer.TraceWarning;

@@ -1,0 +1,103 @@
+// jit.trace: record an eager run into a graph (core's tracer), check it against eager on the
+// example and on `checkInputs` (on by default, as in PyTorch), and wrap it as a TracedModule
+// that runs on the runtime's CPU executor and saves to `.tsgraph`.
+
+import { noGrad, trace as tracer, type Tensor } from '@kiln/core';
+import { encodeTsgraph, type Graph } from '@kiln/ir-spec';
+import { createModel, type Model } from '@kiln/runtime';
+import { toTensor } from './tensors.js';
+import { graphListing } from './listing.js';
+import { KILN_PRODUCER } from './producer.js';
+
+export interface TraceOptions extends tracer.TraceOptions {
+  /** Run the graph against eager on the example and `checkInputs` (default true). */
+  checkTrace?: boolean;
+  /** More input sets (e.g. other batch sizes) to check the graph on. */
+  checkInputs?: Tensor[][];
+  /** Relative tolerance of the check (default 1e-5) and absolute (default 1e-5). */
+  rtol?: number;
+  atol?: number;
+  /** Print trace warnings with console.warn (default true); they are on `.warnings` either way. */
+  warn?: boolean;
+}
+
+/** The graph disagrees with the eager model (checkTrace). */
+export class TraceCheckError extends Error {
+  constructor(message: string, readonly output: string, readonly maxAbsDiff: number) {
+    super(message);
+    this.name = 'TraceCheckError';
+  }
+}
+
+/** A model captured by jit.trace: its graph, a runnable executor and what the trace baked in. */
+export class TracedModule {
+  private readonly model: Model;
+
+  constructor(
+    readonly graph: Graph,
+    readonly warnings: readonly tracer.TraceWarning[],
+    private readonly outputSpec: tracer.OutputSpec,
+  ) {
+    this.model = createModel(graph);
+  }
+
+  /** Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object). */
+  forward(...inputs: Tensor[]): any {
+    const outs = this.model.runSync(inputs).map(toTensor);
+    return tracer.unflattenOutput(this.outputSpec, outs);
+  }
+
+  /** The graph as a readable TypeScript-like listing. */
+  get code(): string { return graphListing(this.graph); }
+
+  /** The `.tsgraph` bytes of this graph. */
+  toBytes(): Uint8Array { return encodeTsgraph(this.graph, { producer: KILN_PRODUCER }); }
+
+  /** Writes the `.tsgraph` file (Node). */
+  async save(path: string): Promise<void> {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(path, this.toBytes());
+  }
+}
+
+/**
+ * Records `model.forward(...exampleInputs)` into a graph.
+ * @example const traced = jit.trace(model, [randn([2, 3, 32, 32])], { dynamicAxes: { 0: { 0: 'N' } } });
+ */
+export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | Tensor[], opts: TraceOptions = {}): TracedModule {
+  const inputs = Array.isArray(exampleInputs) ? exampleInputs : [exampleInputs];
+  const r = tracer.traceModule(model, inputs, opts);
+  if (opts.warn ?? true) for (const w of r.warnings) console.warn(`TraceWarning: ${w.message}`);
+  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec);
+  if (opts.checkTrace ?? true) {
+    const sets = [inputs, ...(opts.checkInputs ?? [])];
+    sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
+  }
+  return traced;
+}
+
+function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, inputs: Tensor[], setIndex: number, names: string[], opts: TraceOptions): void {
+  const want = tracer.flattenOutput(noGrad(() => model.forward(...inputs))).tensors;
+  const got = tracer.flattenOutput(traced.forward(...inputs)).tensors;
+  const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
+  const rtol = opts.rtol ?? 1e-5, atol = opts.atol ?? 1e-5;
+  const hint = traced.warnings.length ? ` The trace warned: ${traced.warnings[0].message}` : ' If the model is random in training mode (dropout), call model.eval() before tracing.';
+  want.forEach((w, i) => {
+    const g = got[i];
+    const name = names[i] ?? `output ${i}`;
+    if (g.shape.length !== w.shape.length || g.shape.some((d, j) => d !== w.shape[j])) {
+      throw new TraceCheckError(`checkTrace: on ${where}, output '${name}' has shape [${g.shape}] in the graph but [${w.shape}] in eager mode.${hint}`, name, Infinity);
+    }
+    const a = g.data, b = w.data;
+    let worst = 0, at = -1;
+    for (let j = 0; j < w.numel; j++) {
+      const d = Math.abs(a[j] - b[j]);
+      if (!(d <= atol + rtol * Math.abs(b[j])) && (d > worst || at < 0)) { worst = d; at = j; }
+    }
+    if (at >= 0) {
+      throw new TraceCheckError(
+        `checkTrace: on ${where}, output '${name}' differs from eager: largest absolute difference ${worst.toExponential(3)} ` +
+        `(element ${at}: graph ${a[at]}, eager ${b[at]}).${hint}`, name, worst);
+    }
+  });
+}
