@@ -39,7 +39,7 @@ const EXTERNAL_FORBIDDEN: Record<string, readonly string[]> = { '@kiln/runtime':
 const PLANNED: Record<string, readonly string[]> = {
   '@kiln/compiler': ['@kiln/ir-spec', '@kiln/runtime'],
   '@kiln/core': ['@kiln/runtime'],
-  kiln: ['@kiln/compiler', '@kiln/runtime', '@kiln/ir-spec'],
+  kiln: ['@kiln/compiler'],
   '@kiln/cli': ['kiln'],
 };
 
