@@ -7,6 +7,7 @@ import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 import { zeros } from '../creation.js';
 import { linear } from '../ops/linalg.js';
+import { expand } from '../ops/shape.js';
 import * as F from '../functional/index.js';
 import { Module, Parameter } from './module.js';
 import { Linear, checkSize } from './linear.js';
@@ -42,7 +43,9 @@ export interface AttentionForwardOptions {
 
 /** A bool mask becomes an additive float mask (-inf where true); a float mask is used as is. */
 function additiveMask(what: string, m: Tensor): Tensor {
-  if (m.dtype === 'bool') return zeros(m.shape).maskedFill(m, -Infinity);
+  // A dispatched expand of a 0-d zero, not zeros(m.shape): a trace then records an op whose
+  // shape follows a dynamic batch instead of a constant baked at the example's size.
+  if (m.dtype === 'bool') return expand(zeros([]), m.shape).maskedFill(m, -Infinity);
   if (m.dtype === 'float32') return m;
   throw new Error(`MultiheadAttention: ${what} must be a bool or float32 tensor, got ${m.dtype}`);
 }

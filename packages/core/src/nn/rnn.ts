@@ -7,7 +7,7 @@ import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 import { zeros } from '../creation.js';
 import { linear } from '../ops/linalg.js';
-import { cat, stack } from '../ops/shape.js';
+import { cat, expand, stack } from '../ops/shape.js';
 import * as F from '../functional/index.js';
 import { Module, Parameter, pyBool, pyFloat } from './module.js';
 import { uniform_ } from './init.js';
@@ -153,7 +153,9 @@ abstract class RNNBase extends Module {
   /** Checks a given initial state (and adds the batch dim for unbatched input), or makes zeros. */
   protected prepareState(what: string, s: Tensor | undefined | null, batched: boolean, batch: number): Tensor {
     const rows = this.numLayers * (this.bidirectional ? 2 : 1);
-    if (s === undefined || s === null) return zeros([rows, batch, this.hiddenSize]);
+    // A dispatched expand of a 0-d zero rather than zeros([...]): a trace records the op, and the
+    // generalizer turns `batch` into the dynamic batch symbol instead of baking a constant.
+    if (s === undefined || s === null) return expand(zeros([]), [rows, batch, this.hiddenSize]);
     const want = batched ? [rows, batch, this.hiddenSize] : [rows, this.hiddenSize];
     if (s.ndim !== want.length || s.shape.some((d, i) => d !== want[i])) {
       throw new Error(`${this.kind}: expected ${what} of shape ${fmtShape(want)}${batched ? '' : ' (unbatched input needs unbatched states)'}, got ${fmtShape(s.shape)}`);

@@ -1,11 +1,13 @@
 // Turning a concrete trace into a shape-generic one. The model is recorded once at the example
 // sizes and once more per dynamic symbol with only that symbol's size changed; an attribute that
 // changes with the size is rewritten as a symbolic dim (`N`, `N*64`, `B*T`) when it is exactly
-// proportional to the symbols, and reported as baked in otherwise. Ops whose sequence changes
-// with the size reveal control flow that depends on shapes. Invariant: the returned tape equals
-// the base tape except for attributes made symbolic.
+// proportional to the symbols, and reported as baked in otherwise; so are literals (a `size`
+// value) and uniformly filled constants (a `fill` value) made from the sizes. Ops whose sequence
+// changes with the size reveal control flow that depends on shapes. Invariant: the returned tape
+// equals the base tape except for attributes and value sources made symbolic.
 
-import type { Tape, TapeOp, TraceWarning } from './tape.js';
+import type { Dim } from '@kiln/ir-spec';
+import type { Tape, TapeOp, TraceWarning, ValueSource } from './tape.js';
 
 export interface Variant {
   readonly symbol: string;
@@ -17,13 +19,20 @@ export interface Variant {
 
 type Json = unknown;
 
-/** Rewrites attributes of `base` that vary across `variants`; returns the warnings found. */
-export function generalizeTape(base: Tape, variants: readonly Variant[], accepts: (op: string, attrs: Record<string, unknown>) => boolean): TraceWarning[] {
+/**
+ * Rewrites attributes of `base` that vary across `variants`; returns the warnings found and the
+ * symbols whose variant changed the ops themselves (the graph must keep their example sizes).
+ */
+export function generalizeTape(
+  base: Tape, variants: readonly Variant[], accepts: (op: string, attrs: Record<string, unknown>) => boolean,
+): { warnings: TraceWarning[]; specialized: string[] } {
   const warnings: TraceWarning[] = [];
+  const specialized: string[] = [];
   const usable = variants.filter((v) => {
     const k = firstMismatch(base, v.tape);
     if (k < 0) return true;
     const a = base.ops[k], b = v.tape.ops[k];
+    specialized.push(v.symbol);
     warnings.push({
       kind: 'control-flow', loc: a?.loc ?? b?.loc,
       message: `the traced ops change with the size of '${v.symbol}' (op ${k}: ${a?.op ?? 'end of trace'} when ${v.symbol}=${v.baseSize}, ` +
@@ -43,8 +52,8 @@ export function generalizeTape(base: Tape, variants: readonly Variant[], accepts
       });
     }
   });
-  reportVaryingValues(base, usable, warnings);
-  return warnings;
+  generalizeValues(base, usable, warnings);
+  return { warnings, specialized };
 }
 
 /** Index of the first op that differs in name or wiring, or -1. */
@@ -85,38 +94,92 @@ function generalizeAttrs(op: TapeOp, variants: readonly Variant[], k: number, wa
   return changed ? out : null;
 }
 
+/** `value = coeff × S1 × S2 …` over the symbols it depends on. */
+interface Multiple { coeff: number; symbols: string[] }
+
 /** `c * S1 * S2 ...` when `value` and every variant's value fit it exactly (c a nonzero integer). */
 function proportional(value: number, deps: { v: Variant; value: Json }[]): string | null {
+  const m = multipleOf(value, deps);
+  return m && printMultiple(m);
+}
+
+function printMultiple({ coeff, symbols }: Multiple): string {
+  return coeff === 1 ? symbols.join('*') : `${symbols.join('*')}*${coeff}`;
+}
+
+function multipleOf(value: number, deps: { v: Variant; value: Json }[]): Multiple | null {
   const prod = deps.reduce((p, d) => p * d.v.baseSize, 1);
-  if (value % prod !== 0) return null;
+  if (!Number.isInteger(value) || value % prod !== 0) return null;
   const c = value / prod;
   if (c === 0) return null;
   for (const d of deps) {
     if (d.value !== (value / d.v.baseSize) * d.v.size) return null;
   }
-  const syms = deps.map((d) => d.v.symbol).sort();
-  return c === 1 ? syms.join('*') : `${syms.join('*')}*${c}`;
+  return { coeff: c, symbols: deps.map((d) => d.v.symbol).sort() };
 }
 
-/** Literals and constants that differ between runs were computed from a dynamic size. */
-function reportVaryingValues(base: Tape, variants: readonly Variant[], warnings: TraceWarning[]): void {
+/** The variants in which `value` (the base run's) differs, each with its own value. */
+function dependents(value: Json, variants: readonly Variant[], valueIn: (v: Variant) => Json): { v: Variant; value: Json }[] {
+  return variants.map((v) => ({ v, value: valueIn(v) })).filter((d) => d.value !== value);
+}
+
+/** `shape` with each dim that follows the dynamic sizes made symbolic, or null when one does not. */
+function symbolicShape(shape: readonly number[], variants: readonly Variant[], shapeIn: (v: Variant) => readonly number[]): Dim[] | null {
+  const out: Dim[] = [];
+  for (let i = 0; i < shape.length; i++) {
+    const deps = dependents(shape[i], variants, (v) => shapeIn(v)[i]);
+    const sym = deps.length ? proportional(shape[i], deps) : shape[i];
+    if (sym === null) return null;
+    out.push(sym);
+  }
+  return out;
+}
+
+/** The one value all elements of `data` hold, or null. */
+function uniform(data: ArrayLike<number>): number | null {
+  for (let i = 1; i < data.length; i++) if (!Object.is(data[i], data[0])) return null;
+  return data.length ? data[0] : null;
+}
+
+/**
+ * Literals and constants that differ between runs were computed from a dynamic size. A literal
+ * that is a multiple of the sizes (`x.shape[0]`, mean's element count) becomes a `size` value and
+ * a uniformly filled constant whose shape follows them (`zeros([x.shape[0], 4])`) a `fill` — both
+ * computed from the symbols in the graph; anything else is reported as baked in.
+ */
+function generalizeValues(base: Tape, variants: readonly Variant[], warnings: TraceWarning[]): void {
   base.values.forEach((val, id) => {
     const s = val.source;
     if (s.kind !== 'literal' && s.kind !== 'const') return;
-    const varies = variants.some((v) => {
-      const o = v.tape.values[id];
-      if (!o || o.source.kind !== s.kind) return true;
-      if (s.kind === 'literal') return o.source.kind === 'literal' && o.source.value !== s.value;
-      return o.shape.length !== val.shape.length || o.shape.some((d, i) => d !== val.shape[i]);
-    });
+    const others = variants.map((v) => v.tape.values[id]);
+    if (others.some((o) => !o || o.source.kind !== s.kind)) return warnVarying(base, id, warnings);
+    const set = (source: ValueSource) => { (val as { source: ValueSource }).source = source; };
+    if (s.kind === 'literal') {
+      const deps = dependents(s.value, variants, (v) => (v.tape.values[id].source as { value: number }).value);
+      if (!deps.length) return;
+      const m = val.dtype === 'float32' || val.dtype === 'int32' ? multipleOf(s.value, deps) : null;
+      if (m) set({ kind: 'size', coeff: m.coeff, symbols: m.symbols, dtype: s.dtype });
+      else warnVarying(base, id, warnings);
+      return;
+    }
+    const varies = others.some((o) => o.shape.length !== val.shape.length || o.shape.some((d, i) => d !== val.shape[i]));
     if (!varies) return;
-    const user = base.ops.find((op) => op.inputs.includes(id));
-    const loc = (s.kind === 'const' ? s.loc : undefined) ?? user?.loc;
-    warnings.push({
-      kind: s.kind === 'literal' ? 'baked-literal' : 'constant', loc,
-      message: s.kind === 'literal'
-        ? `the number ${s.value} used by ${user?.op ?? 'an op'}${loc ? ` at ${loc}` : ''} was computed from a dynamic size (e.g. x.shape[0]) and is baked into the trace. Use jit.script for this module.`
-        : `a tensor of shape [${val.shape.join(',')}] created inside forward${loc ? ` at ${loc}` : ''} depends on a dynamic size and is baked in as a constant. Derive it from the inputs with tensor ops, or use jit.script.`,
-    });
+    const shape = others.every((o) => o.shape.length === val.shape.length) ? symbolicShape(val.shape, variants, (v) => v.tape.values[id].shape) : null;
+    const fill = uniform(s.data);
+    const fillsAlike = others.every((o) => o.source.kind === 'const' && uniform(o.source.data) === fill);
+    if (shape && fill !== null && fillsAlike) set({ kind: 'fill', value: fill, shape });
+    else warnVarying(base, id, warnings);
+  });
+}
+
+function warnVarying(base: Tape, id: number, warnings: TraceWarning[]): void {
+  const val = base.values[id], s = val.source;
+  const user = base.ops.find((op) => op.inputs.includes(id));
+  const loc = (s.kind === 'const' ? s.loc : undefined) ?? user?.loc;
+  warnings.push({
+    kind: s.kind === 'literal' ? 'baked-literal' : 'constant', loc,
+    message: s.kind === 'literal'
+      ? `the number ${s.value} used by ${user?.op ?? 'an op'}${loc ? ` at ${loc}` : ''} was computed from a dynamic size (e.g. x.shape[0]) in a way that is not a multiple of it, and is baked into the trace. Use jit.script for this module.`
+      : `a tensor of shape [${val.shape.join(',')}] created inside forward${loc ? ` at ${loc}` : ''} depends on a dynamic size and is baked in as a constant. Derive it from the inputs with tensor ops, or use jit.script.`,
   });
 }

@@ -46,16 +46,28 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
   const { tape, result } = recordTape(model, inputs, flatten, { strict: opts.strict });
   const warnings = [...tape.warnings];
   const variants = recordVariants(model, inputs, shapes.symbols, opts.strict);
-  warnings.push(...generalizeTape(tape, variants, accepts));
+  const general = generalizeTape(tape, variants, accepts);
+  warnings.push(...general.warnings);
+  // A symbol that changes the recorded ops (a loop over x.shape[1]) keeps its example size.
+  const dims = shapes.dims.map((ds) => ds.map((d) => (typeof d === 'string' && general.specialized.includes(d) ? shapes.symbols.get(d)!.size : d)));
   if (opts.strict && warnings.length) throw new TraceError(warnings[0].message, warnings[0].loc);
   const params = new Map<string, Tensor>([...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])]);
-  const graph = lowerTape(tape, {
-    name: opts.name ?? model.constructor?.name ?? 'traced',
-    inputNames: opts.inputNames ?? forwardParamNames(model, inputs.length),
-    inputShapes: shapes.dims,
-    outputNames: flat.names,
-    params,
-  });
+  let graph: Graph;
+  try {
+    graph = lowerTape(tape, {
+      name: opts.name ?? model.constructor?.name ?? 'traced',
+      inputNames: opts.inputNames ?? forwardParamNames(model, inputs.length),
+      inputShapes: dims,
+      outputNames: flat.names,
+      params,
+      // As traced: eval-mode dropout is in the graph as `dropout {training=false}`, batch_norm
+      // with running statistics; a pass may rely on it.
+      metadata: typeof model.training === 'boolean' ? { training: String(model.training) } : {},
+    });
+  } catch (e) {
+    if (!(e instanceof TraceError) || !warnings.length) throw e;
+    throw new TraceError(`${e.message}\nThe trace warned before that; the cause is likely among these:\n${warnings.map((w) => `  - ${w.message}`).join('\n')}`, e.loc);
+  }
   return { graph, warnings, outputSpec: flat.spec!, outputNames: flat.names, result };
 }
 

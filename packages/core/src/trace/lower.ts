@@ -1,9 +1,11 @@
 // Tape → IR graph. Inputs get the declared (possibly symbolic) types, parameters become named
 // `param` inputs, literals become 0-d constants, tensors made inside forward become named
-// constants in the tensor table; every node keeps its module scope and source location.
+// constants in the tensor table, sizes and fills found by the generalizer are computed from the
+// symbols with `expand` (and `sum`); every node keeps its module scope and source location.
+// An op whose types no longer check with symbolic dims is a TraceError naming the op and place.
 
 import { GraphBuilder, tensorType, type Dim, type Graph, type TypedArray, type Value } from '@kiln/ir-spec';
-import type { Tape } from './tape.js';
+import { TraceError, type Tape } from './tape.js';
 import type { Tensor } from '../tensor.js';
 
 export interface LowerOptions {
@@ -41,6 +43,12 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
       out = b.literal(s.value, v.dtype);
     } else if (s.kind === 'const') {
       out = b.constant(`const_${constants++}`, { dtype: v.dtype, shape: v.shape, data: s.data });
+    } else if (s.kind === 'size') {
+      // coeff·N·M as a 0-d tensor: the element count of ones expanded to [N*M], times coeff.
+      const count = b.op('sum', [b.op('expand', [b.literal(1, s.dtype)], { shape: [s.symbols.join('*')] })[0]], { dim: null, keepdim: false })[0];
+      out = s.coeff === 1 ? count : b.op('mul', [count, b.literal(s.coeff, s.dtype)])[0];
+    } else if (s.kind === 'fill') {
+      out = b.op('expand', [b.literal(s.value, v.dtype)], { shape: s.shape })[0];
     } else {
       throw new Error(`trace: value ${id} is used before the op that makes it (internal error)`);
     }
@@ -49,7 +57,15 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
   };
   for (const op of tape.ops) {
     b.meta = { ...(op.scope ? { scope: op.scope } : {}), ...(op.loc ? { loc: op.loc } : {}) };
-    const outs = b.op(op.op, op.inputs.map((i) => (i === null ? null : valueOf(i))), op.attrs);
+    let outs: Value[];
+    try {
+      outs = b.op(op.op, op.inputs.map((i) => (i === null ? null : valueOf(i))), op.attrs);
+    } catch (e) {
+      // Shapes that held at the example sizes no longer fit once dims are symbolic: something
+      // was baked in (the caller appends the trace's warnings, which say what).
+      const where = `${op.op}${op.scope ? ` in ${op.scope}` : ''}${op.loc ? ` at ${op.loc}` : ''}`;
+      throw new TraceError(`jit.trace: the traced graph cannot be built: ${where}: ${e instanceof Error ? e.message : String(e)}`, op.loc);
+    }
     op.outputs.forEach((id, k) => values.set(id, outs[k]));
   }
   b.meta = {};

@@ -3,7 +3,7 @@
 // Invariant: the tape holds concrete shapes and attributes exactly as the run saw them;
 // generalization to symbolic dims happens later (generalize.ts), lowering to IR after that.
 
-import type { DType, OpDef, TypedArray } from '@kiln/ir-spec';
+import type { Dim, DType, OpDef, TypedArray } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver, type DispatchObserver } from '../dispatch.js';
 import { traceHooks, type TraceListener } from './hooks.js';
@@ -15,6 +15,10 @@ export type ValueSource =
   | { kind: 'param'; name: string }
   | { kind: 'literal'; value: number; dtype: DType }
   | { kind: 'const'; data: TypedArray; loc?: string }
+  /** A literal found (generalize.ts) to equal `coeff` × the product of dynamic sizes. */
+  | { kind: 'size'; coeff: number; symbols: string[]; dtype: DType }
+  /** A constant filled with one value whose shape follows the dynamic sizes (`zeros([N, 4])`). */
+  | { kind: 'fill'; value: number; shape: Dim[] }
   | { kind: 'op'; op: number; output: number };
 
 export interface TapeValue {
@@ -49,6 +53,8 @@ export interface Tape {
 /** The parts of a module the tracer needs (nn.Module satisfies it). */
 export interface TraceableModule {
   forward(...args: any[]): any;
+  /** The module's training flag; recorded in the graph's metadata. */
+  readonly training?: boolean;
   namedParameters?(): [string, Tensor][];
   namedBuffers?(): [string, Tensor][];
   namedModules?(): [string, TraceableModule][];

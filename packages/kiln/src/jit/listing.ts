@@ -1,15 +1,20 @@
 // `TracedModule.code`: the graph as a readable TypeScript-like function, one statement per node,
-// with the module scope as a trailing comment. For reading only; the IR text is the real format.
+// with the module scope as a trailing comment; parameters read as `this["features.0.weight"]`,
+// literals as plain numbers. For reading only; the IR text is the real format.
 
 import { nameValues, printAttrValue, printType, type Block, type Graph, type Node, type Value } from '@kiln/ir-spec';
 
 export function graphListing(g: Graph): string {
   const names = nameValues(g);
+  const paramValues = new Set(g.inputs.filter((i) => i.kind === 'param').map((i) => i.value));
   const id = (v: Value | null): string => {
     if (!v) return 'undefined';
     const n = names.get(v) ?? '?';
     const bare = n.replace(/^%/, '');
-    return /^[A-Za-z_$][\w$]*$/.test(bare) ? bare : /^\d+$/.test(bare) ? `v${bare}` : `this[${JSON.stringify(bare)}]`;
+    const ident = /^[A-Za-z_$][\w$]*$/.test(bare);
+    // Parameters and buffers read as the module's fields: `this.mask`, `this["features.0.weight"]`.
+    if (paramValues.has(v)) return ident ? `this.${bare}` : `this[${JSON.stringify(bare)}]`;
+    return ident ? bare : /^\d+$/.test(bare) ? `v${bare}` : `this[${JSON.stringify(bare)}]`;
   };
   const lines: string[] = [];
   const params = g.inputs.filter((i) => i.kind === 'input').map((i) => `${id(i.value)}: ${printType(i.value.type)}`);
@@ -46,8 +51,13 @@ export function graphListing(g: Graph): string {
       if (outs.length) lines.push(`${indent}${lhs}${outs.length === 1 ? carried[0] : `[${carried.join(', ')}]`};`);
       return;
     }
-    const attrs = Object.keys(n.attrs).length ? `, ${printAttrValue(n.attrs)}` : '';
-    lines.push(`${indent}${lhs}${n.op}(${n.inputs.map(id).join(', ')}${attrs});${note}`);
+    if ((n.op === 'constant' || n.op === 'scalar') && 'value' in n.attrs) {
+      // A literal reads as one: `const v1 = 0;  // f32`.
+      lines.push(`${indent}${lhs}${printAttrValue(n.attrs.value)};  // ${printType(n.outputs[0].type)}${n.meta.scope ? `, ${n.meta.scope}` : ''}`);
+      return;
+    }
+    const args = [...n.inputs.map(id), ...(Object.keys(n.attrs).length ? [printAttrValue(n.attrs)] : [])];
+    lines.push(`${indent}${lhs}${n.op}(${args.join(', ')});${note}`);
   };
   block(g.body, '  ');
   const outs = g.outputs.map((o) => `${JSON.stringify(o.name)}: ${id(o.value)}`);

@@ -78,8 +78,15 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | Ten
 
 function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, inputs: Tensor[], setIndex: number, names: string[], opts: TraceOptions): void {
   const want = tracer.flattenOutput(noGrad(() => model.forward(...inputs))).tensors;
-  const got = tracer.flattenOutput(traced.forward(...inputs)).tensors;
   const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
+  let got: Tensor[];
+  try {
+    got = tracer.flattenOutput(traced.forward(...inputs)).tensors;
+  } catch (e) {
+    // Typically an input whose shape the trace fixed: say how to declare it dynamic.
+    const fixed = opts.dynamicAxes ? '' : ' The graph has the example\'s fixed shapes; declare the dims that vary with dynamicAxes, e.g. { dynamicAxes: { 0: { 0: \'N\' } } }.';
+    throw new TraceCheckError(`checkTrace: on ${where}, the traced graph fails: ${e instanceof Error ? e.message : String(e)}.${fixed}`, names[0] ?? 'output', Infinity);
+  }
   const rtol = opts.rtol ?? 1e-5, atol = opts.atol ?? 1e-5;
   const hint = traced.warnings.length ? ` The trace warned: ${traced.warnings[0].message}` : ' If the model is random in training mode (dropout), call model.eval() before tracing.';
   want.forEach((w, i) => {
