@@ -6,7 +6,8 @@
 // Rows: the kernel figures of bench/kernels.mjs `benchKernels()` (matmul 512³, seed-CNN conv2
 // GFLOP/s) when that file exists, the full digits training (wall time and test accuracy), and
 // ResearchModel's eager forward latency in eval mode under noGrad at batch 1 and 32, and the
-// runtime's figures from bench/runtime.mjs (browser bundle size, CPU executor latency).
+// runtime's figures from bench/runtime.mjs (browser bundle size, CPU executor latency), and the
+// optimization pipeline's from bench/passes.mjs (-O0 vs -O2 latency, peak memory, node counts).
 
 import { existsSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +18,7 @@ import { trainDigits } from '../examples/digits/train.mjs';
 import { ResearchModel, seedInputShape } from '../examples/seed/models.mjs';
 import { isMain, summarize, timeRuns } from './stats.mjs';
 import { benchRuntime } from './runtime.mjs';
+import { benchPasses } from './passes.mjs';
 
 export { summarize, timeRuns };
 
@@ -94,12 +96,13 @@ function latencyRows(batches, quick, log) {
 }
 
 /** Runs the selected benchmarks and returns their rows. */
-export async function runBenchmarks({ digitsRuns = 3, quick = false, only = ['kernels', 'digits', 'latency', 'runtime'], log = () => {} } = {}) {
+export async function runBenchmarks({ digitsRuns = 3, quick = false, only = ['kernels', 'digits', 'latency', 'runtime', 'passes'], log = () => {} } = {}) {
   const rows = [];
   if (only.includes('kernels')) rows.push(...(await kernelRows(quick, log)));
   if (only.includes('digits')) rows.push(...digitsRows(digitsRuns, log));
   if (only.includes('latency')) rows.push(...latencyRows([1, 32], quick, log));
   if (only.includes('runtime')) rows.push(...(await benchRuntime({ quick, log })));
+  if (only.includes('passes')) rows.push(...(await benchPasses({ quick, log })));
   return rows;
 }
 
@@ -108,18 +111,18 @@ if (isMain(import.meta.url)) {
     options: {
       quick: { type: 'boolean', default: false },
       'digits-runs': { type: 'string' },
-      only: { type: 'string', default: 'kernels,digits,latency,runtime' },
+      only: { type: 'string', default: 'kernels,digits,latency,runtime,passes' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) {
-    process.stdout.write('usage: node bench/run.mjs [--quick] [--digits-runs N] [--only kernels,digits,latency,runtime]\n');
+    process.stdout.write('usage: node bench/run.mjs [--quick] [--digits-runs N] [--only kernels,digits,latency,runtime,passes]\n');
   } else {
     const digitsRuns = Number(values['digits-runs'] ?? (values.quick ? 1 : 3));
     if (!Number.isInteger(digitsRuns) || digitsRuns < 1) throw new Error(`bench: --digits-runs must be a positive integer, got '${values['digits-runs']}'`);
     const only = values.only.split(',').map((s) => s.trim()).filter(Boolean);
-    const unknown = only.filter((s) => !['kernels', 'digits', 'latency', 'runtime'].includes(s));
-    if (unknown.length) throw new Error(`bench: unknown --only item(s) ${unknown.join(', ')}; choose from kernels, digits, latency, runtime`);
+    const unknown = only.filter((s) => !['kernels', 'digits', 'latency', 'runtime', 'passes'].includes(s));
+    if (unknown.length) throw new Error(`bench: unknown --only item(s) ${unknown.join(', ')}; choose from kernels, digits, latency, runtime, passes`);
     const log = (s) => process.stderr.write(`${s}\n`);
     const rows = await runBenchmarks({ digitsRuns, quick: values.quick, only, log });
     const cpu = os.cpus()[0]?.model ?? 'unknown CPU';

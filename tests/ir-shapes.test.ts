@@ -72,6 +72,9 @@ const CASES: Record<string, Case> = {
   linear: { inputs: ['f32[N,4]', 'f32[5,4]', 'f32[5]'], out: 'f32[N,5]' },
 
   conv2d: { inputs: ['f32[N,3,32,32]', 'f32[8,3,3,3]', 'f32[8]'], attrs: { padding: [1, 1, 1, 1] }, out: 'f32[N,8,32,32]' },
+  fused_conv2d: { inputs: ['f32[N,3,32,32]', 'f32[8,3,3,3]', 'f32[8]'], attrs: { padding: [1, 1, 1, 1], activation: 'relu' }, out: 'f32[N,8,32,32]' },
+  fused_linear: { inputs: ['f32[N,4]', 'f32[5,4]', 'f32[5]'], attrs: { activation: 'relu' }, out: 'f32[N,5]' },
+  fused_elementwise: { inputs: ['f32[N,4]', 'f32[4]'], attrs: { program: [['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']] }, out: 'f32[N,4]' },
   conv_transpose2d: { inputs: ['f32[N,8,16,16]', 'f32[8,4,2,2]', null], attrs: { stride: [2, 2] }, out: 'f32[N,4,32,32]' },
   conv2d_weight_grad: { inputs: ['f32[N,3,8,8]', 'f32[N,8,6,6]'], attrs: { kernel_size: [3, 3] }, out: 'f32[8,3,3,3]' },
   max_pool2d: { inputs: ['f32[N,8,32,32]'], attrs: { kernel_size: [2, 2], stride: [2, 2] }, out: 'f32[N,8,16,16], i32[N,8,16,16]' },

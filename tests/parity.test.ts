@@ -25,6 +25,9 @@ const recordOps = { onOp: (op: { name: string }) => { exercised.add(op.name); } 
 /** Registered ops that no golden case reaches, each with where it is tested instead. */
 const NOT_IN_GOLDEN: Record<string, string> = {
   logical_not: 'PyTorch golden data has no logical_not case; packages/core/src/ops/elementwise.test.ts checks it',
+  fused_elementwise: 'compiler-made fused kernel; tests/passes.test.ts checks it against the ops it replaces',
+  fused_conv2d: 'compiler-made fused kernel; tests/passes.test.ts checks it against conv2d + activation',
+  fused_linear: 'compiler-made fused kernel; tests/passes.test.ts checks it against linear + activation',
 };
 
 const asList = <T,>(x: T | T[]): T[] => (Array.isArray(x) ? x : [x]);

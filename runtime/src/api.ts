@@ -3,7 +3,8 @@
 
 export { Model, createModel, type IOInfo, type ModelOptions, type Output, type RunStats } from './model.js';
 export { RuntimeError, RUNTIME_ERROR_CODES, type RuntimeErrorCode } from './errors.js';
-export { createDevice, type BackendChoice } from './backend.js';
+export { createDevice, type BackendChoice, type DeviceOptions } from './backend.js';
+export * from './webgpu/index.js';
 export { createCpuDevice } from './cpu-device.js';
 export type { BackendName, Device, DeviceTensor } from './device.js';
 export type { InputValue, TensorInput } from './validate.js';

@@ -21,7 +21,6 @@ export type ReadSource = (source: string) => Promise<Uint8Array>;
 
 /** load() with the string reader of the platform. */
 export async function loadWith(source: ModelSource, opts: LoadOptions, read: ReadSource): Promise<Model> {
-  const device = await createDevice(opts.backend ?? 'auto');
   let bytes: Uint8Array;
   if (source instanceof Uint8Array) bytes = source;
   else if (source instanceof ArrayBuffer) bytes = new Uint8Array(source);
@@ -30,6 +29,7 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
     const what = source === null ? 'null' : typeof source === 'object' ? (source as object).constructor?.name ?? 'an object' : typeof source;
     throw new RuntimeError('SOURCE', `load() takes a Uint8Array, an ArrayBuffer, or a path/URL string; got ${what}`);
   }
-  const { graph } = decodeTsgraph(bytes); // checks the file and verifies the graph
+  const { graph, header } = decodeTsgraph(bytes); // checks the file and verifies the graph
+  const device = await createDevice(opts.backend ?? 'auto', { kernels: header.kernels });
   return new Model(graph, device, opts);
 }

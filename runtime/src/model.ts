@@ -215,7 +215,7 @@ export class Model {
     const decl = this.graph.inputs.filter((i) => i.kind === 'input');
     const { env, values } = validateInputs(decl, inputs);
     const external = new Set(this.external);
-    const mem = new LiveBuffers(this.device, external);
+    const mem = new LiveBuffers(this.device, external, this.plan.slots);
     const scope = new Scope(mem);
     for (const { value, tensor } of this.bound) scope.bind(value, tensor);
     decl.forEach((d, k) => {

@@ -5,7 +5,7 @@
 // released by the schedule (the block's owner takes it). Values that are never used are
 // released right after they are defined.
 
-import { getOp, hasOp, isBuiltin, type Block, type Graph, type Node, type OpDef, type Value } from '@kiln/ir-spec';
+import { getOp, hasOp, isBuiltin, readMemoryPlan, type Block, type Graph, type Node, type OpDef, type Value } from '@kiln/ir-spec';
 import { hasSymbolicAttrs } from './dims.js';
 import { describeNode, nameValues } from './describe.js';
 import { RuntimeError } from './errors.js';
@@ -39,6 +39,20 @@ export interface GraphPlan {
   readonly body: BlockPlan;
   /** Names of every value, as errors print them. */
   readonly names: ReadonlyMap<Value, string>;
+  /** The buffer slot of each planned value, when the graph carries a memory plan. */
+  readonly slots?: ReadonlyMap<Value, number>;
+}
+
+/** The graph's memory plan (compiler pass plan-memory) keyed by value; names it lacks are ignored. */
+function planSlots(g: Graph, names: ReadonlyMap<Value, string>): Map<Value, number> | undefined {
+  const plan = readMemoryPlan(g.metadata);
+  if (!plan) return undefined;
+  const slots = new Map<Value, number>();
+  for (const [v, name] of names) {
+    const s = plan.slots[name];
+    if (s !== undefined) slots.set(v, s);
+  }
+  return slots;
 }
 
 /** Values a block reads that it does not define (regions included). */
@@ -102,5 +116,5 @@ export function planGraph(g: Graph): GraphPlan {
   // The body is planned like a block yielding the graph outputs. Graph inputs and params are
   // bound outside it and live for the whole run (they are not intermediates).
   const body = planBlock(g.body, g.outputs.map((o) => o.value), names, new Map());
-  return { body, names };
+  return { body, names, slots: planSlots(g, names) };
 }

@@ -5,6 +5,7 @@
 import { Tensor, F, autograd, nn, optim, utils } from '@kiln/core';
 import type { GoldenCase, GoldenTensor, Tol } from './golden.js';
 import { expectClose, fromGolden } from './golden.js';
+import { runConvBnFold } from './conv-bn-fold.js';
 
 export type CaseRunner = (c: GoldenCase, tol: Tol) => number;
 
@@ -271,4 +272,5 @@ function runAutograd(c: GoldenCase, tol: Tol): number {
 export const customRunners: Record<string, CaseRunner> = {
   optim: runOptim,
   autograd: runAutograd,
+  conv_bn_fold: runConvBnFold,
 };

@@ -8,3 +8,4 @@ export * as linalg from './linalg.js';
 export * as conv from './conv.js';
 export * as pool from './pool.js';
 export * as norm from './norm.js';
+export * as fused from './fused.js';

@@ -4,6 +4,7 @@
 // use) with the file's declared types required to agree, params bound to tensors of their
 // type, and the header's signature matching the graph. The file's types are never trusted alone.
 
+import { MEMORY_PLAN_KEY, memoryPlanSchema } from './memory-plan.js';
 import { hasOp } from '../op-def.js';
 import { OpError } from '../shape.js';
 import { isBuiltin } from '../ir/builtins.js';
@@ -119,7 +120,9 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
   });
   checkSignature('inputs', header.inputs, inputs.filter((i) => i.kind === 'input'));
   checkSignature('outputs', header.outputs, outputs);
-  return new Graph(g.name, inputs, body, outputs, tensors, { ...header.metadata });
+  const plan = memoryPlanSchema.safeParse(header.plan);
+  const metadata = plan.success ? { ...header.metadata, [MEMORY_PLAN_KEY]: JSON.stringify(plan.data) } : { ...header.metadata };
+  return new Graph(g.name, inputs, body, outputs, tensors, metadata);
 }
 
 /** The header's top-level `inputs`/`outputs` must describe the graph exactly (tools read only them). */

@@ -9,6 +9,7 @@ import type { Block, Graph, Node, TensorData, Value } from '../ir/graph.js';
 import { typeToString, type IRType } from '../ir/types.js';
 import { verifyGraph, VerifyError } from '../ir/verify.js';
 import { TsgraphError } from './errors.js';
+import { MEMORY_PLAN_KEY, readMemoryPlan } from './memory-plan.js';
 import {
   ALIGN, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
   type BlockJson, type GraphJson, type NodeJson, type ProducerJson, type TensorEntryJson, type TsgraphHeader, type ValueJson,
@@ -51,13 +52,13 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   const header: TsgraphHeader = {
     format: { major: TSGRAPH_MAJOR, minor: TSGRAPH_MINOR },
     producer: { name: opts.producer?.name ?? DEFAULT_PRODUCER.name, version: opts.producer?.version ?? DEFAULT_PRODUCER.version },
-    metadata: { ...graph.metadata },
+    metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)),
     graph: graphToJson(graph),
     inputs: graph.inputs.filter((i) => i.kind === 'input').map((i) => ({ name: i.name, type: typeText(i.value.type, `input '${i.name}'`) })),
     outputs: graph.outputs.map((o) => ({ name: o.name, type: typeText(o.value.type, `output '${o.name}'`) })),
     tensors: entries,
     kernels: checkKernels(opts.kernels ?? []),
-    plan: null,
+    plan: readMemoryPlan(graph.metadata) ?? null,
   };
   let text: string;
   try {

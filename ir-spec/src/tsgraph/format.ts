@@ -93,6 +93,6 @@ export interface TsgraphHeader {
   readonly tensors: readonly TensorEntryJson[];
   /** Reserved for WGSL kernels (`{key, wgsl, ...}` objects); carried through unchanged. */
   readonly kernels: readonly Readonly<Record<string, unknown>>[];
-  /** Reserved for the memory plan; `null` in format 1.0. */
+  /** The memory plan (memory-plan.ts: value name → buffer slot), or `null` when none was made. */
   readonly plan: unknown;
 }

@@ -8,3 +8,4 @@ export {
 } from './format.js';
 export { encodeTsgraph, type EncodeOptions } from './encode.js';
 export { decodeTsgraph, readTsgraphHeader, type DecodedTsgraph, type TsgraphLayout } from './decode.js';
+export { MEMORY_PLAN_KEY, memoryPlanSchema, readMemoryPlan, type MemoryPlan } from './memory-plan.js';

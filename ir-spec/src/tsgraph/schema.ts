@@ -7,6 +7,7 @@
 // A file of a newer minor version may carry fields this reader does not know: `lenient`
 // schemas strip unknown keys instead of refusing them (format.ts: minor = additive).
 
+import { memoryPlanSchema } from './memory-plan.js';
 import * as z from 'zod';
 import { ALIGN, type BlockJson, type NodeJson, type TsgraphHeader, type ValueJson } from './format.js';
 import { compareCodeUnits } from './json.js';
@@ -87,7 +88,7 @@ function buildHeaderSchema(lenient: boolean): z.ZodType<TsgraphHeader> {
       }
     }),
     kernels: z.array(z.record(z.string(), z.unknown())),
-    plan: lenient ? z.unknown() : z.null(),
+    plan: lenient ? z.unknown() : z.union([z.null(), memoryPlanSchema]),
   });
 }
 

@@ -1,6 +1,9 @@
 // The `jit` namespace: compile eager models into graphs and run or save them.
 export { trace, TracedModule, TraceCheckError, type TraceOptions } from './traced-module.js';
 export { load, LoadedModule, type GraphInput } from './load.js';
+export { ScriptModule, ScriptError, type ScriptOptions } from './script.js';
+export { script, ignore, unused, exportMethod as export, exportMethod } from './script-decorators.js';
 import { trace as tracer } from '@kiln/core';
 export const TraceError = tracer.TraceError;
 export type TraceWarning = tracer.TraceWarning;
+export { freeze, optimizeForInference, OptimizedModule, type OptimizeOptions, type CompiledModule } from './optimize.js';

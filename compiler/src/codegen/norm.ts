@@ -1,0 +1,48 @@
+// batch_norm (inference form): y = (x − mean[c]) · weight[c] / sqrt(var[c] + eps) + bias[c]
+// over channel dim 1, one output element per thread; batch_norm_stats: per-channel mean and
+// biased variance, one workgroup per channel, two passes (mean, then squared deviations) each
+// with a workgroup tree reduction. Invariant: absent weight/bias read as 1/0, and the channel
+// of element i is (i / inner) % C, inner the product of dims after 1.
+
+import { literal, product, type KernelGen } from './shell.js';
+
+export const batchNormKernel: KernelGen = (sig, d) => {
+  const x = sig.inputs[0]!;
+  const eps = typeof sig.attrs.eps === 'number' ? sig.attrs.eps : 1e-5;
+  const inner = product(Array.from({ length: Math.max(x.rank - 2, 0) }, (_, k) => d.inDim(0, k + 2)));
+  const lines = [
+    'let i = wg * 64u + lid;',
+    `if (i >= ${product(Array.from({ length: x.rank }, (_, k) => d.inDim(0, k)))}) { return; }`,
+    `let c = (i / (${inner})) % ${x.rank > 1 ? d.inDim(0, 1) : '1u'};`,
+    `let scale = ${sig.inputs[3] ? 'in3[c]' : '1.0'} / sqrt(in2[c] + ${literal(eps, 'f32')});`,
+    `out0[i] = (in0[i] - in1[c]) * scale${sig.inputs[4] ? ' + in4[c]' : ''};`,
+  ];
+  return { body: lines.join('\n'), grid: { tile: [], per: 64 } };
+};
+
+export const batchNormStatsKernel: KernelGen = (sig, d) => {
+  const x = sig.inputs[0]!;
+  const inner = product(Array.from({ length: Math.max(x.rank - 2, 0) }, (_, k) => d.inDim(0, k + 2)));
+  const reduce = (v: string) => [
+    `partial[lid] = ${v};`,
+    'workgroupBarrier();',
+    'for (var s = 32u; s > 0u; s = s >> 1u) {',
+    '  if (lid < s) { partial[lid] = partial[lid] + partial[lid + s]; }',
+    '  workgroupBarrier();',
+    '}',
+  ];
+  const lines = [
+    `let C = ${d.inDim(0, 1)}; let inner = ${inner}; let count = ${d.inDim(0, 0)} * inner;`,
+    'let c = wg;',
+    'var s1 = 0.0;',
+    'for (var e = lid; e < count; e += 64u) { s1 += in0[((e / inner) * C + c) * inner + e % inner]; }',
+    ...reduce('s1'),
+    'let mean = partial[0] / f32(count);',
+    'workgroupBarrier();',
+    'var s2 = 0.0;',
+    'for (var e = lid; e < count; e += 64u) { let v = in0[((e / inner) * C + c) * inner + e % inner] - mean; s2 += v * v; }',
+    ...reduce('s2'),
+    'if (lid == 0u) { out0[c] = mean; out1[c] = partial[0] / f32(count); }',
+  ];
+  return { body: lines.join('\n'), grid: { tile: [], per: 1 }, decls: 'var<workgroup> partial: array<f32, 64>;' };
+};

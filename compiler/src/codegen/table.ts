@@ -1,0 +1,56 @@
+// The WGSL kernel generator of every op that has one, keyed by op name (ONE entry per op), and
+// the ops that need no kernel on WebGPU because the device runs them as views. Invariant: an op
+// is in at most one of KERNELS and VIEW_OPS; tests/webgpu-ops.test.ts lists the registry ops in
+// neither, so a new op without WGSL is visible.
+
+import { avgPoolBackwardKernel, convWeightGradKernel, indexAddKernel, scatterAddKernel } from './backward.js';
+import { conv2dKernel } from './conv.js';
+import { convTransposeKernel } from './conv-transpose.js';
+import { ELEMENTWISE, elementwiseKernel } from './elementwise.js';
+import { fusedElementwiseKernel } from './epilogue.js';
+import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, triangleKernel } from './layout.js';
+import { matmulKernel } from './matmul.js';
+import { batchNormKernel, batchNormStatsKernel } from './norm.js';
+import { avgPoolKernel, maxPoolKernel } from './pool.js';
+import { REDUCERS, reduceKernel } from './reduce.js';
+import type { KernelGen } from './shell.js';
+import { VIEW_OPS } from '@kiln/runtime';
+
+export const KERNELS: Readonly<Record<string, KernelGen>> = {
+  ...Object.fromEntries(Object.keys(ELEMENTWISE).map((op) => [op, elementwiseKernel])),
+  ...Object.fromEntries(Object.keys(REDUCERS).map((op) => [op, reduceKernel])),
+  matmul: matmulKernel,
+  linear: matmulKernel,
+  conv2d: conv2dKernel,
+  max_pool2d: maxPoolKernel,
+  adaptive_max_pool2d: maxPoolKernel,
+  avg_pool2d: avgPoolKernel,
+  adaptive_avg_pool2d: avgPoolKernel,
+  batch_norm: batchNormKernel,
+  fused_elementwise: fusedElementwiseKernel,
+  fused_conv2d: conv2dKernel,
+  fused_linear: matmulKernel,
+  expand: expandKernel,
+  permute: permuteKernel,
+  flip: flipKernel,
+  slice: sliceKernel,
+  tril: triangleKernel,
+  triu: triangleKernel,
+  index_select: indexSelectKernel,
+  gather: gatherKernel,
+  cat: catKernel,
+  argmax: argKernel,
+  argmin: argKernel,
+  cumsum: cumsumKernel,
+  slice_backward: sliceBackwardKernel,
+  conv_transpose2d: convTransposeKernel,
+  batch_norm_stats: batchNormStatsKernel,
+  index_add: indexAddKernel,
+  scatter_add: scatterAddKernel,
+  avg_pool2d_backward: avgPoolBackwardKernel,
+  adaptive_avg_pool2d_backward: avgPoolBackwardKernel,
+  conv2d_weight_grad: convWeightGradKernel,
+};
+
+/** Ops the WebGPU device runs without a kernel (its result shares the input's buffer). */
+export { VIEW_OPS };

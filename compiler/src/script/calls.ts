@@ -1,0 +1,250 @@
+// Calls. Methods of the model (and of user submodules) and functions of the same file are
+// inlined: their bodies are lowered with the arguments bound to the parameters, under the
+// callee module's scope. Tensor methods, library functions (F.*, cat, ...) and built-in
+// layers are recorded through the host (one eager call traced into a small graph, inlined),
+// so they lower to exactly the ops eager dispatches. `.item()` becomes the `item` builtin.
+// Invariant: a call whose result would depend on values read at compile time is an error.
+
+import { Node as TsNode, type CallExpression } from 'ts-morph';
+import { typeToString, type Dim, type Graph, type TensorIRType, type Value } from '@kiln/ir-spec';
+import type { Frame, ScriptContext } from './context.js';
+import type { ScriptableModule, TraceArg } from './host.js';
+import { lowerExpr, lowerObject } from './expr.js';
+import { floorDiv, mathCall } from './scalars.js';
+import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
+import { lowerStatements } from './stmt.js';
+import { describe, Env, stat, type SValue } from './values.js';
+
+const MAX_DEPTH = 64;
+
+export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpression): SValue {
+  let callee: TsNode = e.getExpression();
+  // Transpilers call imports as `(0, ns.fn)(...)` (no `this`): the callee is `ns.fn`.
+  while (TsNode.isParenthesizedExpression(callee)) {
+    const inner = callee.getExpression();
+    if (TsNode.isBinaryExpression(inner) && inner.getOperatorToken().getText() === ',' && TsNode.isNumericLiteral(inner.getLeft())) callee = inner.getRight();
+    else break;
+  }
+  const argNodes = e.getArguments();
+  const args = () => argNodes.map((a) => {
+    if (TsNode.isSpreadElement(a)) throw f.src.error(a, 'spread arguments (...) are not supported by jit.script; pass the arguments one by one');
+    return lowerExpr(ctx, f, env, a);
+  });
+  const saved = ctx.b.meta;
+  try {
+    if (TsNode.isPropertyAccessExpression(callee)) {
+      const name = callee.getName();
+      const recvNode = callee.getExpression();
+      // Math.floor(a / b) on run-time integers is a floor division, not a float round trip.
+      if (recvNode.getText() === 'Math' && name === 'floor' && argNodes.length === 1 && TsNode.isBinaryExpression(argNodes[0]) && argNodes[0].getOperatorToken().getText() === '/') {
+        const d = argNodes[0];
+        return floorDiv(ctx, f.src, e, lowerExpr(ctx, f, env, d.getLeft()), lowerExpr(ctx, f, env, d.getRight()));
+      }
+      const recv = lowerObject(ctx, f, env, recvNode);
+      if (recv.k === 'list' && name === 'push' && TsNode.isIdentifier(recvNode)) {
+        const items = [...recv.items, ...args()];
+        env.assign(recvNode.getText(), { k: 'list', items });
+        return stat(items.length);
+      }
+      return callMember(ctx, f, env, recv, name, args(), e);
+    }
+    const fn = lowerExpr(ctx, f, env, callee);
+    if (fn.k === 'fn') return inlineFunction(ctx, { ...f, stack: [...f.stack, fn.name] }, fn.decl, undefined, args(), e);
+    if (fn.k === 'ns') return library(ctx, f, fn.name, args(), e);
+    throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script`);
+  } finally {
+    ctx.b.meta = saved;
+  }
+}
+
+function callMember(ctx: ScriptContext, f: Frame, env: Env, recv: SValue, name: string, args: SValue[], at: CallExpression): SValue {
+  if (recv.k === 'module') return callModule(ctx, f, recv.mod, recv.path, name, args, at);
+  if (recv.k === 'ns') {
+    if (recv.name === 'Math') return mathCall(ctx, f.src, at, name, args);
+    return library(ctx, f, recv.name ? `${recv.name}.${name}` : name, args, at);
+  }
+  if (recv.k === 'tensor') {
+    if (name === 'item') {
+      const t = recv.v.type as TensorIRType;
+      if (!t.shape.every((d) => d === 1)) {
+        throw f.src.error(at, `.item() needs a one-element tensor, but this one has shape [${t.shape.join(',')}]; reduce it first (x.sum().item())`);
+      }
+      return { k: 'scalar', v: ctx.b.op('item', [recv.v])[0] };
+    }
+    if (name === 'size' && args.length === 1) return shapeItem(ctx, f, recv.v, args[0], at);
+    return record(ctx, f, { kind: 'method', name }, [recv, ...args], '', at);
+  }
+  if (recv.k === 'shape' && name === 'length') return stat((recv.of.type as TensorIRType).shape.length);
+  throw f.src.error(at, `calling .${name}() on ${describe(recv)} is not supported by jit.script`);
+}
+
+function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode): SValue {
+  const shape = (v.type as TensorIRType).shape;
+  if (i.k !== 'static' || typeof i.value !== 'number') throw f.src.error(at, 'size(i) needs an index known when compiling');
+  const k = i.value < 0 ? i.value + shape.length : i.value;
+  if (k < 0 || k >= shape.length) throw f.src.error(at, `size(${i.value}) is out of range for rank ${shape.length}`);
+  const d = shape[k];
+  return typeof d === 'number' ? stat(d) : { k: 'scalar', v: ctx.b.op('dim', [v], { index: k })[0], dim: d };
+}
+
+/** `mod.name(args)`: a user module's method is inlined; a library layer is recorded. */
+export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, name: string, args: SValue[], at: TsNode): SValue {
+  if (mod.kind === 'list' || mod.kind === 'sequential') {
+    if (name === 'get' && args.length === 1 && args[0].k === 'static' && typeof args[0].value === 'number') {
+      const items = mod.items(), i = args[0].value < 0 ? args[0].value + items.length : args[0].value;
+      if (!items[i]) throw f.src.error(at, `index ${args[0].value} is out of range for ${items.length} modules`);
+      return { k: 'module', mod: items[i], path: path ? `${path}.${i}` : String(i) };
+    }
+    ctx.assume(mod, '#items');
+    if (mod.kind === 'sequential' && name === 'forward') {
+      if (args.length !== 1) throw f.src.error(at, 'Sequential.forward takes one argument');
+      return mod.items().reduce((x, m, i) => callModule(ctx, f, m, path ? `${path}.${i}` : String(i), 'forward', [x], at), args[0]);
+    }
+    if (mod.kind === 'list') throw f.src.error(at, `ModuleList has no method '${name}' that jit.script supports; iterate with for...of or use .get(i)`);
+  }
+  if (mod.kind === 'graph' && mod.graph) {
+    if (name !== 'forward') throw f.src.error(at, `${mod.className} was traced: only its forward can be called from compiled code`);
+    ctx.b.meta = { ...ctx.b.meta, scope: path };
+    return inlineTraced(ctx, f, mod.graph(), path, args, at);
+  }
+  if (mod.kind === 'library') {
+    ctx.b.meta = { ...ctx.b.meta, scope: path };
+    return record(ctx, f, { kind: 'module', module: mod, method: name }, args, path, at);
+  }
+  const mark = mod.methodMark(name);
+  if (mark === 'ignore') {
+    throw f.src.error(at, `${mod.className}.${name} is marked @jit.ignore: calling back into JavaScript from a compiled graph is not supported yet. ` +
+      'Call it outside the compiled forward, or remove @jit.ignore so it is compiled');
+  }
+  if (mark === 'unused') {
+    throw f.src.error(at, `${mod.className}.${name} is marked @jit.unused but this call can run; jit.script cannot raise at run time yet, ` +
+      'so only calls on paths that are dead when compiling (a static condition such as this.training) are allowed. Remove @jit.unused or guard the call');
+  }
+  if (f.stack.length > MAX_DEPTH || f.stack.includes(`${mod.className}.${name}@${path}`)) {
+    throw f.src.error(at, `${mod.className}.${name} calls itself; recursion is not supported by jit.script`);
+  }
+  const { src, decl } = methodOf(mod, name, f, at);
+  return inlineFunction(ctx, { mod, path, src, stack: [...f.stack, `${mod.className}.${name}@${path}`], inLoop: f.inLoop }, decl, mod, args, at, f);
+}
+
+/** The declaration of method `name` of `mod`: from its `.ts` file when known, else its runtime text. */
+export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefined, at: TsNode | undefined): { src: SourceInfo; decl: FunctionLike } {
+  if (mod.sourceFile) {
+    const src = sourceAtPath(mod.sourceFile);
+    const decl = findMethod(src, mod.className, name);
+    if (decl) return { src, decl };
+  }
+  const text = mod.methodSource(name);
+  if (text === undefined) {
+    const msg = `${mod.className} has no method '${name}'`;
+    if (f && at) throw f.src.error(at, msg);
+    throw new Error(`jit.script: ${msg}`);
+  }
+  return methodFromText(text, `${mod.className}.${name} (runtime text)`);
+}
+
+/** Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. */
+export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike, mod: ScriptableModule | undefined, args: SValue[], at: TsNode, caller: Frame = f): SValue {
+  if (decl.isAsync()) throw f.src.error(decl, "async functions are not supported by jit.script: compiled code is synchronous; make the method synchronous or mark it @jit.ignore");
+  if (TsNode.isFunctionDeclaration(decl) || TsNode.isMethodDeclaration(decl) || TsNode.isFunctionExpression(decl)) {
+    if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script');
+  }
+  if (caller.stack.length > MAX_DEPTH) throw caller.src.error(at, 'calls nest too deeply (recursion is not supported by jit.script)');
+  // A callee's early returns end the callee, whatever loop the call sits in.
+  f = { ...f, inLoop: false };
+  const env = new Env();
+  decl.getParameters().forEach((p, i) => {
+    if (p.isRestParameter()) throw f.src.error(p, 'rest parameters are not supported by jit.script; pass an array');
+    let v = args[i];
+    if (v === undefined || (v.k === 'static' && v.value === undefined)) {
+      const init = p.getInitializer();
+      v = init ? lowerExpr(ctx, f, env, init) : stat(undefined);
+    }
+    const nameNode = p.getNameNode();
+    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script');
+    env.declare(nameNode.getText(), v, true);
+  });
+  const body = decl.getBody();
+  if (!body) throw f.src.error(decl, 'this function has no body');
+  if (!TsNode.isBlock(body)) return lowerExpr(ctx, f, env, body);
+  const r = lowerStatements(ctx, f, env, body.getStatements());
+  if (r.kind === 'break' || r.kind === 'continue') throw f.src.error(body, `'${r.kind}' outside a loop`);
+  return r.kind === 'return' ? r.value : stat(undefined);
+}
+
+function library(ctx: ScriptContext, f: Frame, name: string, args: SValue[], at: TsNode): SValue {
+  if (!ctx.host.hasFunction(name)) {
+    throw f.src.error(at, `'${name}' is not a Kiln function jit.script knows; use the tensor methods, F.*, or a function declared in this file`);
+  }
+  return record(ctx, f, { kind: 'function', name }, args, '', at);
+}
+
+/** A traced submodule's graph, inlined with its inputs bound to `args` (its symbols renamed to ours). */
+function inlineTraced(ctx: ScriptContext, f: Frame, g: Graph, path: string, args: SValue[], at: TsNode): SValue {
+  const inputs = g.inputs.filter((i) => i.kind === 'input');
+  if (args.length !== inputs.length || args.some((a) => a.k !== 'tensor')) {
+    throw f.src.error(at, `the traced module takes ${inputs.length} tensor argument(s); got ${args.map(describe).join(', ') || 'none'}`);
+  }
+  const renames = new Map<string, string>();
+  const values = args.map((a, k) => {
+    const v = (a as { v: Value }).v, want = inputs[k].value.type as TensorIRType, got = v.type as TensorIRType;
+    const fail = () => f.src.error(at, `argument ${k} has type ${typeToString(got)} but the traced module was recorded for ${typeToString(want)}`);
+    if (got.kind !== 'tensor' || got.dtype !== want.dtype || got.shape.length !== want.shape.length) throw fail();
+    want.shape.forEach((d, j) => {
+      const mine = got.shape[j];
+      if (typeof d === 'number') { if (mine !== d) throw fail(); return; }
+      const known = renames.get(d);
+      if (known !== undefined && known !== String(mine)) throw fail();
+      renames.set(d, String(mine));
+    });
+    return v;
+  });
+  const outs = ctx.inlineGraph(g, values, path, renames);
+  return outs.length === 1 ? { k: 'tensor', v: outs[0] } : { k: 'list', items: outs.map((v) => ({ k: 'tensor', v }) as SValue) };
+}
+
+/** Records one eager call through the host and inlines it. */
+function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
+  const tensors: Value[] = [];
+  const symbols = new Set<string>();
+  const dims: { d: Dim; at: TsNode }[] = [];
+  const conv = (v: SValue): TraceArg => {
+    switch (v.k) {
+      case 'tensor': {
+        for (const d of (v.v.type as TensorIRType).shape) if (typeof d === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(d)) symbols.add(d);
+        const k = tensors.indexOf(v.v);
+        if (k >= 0) return { kind: 'tensor', index: k };
+        tensors.push(v.v);
+        return { kind: 'tensor', index: tensors.length - 1 };
+      }
+      case 'static': return { kind: 'static', value: v.value };
+      case 'list': return { kind: 'list', items: v.items.map(conv) };
+      case 'object': return { kind: 'object', entries: Object.fromEntries(Object.entries(v.entries).map(([k, x]) => [k, conv(x)])) };
+      case 'scalar':
+        if (typeof v.dim === 'number') return { kind: 'static', value: v.dim };
+        if (v.dim !== undefined) { dims.push({ d: v.dim, at }); return { kind: 'size', dim: v.dim }; }
+        throw f.src.error(at, 'a run-time number (from .item() or arithmetic on it) cannot be passed to a tensor operation yet; ' +
+          'keep the value in a tensor (e.g. x.mul(s) with s a 0-d tensor) or make it a compile-time constant');
+      case 'shape': {
+        const t = v.of.type as TensorIRType;
+        return { kind: 'list', items: t.shape.map((d): TraceArg => {
+          if (typeof d === 'number') return { kind: 'static', value: d };
+          dims.push({ d, at });
+          return { kind: 'size', dim: d };
+        }) };
+      }
+      default: throw f.src.error(at, `${describe(v)} cannot be passed to a tensor operation`);
+    }
+  };
+  const traceArgs = args.map(conv);
+  for (const { d } of dims) {
+    for (const s of String(d).match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []) {
+      if (!symbols.has(s)) {
+        throw f.src.error(at, `this call takes the size '${d}' but none of its tensor arguments has the dim '${s}' itself, so the size cannot stay symbolic; ` +
+          'derive it from a tensor passed to the same call (e.g. y.reshape(y.shape[0], -1)) or use a static size');
+      }
+    }
+  }
+  return ctx.inlineCall(target, tensors, traceArgs, prefix, at, f.src);
+}
+

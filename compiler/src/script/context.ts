@@ -1,0 +1,191 @@
+// The state of one scripting run: the graph builder, the model's parameters as graph inputs,
+// the example sizes of symbolic dims (for recording eager calls), and the inlining of recorded
+// calls into the graph. Invariant: every node the scripter emits goes through `this.b`, with
+// `b.meta` set to the module scope and source location of the construct being lowered.
+
+import { evalDim, GraphBuilder, parseDim, typeToString, type Dim, type DType, type Graph, type Value, type TensorIRType } from '@kiln/ir-spec';
+import type { Node as TsNode } from 'ts-morph';
+import type { CallResult, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
+import type { SourceInfo } from './source.js';
+import { staticDType, type SValue } from './values.js';
+
+/** Thrown to redo a region with different scalar dtypes (see control.ts). */
+export class RetryWithDTypes extends Error {
+  constructor(readonly hints: ReadonlyMap<string, DType>) { super('retry'); }
+}
+
+/** Where the lowering is: the module, its scope path and the source being read. */
+export interface Frame {
+  readonly mod: ScriptableModule | undefined;
+  readonly path: string;
+  readonly src: SourceInfo;
+  /** Method names being inlined (recursion guard). */
+  readonly stack: readonly string[];
+  /** Inside a run-time loop region (return and break there are limited). */
+  readonly inLoop: boolean;
+}
+
+const EXAMPLE_SIZES = [5, 7, 11, 13, 17, 19, 23, 29];
+
+export class ScriptContext {
+  readonly b: GraphBuilder;
+  private readonly params = new Map<string, Value>();
+  private readonly symbolSizes = new Map<string, number>();
+  private constants = 0;
+  private fresh = 0;
+  /** Module attributes folded into the graph, with the fingerprint they had (see isCurrent). */
+  private readonly assumptions: { mod: ScriptableModule; name: string; seen: string }[] = [];
+
+  constructor(readonly host: ScriptHost, name: string, metadata: Record<string, string>) {
+    this.b = new GraphBuilder(name, metadata);
+  }
+
+  /** Records that the graph folds `mod`'s attribute `name` (or its training flag) as it is now. */
+  assume(mod: ScriptableModule, name: string): void {
+    if (!this.assumptions.some((a) => a.mod === mod && a.name === name)) this.assumptions.push({ mod, name, seen: fingerprint(mod, name) });
+  }
+
+  /** Whether every folded attribute still has the value the graph was compiled with. */
+  isCurrent(): boolean { return this.assumptions.every((a) => fingerprint(a.mod, a.name) === a.seen); }
+
+  /** The graph input for parameter/buffer `name` (created on first use). */
+  param(name: string, t: ScriptTensor): Value {
+    let v = this.params.get(name);
+    if (!v) {
+      v = this.b.param(name, { dtype: t.dtype, shape: [...t.shape], data: t.data.slice() });
+      this.params.set(name, v);
+    }
+    return v;
+  }
+
+  /** Registers the symbols of an input's dims with distinct example sizes. */
+  noteSymbols(shape: readonly Dim[]): void {
+    for (const d of shape) {
+      if (typeof d !== 'string') continue;
+      for (const atom of d.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []) {
+        if (!this.symbolSizes.has(atom)) this.symbolSizes.set(atom, EXAMPLE_SIZES[this.symbolSizes.size % EXAMPLE_SIZES.length] + 30 * Math.floor(this.symbolSizes.size / EXAMPLE_SIZES.length));
+      }
+    }
+  }
+
+  /** The example size of a dim (symbols at their example sizes). */
+  exampleSize(d: Dim): number {
+    if (typeof d === 'number') return d;
+    const n = evalDim(d, this.symbolSizes);
+    if (n === undefined) throw new Error(`no example size for dim '${d}'`);
+    return n;
+  }
+
+  /** A run-time scalar for a static number or boolean. */
+  scalar(value: number | boolean, dtype: DType = staticDType(value) ?? 'float32'): Value {
+    return this.b.op('scalar', [], { value, dtype })[0];
+  }
+
+  /**
+   * Records `target(args)` through the host and inlines it. `tensors` are the call's tensor
+   * inputs (args refer to them by index). Returns the call's result as scripter values.
+   */
+  inlineCall(target: TraceTarget, tensors: readonly Value[], args: readonly TraceArg[], prefix: string, at: TsNode, src: SourceInfo): SValue {
+    const renames = new Map<string, string>();
+    const inputs: TraceInput[] = tensors.map((v) => {
+      const t = v.type as TensorIRType;
+      const axes: Record<number, string> = {};
+      const shape = t.shape.map((d, i) => {
+        if (typeof d === 'number') return d;
+        let sym = d;
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(d)) {
+          sym = [...renames].find(([, full]) => full === d)?.[0] ?? `kiln_s${this.fresh++}`;
+          renames.set(sym, d);
+        }
+        axes[i] = sym;
+        return this.exampleSize(d);
+      });
+      return { dtype: t.dtype, shape, axes };
+    });
+    let call;
+    try {
+      call = this.host.traceCall(target, inputs, args);
+    } catch (e) {
+      const types = tensors.map((v) => typeToString(v.type)).join(', ');
+      throw src.error(at, `${describeTarget(target)} failed while recording it on tensors of type ${types || '(none)'} ` +
+        `(symbolic sizes taken as ${[...this.symbolSizes].map(([k, n]) => `${k}=${n}`).join(', ') || 'none'}): ${(e as Error).message}`);
+    }
+    if (call.warnings.length) {
+      throw src.error(at, `${describeTarget(target)} cannot be compiled faithfully: ${call.warnings[0]} ` +
+        'Move this computation into a method marked @jit.ignore, or rewrite it with ops whose sizes do not depend on data.');
+    }
+    const outs = this.inlineGraph(call.graph, tensors, prefix, renames);
+    const build = (r: CallResult): SValue => {
+      if (r.kind === 'tensor') return { k: 'tensor', v: outs[r.output] };
+      if (r.kind === 'list') return { k: 'list', items: r.items.map(build) };
+      return { k: 'static', value: r.value };
+    };
+    return build(call.result);
+  }
+
+  /** Copies `g`'s nodes into the current block; returns the values of g's outputs. */
+  inlineGraph(g: Graph, tensors: readonly Value[], prefix: string, renames: ReadonlyMap<string, string>): Value[] {
+    const map = new Map<Value, Value>();
+    let k = 0;
+    for (const inp of g.inputs) {
+      if (inp.kind === 'input') map.set(inp.value, tensors[k++]);
+      else {
+        const t = g.tensors.get(inp.name)!;
+        map.set(inp.value, this.param(prefix ? `${prefix}.${inp.name}` : inp.name, t));
+      }
+    }
+    for (const n of g.body.nodes) {
+      if (n.regions.length) throw new Error(`recorded call contains a '${n.op}' region (internal error)`);
+      let attrs: Record<string, unknown> = n.attrs as Record<string, unknown>;
+      if (n.op === 'constant' && typeof attrs.name === 'string') {
+        const t = g.tensors.get(attrs.name)!;
+        const v = this.b.constant(`const_${this.constants++}`, t);
+        map.set(n.outputs[0], v);
+        continue;
+      }
+      if (renames.size) attrs = substitute(attrs, renames) as Record<string, unknown>;
+      const outs = this.b.op(n.op, n.inputs.map((v) => (v ? map.get(v)! : null)), attrs);
+      n.outputs.forEach((o, i) => map.set(o, outs[i]));
+    }
+    return g.outputs.map((o) => map.get(o.value)!);
+  }
+
+  /** Makes a scalar SValue a run-time Value (static numbers become `scalar` nodes). */
+  scalarValue(v: SValue, dtype?: DType): Value | undefined {
+    if (v.k === 'scalar') return v.v;
+    if (v.k === 'static' && (typeof v.value === 'number' || typeof v.value === 'boolean')) return this.scalar(v.value, dtype);
+    return undefined;
+  }
+}
+
+/** A module attribute as compared for staleness: numbers, strings, booleans, list lengths. */
+function fingerprint(mod: ScriptableModule, name: string): string {
+  if (name === '#training') return String(mod.training);
+  if (name === '#items') return String(mod.items().length);
+  const shape = (f: ScriptField | undefined): unknown => {
+    if (!f) return null;
+    if (f.kind === 'static') return f.value === undefined ? '#undefined' : f.value;
+    if (f.kind === 'list') return f.items.map(shape);
+    return `#${f.kind}`;
+  };
+  return JSON.stringify(shape(mod.field(name)));
+}
+
+function describeTarget(t: TraceTarget): string {
+  if (t.kind === 'method') return `the tensor method .${t.name}()`;
+  if (t.kind === 'function') return `${t.name}()`;
+  return `the ${t.module.className} module's ${t.method}()`;
+}
+
+/** Replaces fresh symbols in dim-like attribute strings by the dims they stand for. */
+function substitute(a: unknown, renames: ReadonlyMap<string, string>): unknown {
+  if (typeof a === 'string') {
+    let s = a;
+    for (const [sym, full] of renames) s = s.replace(new RegExp(`\\b${sym}\\b`, 'g'), `(${full})`);
+    if (s === a) return a;
+    return parseDim(s);
+  }
+  if (Array.isArray(a)) return a.map((x) => substitute(x, renames));
+  if (a && typeof a === 'object') return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, substitute(v, renames)]));
+  return a;
+}

@@ -1,0 +1,102 @@
+// Finding the source of a method or function: the model's `.ts` file when it is known (parsed
+// with ts-morph, so the type checker can type parameters), else the runtime text of the
+// function (`Function.prototype.toString`, e.g. code already transpiled to JS), wrapped so
+// ts-morph parses it. Invariant: every node handed out belongs to a SourceInfo whose `place`
+// maps it back to the user's file, line and column.
+
+import { Node as TsNode, Project, SyntaxKind, type ArrowFunction, type FunctionDeclaration,
+  type FunctionExpression, type MethodDeclaration, type SourceFile } from 'ts-morph';
+import { codeFrame, ScriptError } from './errors.js';
+
+export type FunctionLike = MethodDeclaration | FunctionDeclaration | ArrowFunction | FunctionExpression;
+
+/** One parsed source text and how its positions map to the user's file. */
+export class SourceInfo {
+  constructor(
+    readonly file: SourceFile,
+    /** The name shown in errors (a path, or `Class.method (runtime text)`). */
+    readonly display: string,
+    /** Lines added before the user's text by the wrapper (runtime text only). */
+    readonly lineOffset: number,
+    /** Whether this is the real `.ts` file (types from the checker are meaningful). */
+    readonly typed: boolean,
+  ) {}
+
+  /** A ScriptError at `node`. */
+  error(node: TsNode, reason: string): ScriptError {
+    const sf = this.file;
+    const { line, column } = sf.getLineAndColumnAtPos(node.getStart());
+    const text = sf.getFullText().split(/\r?\n/).slice(this.lineOffset).join('\n');
+    const l = line - this.lineOffset;
+    return new ScriptError(reason, this.display, l, column, codeFrame(text, l, column));
+  }
+
+  /** A plain function declared at the top level of this file. */
+  topFunction(name: string): FunctionDeclaration | undefined {
+    return this.file.getFunction(name);
+  }
+}
+
+let project: Project | undefined;
+let counter = 0;
+const files = new Map<string, SourceInfo>();
+
+function getProject(): Project {
+  project ??= new Project({
+    useInMemoryFileSystem: false,
+    skipAddingFilesFromTsConfig: true,
+    skipFileDependencyResolution: true,
+    compilerOptions: { strict: true, target: 99, noLib: false, allowJs: true, experimentalDecorators: false },
+  });
+  return project;
+}
+
+/** The parsed `.ts` file at `path` (cached per path). */
+export function sourceAtPath(path: string): SourceInfo {
+  const known = files.get(path);
+  if (known) return known;
+  const sf = getProject().addSourceFileAtPath(path);
+  const info = new SourceInfo(sf, path, 0, true);
+  files.set(path, info);
+  return info;
+}
+
+/** The method `name` of class `className` in `src`, if the file declares it. */
+export function findMethod(src: SourceInfo, className: string, name: string): MethodDeclaration | undefined {
+  const cls = src.file.getClass(className)
+    ?? src.file.getDescendantsOfKind(SyntaxKind.ClassDeclaration).find((c) => c.getName() === className);
+  return cls?.getInstanceMethod(name);
+}
+
+/** Parses a method's runtime text (`forward(x) { ... }`) as a class member. */
+export function methodFromText(text: string, display: string): { src: SourceInfo; decl: MethodDeclaration } {
+  const sf = getProject().createSourceFile(`__kiln_script_${counter++}.ts`, `class __KilnScript {\n${text}\n}\n`, { overwrite: true });
+  const src = new SourceInfo(sf, display, 1, false);
+  const member = sf.getClassOrThrow('__KilnScript').getMembers()[0];
+  if (!member || !TsNode.isMethodDeclaration(member)) {
+    throw new ScriptError(`cannot read the method text as a method declaration (got ${member?.getKindName() ?? 'nothing'}); ` +
+      'declare it as an ordinary method `forward(x) { ... }`, or pass the .ts file with { sourceFile }', display, 1, 1, codeFrame(text, 1, 1));
+  }
+  return { src, decl: member };
+}
+
+/** Parses a function's runtime text (`function f(x) {...}` or `(x) => ...`). */
+export function functionFromText(text: string, display: string): { src: SourceInfo; decl: FunctionLike } {
+  const sf = getProject().createSourceFile(`__kiln_script_${counter++}.ts`, `const __kilnScript = (\n${text}\n);\n`, { overwrite: true });
+  const src = new SourceInfo(sf, display, 1, false);
+  const init = sf.getVariableDeclarationOrThrow('__kilnScript').getInitializer();
+  const inner = init && TsNode.isParenthesizedExpression(init) ? init.getExpression() : init;
+  if (inner && (TsNode.isArrowFunction(inner) || TsNode.isFunctionExpression(inner))) return { src, decl: inner };
+  // A method shorthand's text (`forward(x) {...}`) is not an expression: read it as a method.
+  return methodFromText(text, display);
+}
+
+/** The function declaration `name` or `const name = (...) => ...` at the top of `src`. */
+export function findFunction(src: SourceInfo, name: string): FunctionLike | undefined {
+  const fn = src.file.getFunction(name);
+  if (fn) return fn;
+  const v = src.file.getVariableDeclaration(name);
+  const init = v?.getInitializer();
+  if (init && (TsNode.isArrowFunction(init) || TsNode.isFunctionExpression(init))) return init;
+  return undefined;
+}

@@ -1,0 +1,211 @@
+// Statements → SSA. Straight-line code updates the environment; `if` on a run-time condition
+// becomes an `if` node yielding the variables its branches assign (or, when a branch returns,
+// the function's result, with the statements after the `if` lowered into both branches);
+// static conditions are folded; loops are lowered in loops.ts. Invariant: a Completion other
+// than `normal` is only produced where control flow is static.
+
+import { Node as TsNode, SyntaxKind, type Statement } from 'ts-morph';
+import { RetryWithDTypes, type Frame, type ScriptContext } from './context.js';
+import { condition } from './scalars.js';
+import { lowerExpr, bindPattern } from './expr.js';
+import { flatten, joinPlans, naturalPlan, plansEqual, PlanMismatch, unflatten, type Plan } from './plan.js';
+import { forLoop, forOf, whileLoop } from './loops.js';
+import { Env, stat, type SValue } from './values.js';
+import { ScriptError } from './errors.js';
+import type { Value } from '@kiln/ir-spec';
+
+export type Completion =
+  | { readonly kind: 'normal' }
+  | { readonly kind: 'return'; readonly value: SValue }
+  | { readonly kind: 'break' }
+  | { readonly kind: 'continue' };
+
+export const NORMAL: Completion = { kind: 'normal' };
+
+/** Lowers `stmts` in order; stops at the first non-normal completion. */
+export function lowerStatements(ctx: ScriptContext, f: Frame, env: Env, stmts: readonly Statement[], rest: readonly Statement[] = []): Completion {
+  for (let i = 0; i < stmts.length; i++) {
+    const s = stmts[i];
+    ctx.b.meta = meta(f, s);
+    // What runs after this statement up to the end of the function (for early returns).
+    const after = () => [...stmts.slice(i + 1), ...rest];
+    if (TsNode.isIfStatement(s)) {
+      const c = located(f, s, () => condition(ctx, f.src, s.getExpression(), lowerExpr(ctx, f, env, s.getExpression())));
+      const thenS = blockOf(s.getThenStatement()), elseNode = s.getElseStatement(), elseS = elseNode ? blockOf(elseNode) : [];
+      if (typeof c === 'boolean') {
+        const r = lowerStatements(ctx, f, new Env(env), c ? thenS : elseS, after());
+        if (r.kind !== 'normal') return r;
+        continue;
+      }
+      if (mayExit(s, SyntaxKind.ReturnStatement)) {
+        if (f.inLoop) throw f.src.error(s, "'return' inside a data-dependent 'if' within a loop is not supported; assign the result to a variable and return after the loop");
+        return { kind: 'return', value: ifReturning(ctx, f, env, s, c, [...thenS, ...after()], [...elseS, ...after()]) };
+      }
+      if (mayExit(s, SyntaxKind.BreakStatement) || mayExit(s, SyntaxKind.ContinueStatement)) {
+        throw f.src.error(s, "'break' or 'continue' under a data-dependent condition is not supported; " +
+          "use a 'while' loop whose condition tests the same value, or compute a mask with tensor ops");
+      }
+      ifAssigning(ctx, f, env, s, c, thenS, elseS);
+      continue;
+    }
+    const r = TsNode.isBlock(s)
+      ? lowerStatements(ctx, f, new Env(env), s.getStatements(), after())
+      : located(f, s, () => lowerStatement(ctx, f, env, s));
+    if (r.kind !== 'normal') return r;
+  }
+  return NORMAL;
+}
+
+/** Runs `fn`; an error that carries no source location (a shape rule, the builder) is located at `s`. */
+function located<T>(f: Frame, s: TsNode, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof ScriptError || e instanceof RetryWithDTypes || e instanceof PlanMismatch || !(e instanceof Error)) throw e;
+    throw f.src.error(s, `${e.message}`);
+  }
+}
+
+function meta(f: Frame, n: TsNode): { scope?: string; loc?: string } {
+  const { line, column } = f.src.file.getLineAndColumnAtPos(n.getStart());
+  return { ...(f.path ? { scope: f.path } : {}), loc: `${f.src.display}:${line - f.src.lineOffset}:${column}` };
+}
+
+export function blockOf(s: Statement): Statement[] {
+  return TsNode.isBlock(s) ? s.getStatements() : [s];
+}
+
+/** Whether `n` contains a `kind` statement that leaves it (not inside a nested function/loop). */
+function mayExit(n: TsNode, kind: SyntaxKind): boolean {
+  let found = false;
+  n.forEachDescendant((d, t) => {
+    if (TsNode.isFunctionLikeDeclaration(d) || TsNode.isClassDeclaration(d) || TsNode.isClassExpression(d)) { t.skip(); return; }
+    if (kind !== SyntaxKind.ReturnStatement && (TsNode.isIterationStatement(d))) { t.skip(); return; }
+    if (d.getKind() === kind) { found = true; t.stop(); }
+  });
+  return found;
+}
+
+/** Names assigned in `n` (`x = `, `x += `, `x++`, `x.push(...)`), not counting nested functions. */
+export function assignedNames(n: TsNode): string[] {
+  const out = new Set<string>();
+  n.forEachDescendant((d, t) => {
+    if (TsNode.isFunctionLikeDeclaration(d)) { t.skip(); return; }
+    if (TsNode.isBinaryExpression(d)) {
+      const op = d.getOperatorToken().getKind();
+      if (op >= SyntaxKind.FirstAssignment && op <= SyntaxKind.LastAssignment) collectTargets(d.getLeft(), out);
+    } else if ((TsNode.isPrefixUnaryExpression(d) || TsNode.isPostfixUnaryExpression(d))) {
+      const op = d.getOperatorToken();
+      if (op === SyntaxKind.PlusPlusToken || op === SyntaxKind.MinusMinusToken) collectTargets(d.getOperand(), out);
+    } else if (TsNode.isCallExpression(d)) {
+      const callee = d.getExpression();
+      if (TsNode.isPropertyAccessExpression(callee) && callee.getName() === 'push' && TsNode.isIdentifier(callee.getExpression())) out.add(callee.getExpression().getText());
+    }
+  });
+  return [...out];
+}
+
+function collectTargets(n: TsNode, out: Set<string>): void {
+  if (TsNode.isIdentifier(n)) out.add(n.getText());
+  else if (TsNode.isArrayLiteralExpression(n)) n.getElements().forEach((e) => collectTargets(e, out));
+  else if (TsNode.isParenthesizedExpression(n)) collectTargets(n.getExpression(), out);
+}
+
+/**
+ * Builds an `if` node whose regions run `thenFn`/`elseFn` and yield what they produce under a
+ * joined plan. The first attempt uses each side's own plan; a mismatch of number kinds
+ * (static vs run-time, int vs float) is fixed by one retry with the joined plan.
+ */
+export function buildIf(ctx: ScriptContext, f: Frame, at: TsNode, cond: Value, what: string,
+  thenFn: () => SValue, elseFn: () => SValue): SValue {
+  let plan: Plan | undefined;
+  const meta = ctx.b.meta;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let thenPlan: Plan | undefined;
+    let retry: Plan | undefined;
+    try {
+      const outs = ctx.b.if(cond, () => {
+        const v = thenFn();
+        thenPlan = plan ?? naturalPlan(v);
+        return flatten(ctx, v, thenPlan);
+      }, () => {
+        const v = elseFn();
+        const joined = joinPlans(thenPlan!, naturalPlan(v));
+        if (!plansEqual(joined, thenPlan!)) { retry = joined; throw new RetryWithDTypes(new Map()); }
+        const ys = flatten(ctx, v, joined);
+        ctx.b.meta = meta;
+        return ys;
+      });
+      return unflatten(thenPlan!, outs).v;
+    } catch (e) {
+      if (e instanceof RetryWithDTypes && retry) { plan = retry; continue; }
+      if (e instanceof PlanMismatch) throw f.src.error(at, `${what} holds ${e.why} of this data-dependent 'if'; both branches must give the same kind and type`);
+      throw e;
+    }
+  }
+  throw f.src.error(at, `${what}: the branches of this 'if' do not settle on one type (internal limit)`);
+}
+
+function ifAssigning(ctx: ScriptContext, f: Frame, env: Env, s: TsNode, cond: Value, thenS: Statement[], elseS: Statement[]): void {
+  const names = assignedNames(s).filter((n) => env.has(n));
+  const branch = (stmts: Statement[]) => () => {
+    const e = new Env(env, true);
+    const r = lowerStatements(ctx, f, e, stmts);
+    if (r.kind !== 'normal') throw f.src.error(s, `'${r.kind}' under a data-dependent condition is not supported here`);
+    return { k: 'list', items: names.map((n) => e.lookup(n) ?? stat(undefined)) } as SValue;
+  };
+  const label = names.length === 1 ? `the variable '${names[0]}'` : `one of the variables ${names.map((n) => `'${n}'`).join(', ')}`;
+  const merged = buildIf(ctx, f, s, cond, label, branch(thenS), branch(elseS));
+  if (merged.k === 'list') names.forEach((n, i) => env.assign(n, merged.items[i]));
+}
+
+function ifReturning(ctx: ScriptContext, f: Frame, env: Env, s: TsNode, cond: Value, thenS: Statement[], elseS: Statement[]): SValue {
+  const branch = (stmts: Statement[]) => () => {
+    const r = lowerStatements(ctx, f, new Env(env, true), stmts);
+    if (r.kind === 'break' || r.kind === 'continue') throw f.src.error(s, `'${r.kind}' is not supported here`);
+    return r.kind === 'return' ? r.value : stat(undefined);
+  };
+  return buildIf(ctx, f, s, cond, 'the returned value', branch(thenS), branch(elseS));
+}
+
+function lowerStatement(ctx: ScriptContext, f: Frame, env: Env, s: Statement): Completion {
+  if (TsNode.isVariableStatement(s)) {
+    const mutable = s.getDeclarationKind() !== 'const';
+    for (const d of s.getDeclarations()) {
+      const init = d.getInitializer();
+      const v = init ? lowerExpr(ctx, f, env, init) : stat(undefined);
+      bindPattern(f, env, d.getNameNode(), v, mutable);
+    }
+    return NORMAL;
+  }
+  if (TsNode.isExpressionStatement(s)) { lowerExpr(ctx, f, env, s.getExpression()); return NORMAL; }
+  if (TsNode.isReturnStatement(s)) {
+    const e = s.getExpression();
+    return { kind: 'return', value: e ? lowerExpr(ctx, f, env, e) : stat(undefined) };
+  }
+  if (TsNode.isBlock(s)) return lowerStatements(ctx, f, new Env(env), s.getStatements());
+  if (TsNode.isBreakStatement(s) || TsNode.isContinueStatement(s)) {
+    if (s.getLabel()) throw f.src.error(s, 'labelled break/continue is not supported by jit.script; restructure the loop');
+    return { kind: TsNode.isBreakStatement(s) ? 'break' : 'continue' };
+  }
+  if (TsNode.isEmptyStatement(s)) return NORMAL;
+  if (TsNode.isForStatement(s)) return forLoop(ctx, f, env, s);
+  if (TsNode.isWhileStatement(s)) return whileLoop(ctx, f, env, s);
+  if (TsNode.isForOfStatement(s)) return forOf(ctx, f, env, s);
+  throw f.src.error(s, unsupported(s));
+}
+
+/** The message for a statement jit.script does not compile. */
+function unsupported(s: TsNode): string {
+  const what: Record<string, string> = {
+    TryStatement: "'try' statements are not supported by jit.script; move the code that needs try/catch into a method marked @jit.ignore, outside the compiled graph",
+    ThrowStatement: "'throw' is reached in compiled code; jit.script cannot raise at run time. Check the condition outside the model, or move it into a @jit.ignore method",
+    ClassDeclaration: 'class declarations inside a compiled method are not supported; declare the class at the top level of the file',
+    FunctionDeclaration: 'nested function declarations are not supported (they can capture mutable state); declare the function at the top level of the file and call it',
+    SwitchStatement: "'switch' is not supported by jit.script yet; use if/else",
+    DoStatement: "'do ... while' is not supported by jit.script yet; use a 'while' loop",
+    ForInStatement: "'for ... in' is not supported by jit.script; iterate with 'for ... of' over an array or a ModuleList",
+    LabeledStatement: 'labelled statements are not supported by jit.script',
+  };
+  return what[s.getKindName()] ?? `${s.getKindName()} is not supported by jit.script; move it into a method marked @jit.ignore`;
+}

@@ -1,0 +1,278 @@
+// Op family 'fused': kernels the optimizing compiler (compiler/src/passes) creates by fusion; a
+// traced or eager program never produces them. Invariant: each fused op computes exactly what
+// the chain of primitive ops it replaces computes (the pass tests check it numerically), so a
+// graph that holds them runs in the runtime with no executor change.
+//
+//   fused_elementwise {program}    a chain of elementwise ops in ONE loop over the output
+//   fused_conv2d {…conv, activation, pool}  conv2d + bias, then the activation over the fresh
+//                                  output buffer (no second tensor); with `pool`, the conv runs
+//                                  a tile of ≤ TILE floats (some images, or some channels of one)
+//                                  at a time into scratch that is activated and max-pooled, so
+//                                  the full-size conv output never exists
+//   fused_linear {activation}      linear + bias, then the activation over its fresh output
+//
+// A program is a list of instructions `[op, arg, arg?]`; an arg is `"x<k>"` (input k), `"t<k>"`
+// (the result of instruction k, k earlier) or a number literal; the op is one of the
+// elementwise op names below; the result is the last instruction's. Example: relu(x0·2 + x1) is
+// `[["mul","x0",2], ["add","t0","x1"], ["relu","t1"]]`. Everything is float32, computed in
+// double precision per element and rounded once.
+
+import * as z from 'zod';
+import { defineOp, getOp, type CpuTensor } from '../op-def.js';
+import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
+import { conv2dForward } from '../kernels/conv.js';
+
+function sigmoid(x: number): number {
+  if (x >= 0) return 1 / (1 + Math.exp(-x));
+  const e = Math.exp(x);
+  return e / (1 + e);
+}
+
+/** Unary elementwise ops a program may use, as scalar functions (same formulas as their entries). */
+export const FUSED_UNARY: Readonly<Record<string, (x: number) => number>> = {
+  neg: (x) => -x,
+  relu: (x) => (x < 0 ? 0 : x),
+  exp: Math.exp,
+  log: Math.log,
+  sqrt: Math.sqrt,
+  rsqrt: (x) => 1 / Math.sqrt(x),
+  sigmoid,
+  tanh: Math.tanh,
+  abs: Math.abs,
+  sin: Math.sin,
+  cos: Math.cos,
+};
+
+/** Binary elementwise ops a program may use. */
+export const FUSED_BINARY: Readonly<Record<string, (a: number, b: number) => number>> = {
+  add: (a, b) => a + b,
+  sub: (a, b) => a - b,
+  mul: (a, b) => a * b,
+  div: (a, b) => a / b,
+  maximum: Math.max,
+  minimum: Math.min,
+  pow: Math.pow,
+};
+
+const arg = z.union([z.string().regex(/^[xt]\d+$/), z.number()]);
+const instruction = z.array(z.union([z.string(), z.number()])).min(2).max(3);
+const programAttrs = z.object({ program: z.array(instruction).min(1) }).strict();
+
+type Program = z.output<typeof programAttrs>['program'];
+
+/** Checks a program against `nInputs` inputs; throws OpError naming the bad instruction. */
+function checkProgram(program: Program, nInputs: number): void {
+  program.forEach((ins, k) => {
+    const [op, ...args] = ins;
+    const where = `instruction ${k} ${JSON.stringify(ins)}`;
+    const arity = typeof op === 'string' ? (FUSED_UNARY[op] ? 1 : FUSED_BINARY[op] ? 2 : 0) : 0;
+    if (!arity) throw new OpError('fused_elementwise', `${where}: '${String(op)}' is not a fusable elementwise op (${[...Object.keys(FUSED_UNARY), ...Object.keys(FUSED_BINARY)].join(', ')})`);
+    if (args.length !== arity) throw new OpError('fused_elementwise', `${where}: '${op}' takes ${arity} argument(s)`);
+    for (const a of args) {
+      if (!arg.safeParse(a).success) throw new OpError('fused_elementwise', `${where}: argument ${JSON.stringify(a)} must be "x<k>", "t<k>" or a number`);
+      if (typeof a === 'number') continue;
+      const i = Number(a.slice(1));
+      if (a[0] === 'x' ? i >= nInputs : i >= k) throw new OpError('fused_elementwise', `${where}: ${a} refers to ${a[0] === 'x' ? `input ${i} of ${nInputs}` : 'a later instruction'}`);
+    }
+  });
+}
+
+function floatInputs(op: string, inputs: readonly (TensorType | null)[]): TensorType[] {
+  return inputs.map((t, i) => {
+    if (!t) throw new OpError(op, `input ${i} is required`);
+    if (t.dtype !== 'float32') throw new OpError(op, `input ${i} must be float32, got ${t.dtype}${fmtShape(t.shape)}`);
+    return t;
+  });
+}
+
+/** Element offsets of `shape` (broadcast) for each output position, advanced by a counter. */
+function broadcastStrides(shape: readonly number[], out: readonly number[]): number[] {
+  const strides = new Array<number>(out.length).fill(0);
+  let s = 1;
+  for (let i = shape.length - 1, j = out.length - 1; i >= 0; i--, j--) {
+    strides[j] = shape[i] === 1 ? 0 : s;
+    s *= shape[i];
+  }
+  return strides;
+}
+
+/** Runs `program` over broadcast float inputs into a new buffer of shape `out`. */
+function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonly number[]): Float32Array {
+  const nIn = inputs.length, n = out.reduce((a, d) => a * d, 1);
+  // Registers: inputs, then literals, then one per instruction.
+  const literals: number[] = [];
+  const reg = (a: string | number): number => {
+    if (typeof a === 'number') { literals.push(a); return -literals.length; }
+    return a[0] === 'x' ? Number(a.slice(1)) : -1e9 - Number(a.slice(1));
+  };
+  const raw = program.map(([op, ...args]) => ({ op: String(op), args: args.map(reg) }));
+  const litBase = nIn, tempBase = nIn + literals.length;
+  const fix = (r: number) => (r >= 0 ? r : r <= -1e9 ? tempBase + (-1e9 - r) : litBase + (-r - 1));
+  const code = raw.map(({ op, args }, k) => ({ u: FUSED_UNARY[op], b: FUSED_BINARY[op], a0: fix(args[0]), a1: args.length > 1 ? fix(args[1]) : 0, dst: tempBase + k }));
+  const r = new Float64Array(tempBase + code.length);
+  literals.forEach((v, i) => { r[litBase + i] = v; });
+  const result = tempBase + code.length - 1;
+  const data = inputs.map((t) => t.data as Float32Array);
+  const same = inputs.map((t) => t.data.length === n);
+  const strides = inputs.map((t) => broadcastStrides(t.shape, out));
+  const offs = new Int32Array(nIn), coord = new Int32Array(out.length);
+  const dst = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < nIn; k++) r[k] = data[k][same[k] ? i : offs[k]];
+    for (const c of code) r[c.dst] = c.u ? c.u(r[c.a0]) : c.b(r[c.a0], r[c.a1]);
+    dst[i] = r[result];
+    // Advance the multi-index and each broadcast input's offset.
+    for (let d = out.length - 1; d >= 0; d--) {
+      if (++coord[d] < out[d]) {
+        for (let k = 0; k < nIn; k++) offs[k] += strides[k][d];
+        break;
+      }
+      coord[d] = 0;
+      for (let k = 0; k < nIn; k++) offs[k] -= strides[k][d] * (out[d] - 1);
+    }
+  }
+  return dst;
+}
+
+export const fused_elementwise = defineOp({
+  name: 'fused_elementwise',
+  doc: 'a chain of float32 elementwise ops (attribute program) evaluated in one loop over the broadcast output',
+  inputs: ['...inputs'], attrs: programAttrs,
+  infer(inputs, { program }) {
+    const ts = floatInputs('fused_elementwise', inputs);
+    checkProgram(program, ts.length);
+    let shape: Dim[] = [];
+    for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
+    return [{ dtype: 'float32', shape }];
+  },
+  cpu(inputs, { program }) {
+    const ts = inputs.map((t, i) => {
+      if (!t) throw new OpError('fused_elementwise', `input ${i} is required`);
+      return t;
+    });
+    checkProgram(program, ts.length);
+    let shape: Dim[] = [];
+    for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
+    const out = shape as number[];
+    return [{ data: runProgram(program, ts, out), shape: out, dtype: 'float32' }];
+  },
+  grad: null,
+});
+
+const ACTIVATIONS = ['none', 'relu', 'sigmoid', 'tanh'] as const;
+type Activation = typeof ACTIVATIONS[number];
+const activation = z.enum(ACTIVATIONS).default('none');
+
+/** Applies `act` in place to a buffer the kernel just produced (never to an input). */
+function applyActivation(data: Float32Array, act: Activation): void {
+  if (act === 'none') return;
+  const f = FUSED_UNARY[act];
+  if (act === 'relu') { for (let i = 0; i < data.length; i++) if (data[i] < 0) data[i] = 0; return; }
+  for (let i = 0; i < data.length; i++) data[i] = f(data[i]);
+}
+
+const int = z.number().int();
+const pos2 = z.tuple([int.min(1), int.min(1)]);
+const fusedConvAttrs = z.object({
+  stride: pos2.default([1, 1]),
+  padding: z.tuple([int.min(0), int.min(0), int.min(0), int.min(0)]).default([0, 0, 0, 0]),
+  dilation: pos2.default([1, 1]),
+  groups: int.min(1).default(1),
+  activation,
+  /** Max pooling (no padding, no dilation, floor mode) applied to the activated output; null for none. */
+  pool: z.union([z.null(), z.object({ kernel_size: pos2, stride: pos2 }).strict()]).default(null),
+}).strict();
+type FusedConvAttrs = z.output<typeof fusedConvAttrs>;
+
+/** Output size of a floor-mode max pool along one dim. */
+const pooled = (size: number, k: number, s: number) => Math.floor((size - k) / s) + 1;
+
+function fusedConvType(inputs: readonly (TensorType | null)[], a: FusedConvAttrs): TensorType {
+  const { activation: _a, pool, ...conv } = a;
+  const [t] = getOp('conv2d').infer(inputs, conv);
+  if (!pool) return t;
+  const [N, C, H, W] = t.shape;
+  if (typeof H !== 'number' || typeof W !== 'number') throw new OpError('fused_conv2d', `a fused pool needs concrete spatial dims, got ${fmtShape(t.shape)}`);
+  if (a.groups !== 1) throw new OpError('fused_conv2d', 'a fused pool needs groups=1');
+  const OH = pooled(H, pool.kernel_size[0], pool.stride[0]), OW = pooled(W, pool.kernel_size[1], pool.stride[1]);
+  if (OH < 1 || OW < 1) throw new OpError('fused_conv2d', `pool ${fmtShape(pool.kernel_size)} is larger than the conv output ${fmtShape(t.shape)}`);
+  return { dtype: 'float32', shape: [N, C, OH, OW] };
+}
+
+/**
+ * Floats of conv output one pooled step may hold (the kernel's scratch tile, 1 MiB, whatever the
+ * batch): several whole images when they fit, so the conv's per-call setup (padded input copy,
+ * Winograd weight transform) is shared; otherwise a block of output channels of one image.
+ */
+const TILE = 1 << 18;
+
+/** conv2d + activation + max pool, a tile of images (or of one image's channels) at a time. */
+function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: FusedConvAttrs, out: readonly number[]): Float32Array {
+  const pool = a.pool!;
+  const [N, C, H, W] = x.shape, [Cout, , kh, kw] = w.shape;
+  const [conv] = getOp('conv2d').infer([{ dtype: 'float32', shape: x.shape }, { dtype: 'float32', shape: w.shape }, null], { stride: a.stride, padding: a.padding, dilation: a.dilation, groups: 1 });
+  const CH = conv.shape[2] as number, CW = conv.shape[3] as number, [, , PH, PW] = out;
+  const win = { kh, kw, sh: a.stride[0], sw: a.stride[1], pt: a.padding[0], pl: a.padding[1], dh: a.dilation[0], dw: a.dilation[1] };
+  const K = w.data.length / Cout, plane = CH * CW, image = C * H * W;
+  const images = Math.max(1, Math.floor(TILE / (Cout * plane)));
+  const block = images > 1 ? Cout : Math.max(1, Math.min(Cout, Math.floor(TILE / plane)));
+  const X = x.data as Float32Array, Wd = w.data as Float32Array, B = bias ? bias.data as Float32Array : null;
+  const dst = new Float32Array(N * Cout * PH * PW);
+  const [pkh, pkw] = pool.kernel_size, [psh, psw] = pool.stride;
+  for (let n0 = 0; n0 < N; n0 += images) {
+    const nb = Math.min(images, N - n0);
+    const xs = X.subarray(n0 * image, (n0 + nb) * image);
+    for (let c0 = 0; c0 < Cout; c0 += block) {
+      const cb = Math.min(block, Cout - c0);
+      const tile = conv2dForward(xs, Wd.subarray(c0 * K, (c0 + cb) * K), B ? B.subarray(c0, c0 + cb) : null,
+        { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win });
+      applyActivation(tile, a.activation);
+      // tile is [nb, cb, CH, CW]; plane p holds image n0 + ⌊p/cb⌋, channel c0 + p mod cb.
+      for (let p = 0; p < nb * cb; p++) {
+        const src = p * plane, o = (((n0 + Math.floor(p / cb)) * Cout + c0 + (p % cb)) * PH) * PW;
+        for (let i = 0; i < PH; i++) {
+          for (let j = 0; j < PW; j++) {
+            let m = -Infinity;
+            for (let u = 0; u < pkh; u++) {
+              const row = src + (i * psh + u) * CW + j * psw;
+              for (let v = 0; v < pkw; v++) { const t = tile[row + v]; if (t > m || Number.isNaN(t)) m = t; }
+            }
+            dst[o + i * PW + j] = m;
+          }
+        }
+      }
+    }
+  }
+  return dst;
+}
+
+export const fused_conv2d = defineOp({
+  name: 'fused_conv2d',
+  doc: 'conv2d(input, weight, bias?) then activation (none, relu, sigmoid, tanh) and optional max pool, in its output loop',
+  inputs: ['input', 'weight', 'bias?'], attrs: fusedConvAttrs,
+  infer(inputs, a) { return [fusedConvType(inputs, a)]; },
+  cpu(inputs, a) {
+    const t = fusedConvType(inputs.map((i) => (i ? { dtype: i.dtype, shape: i.shape } : null)), a);
+    if (a.pool) {
+      return [{ data: convActPool(inputs[0]!, inputs[1]!, inputs[2] ?? null, a, t.shape as number[]), shape: t.shape as number[], dtype: 'float32' }];
+    }
+    const { activation: act, pool: _p, ...conv } = a;
+    const [y] = getOp('conv2d').cpu(inputs, conv);
+    applyActivation(y.data as Float32Array, act);
+    return [y];
+  },
+  grad: null,
+});
+
+export const fused_linear = defineOp({
+  name: 'fused_linear',
+  doc: 'linear(input, weight, bias?) followed by activation (none, relu, sigmoid, tanh) in its output loop',
+  inputs: ['input', 'weight', 'bias?'], attrs: z.object({ activation }).strict(),
+  infer(inputs) { return getOp('linear').infer(inputs, {}); },
+  cpu(inputs, { activation: act }) {
+    const [y] = getOp('linear').cpu(inputs, {});
+    applyActivation(y.data as Float32Array, act);
+    return [y];
+  },
+  grad: null,
+});

@@ -1,0 +1,220 @@
+// The eager side of jit.script: adapts an nn.Module to the compiler's ScriptableModule and
+// implements ScriptHost.traceCall by tracing one eager call (a tensor method, a library
+// function, a built-in layer) on example tensors whose symbolic dims are varied by the tracer.
+// Invariant: example data never touches the global random generator, and a call whose
+// trace is not shape-generic is reported through `warnings`, never silently baked in.
+
+import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
+import * as core from '@kiln/core';
+import type { CallResult, MethodMark, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
+import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
+import { TracedModule } from './traced-module.js';
+
+/** Methods marked by @jit.ignore / @jit.unused / @jit.export (the original functions). */
+export const methodMarks = new WeakMap<Function, Exclude<MethodMark, undefined>>();
+/** Wrappers the decorators installed, mapped to the functions they replaced. */
+export const wrapped = new WeakMap<Function, Function>();
+/** The `.ts` file of each decorated class (found from the decorator call's stack). */
+export const classFiles = new WeakMap<Function, string>();
+
+const LIBRARY = new Set<unknown>(Object.values(nn as Record<string, unknown>).filter((v) => typeof v === 'function'));
+
+/** The function `name` resolves to on `obj`'s prototype chain, skipping decorator wrappers. */
+export function originalMethod(obj: object, name: string): Function | undefined {
+  for (let p: object | null = Object.getPrototypeOf(obj); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    const d = Object.getOwnPropertyDescriptor(p, name);
+    if (d && typeof d.value === 'function') return wrapped.get(d.value) ?? d.value;
+  }
+  return undefined;
+}
+
+function sourceFileOf(m: object): string | undefined {
+  for (let c: Function | null = m.constructor; c && c !== Object; c = Object.getPrototypeOf(c) as Function | null) {
+    const f = classFiles.get(c);
+    if (f) return f;
+  }
+  return undefined;
+}
+
+class ModuleAdapter implements ScriptableModule {
+  constructor(readonly module: nn.Module, private readonly adapters: Adapters, readonly sourceFile: string | undefined) {}
+
+  get className(): string { return this.module.constructor.name; }
+  get training(): boolean { return this.module.training; }
+  get kind(): ScriptableModule['kind'] {
+    if (this.module instanceof nn.Sequential) return 'sequential';
+    if (this.module instanceof nn.ModuleList) return 'list';
+    return LIBRARY.has(this.module.constructor) ? 'library' : 'user';
+  }
+
+  field(name: string): ScriptField | undefined {
+    if (!Object.prototype.hasOwnProperty.call(this.module, name)) return undefined;
+    return this.convert(Reflect.get(this.module, name));
+  }
+
+  private convert(v: unknown): ScriptField | undefined {
+    if (v instanceof Tensor) return { kind: 'tensor', tensor: { dtype: v.dtype, shape: [...v.shape], data: v.data.slice(0, v.numel) as TypedArray } };
+    if (v instanceof nn.Module) return { kind: 'module', module: this.adapters.of(v) };
+    if (v instanceof TracedModule) return { kind: 'module', module: this.adapters.ofTraced(v) };
+    if (Array.isArray(v)) {
+      const items = v.map((x) => this.convert(x));
+      return items.every((x): x is ScriptField => !!x) ? { kind: 'list', items } : undefined;
+    }
+    if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') return { kind: 'static', value: v };
+    return undefined;
+  }
+
+  items(): readonly ScriptableModule[] { return this.module.children().map((m) => this.adapters.of(m)); }
+
+  methodSource(name: string): string | undefined {
+    const fn = originalMethod(this.module, name);
+    return fn ? Function.prototype.toString.call(fn) : undefined;
+  }
+
+  methodMark(name: string): MethodMark {
+    const fn = originalMethod(this.module, name);
+    return fn ? methodMarks.get(fn) : undefined;
+  }
+}
+
+/** A jit.trace result used as a submodule: its graph is inlined (the hybrid mode). */
+class TracedAdapter implements ScriptableModule {
+  readonly kind = 'graph' as const;
+  readonly training = false;
+  constructor(private readonly traced: TracedModule) {}
+  get className(): string { return `TracedModule(${this.traced.graph.name})`; }
+  graph(): Graph { return this.traced.graph; }
+  field(): undefined { return undefined; }
+  items(): readonly ScriptableModule[] { return []; }
+  methodSource(): undefined { return undefined; }
+  methodMark(): MethodMark { return undefined; }
+}
+
+/** One adapter per module instance, so the compiler can compare modules by identity. */
+export class Adapters {
+  private readonly map = new Map<nn.Module, ModuleAdapter>();
+  private readonly traced = new Map<TracedModule, TracedAdapter>();
+  constructor(private readonly sourceFile?: string) {}
+
+  ofTraced(t: TracedModule): TracedAdapter {
+    let a = this.traced.get(t);
+    if (!a) { a = new TracedAdapter(t); this.traced.set(t, a); }
+    return a;
+  }
+
+  of(m: nn.Module): ModuleAdapter {
+    let a = this.map.get(m);
+    if (!a) {
+      a = new ModuleAdapter(m, this, this.map.size === 0 && this.sourceFile ? this.sourceFile : sourceFileOf(m));
+      this.map.set(m, a);
+    }
+    return a;
+  }
+}
+
+/** Deterministic example data (a private generator: the global one must not move). */
+function exampleTensor(inp: TraceInput, salt: number): Tensor {
+  const n = inp.shape.reduce((a, d) => a * d, 1);
+  let s = (0x9e3779b9 ^ (salt * 7919)) >>> 0;
+  const next = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const data: TypedArray = inp.dtype === 'float32' ? Float32Array.from({ length: n }, () => next() * 2 - 1)
+    : inp.dtype === 'int32' ? new Int32Array(n) : Uint8Array.from({ length: n }, (_, i) => i % 2);
+  return new Tensor({ data, version: 0 }, [...inp.shape], inp.dtype);
+}
+
+function resolve(name: string): unknown {
+  let v: unknown = core;
+  for (const part of name.split('.')) {
+    if (!v || (typeof v !== 'object' && typeof v !== 'function') || !Object.prototype.hasOwnProperty.call(v, part)) return undefined;
+    v = Reflect.get(v, part);
+  }
+  return v;
+}
+
+function resolveFunction(name: string): Function | undefined {
+  const v = resolve(name);
+  if (typeof v !== 'function' || /^class[\s{]/.test(Function.prototype.toString.call(v))) return undefined;
+  return v;
+}
+
+/** The host jit.script compiles against: the eager library, reached by tracing single calls. */
+export function createScriptHost(adapters: Adapters): ScriptHost {
+  const moduleOf = (m: ScriptableModule): nn.Module => {
+    if (!(m instanceof ModuleAdapter)) throw new Error('a module from another scripting run');
+    return m.module;
+  };
+  const invoke = (target: TraceTarget, inputs: readonly TraceInput[], ts: Tensor[], args: readonly TraceArg[]): unknown => {
+    const sizes = new Map<string, number>();
+    inputs.forEach((inp, i) => { for (const [k, sym] of Object.entries(inp.axes)) sizes.set(sym, ts[i].shape[Number(k)]); });
+    const build = (a: TraceArg): unknown => {
+      if (a.kind === 'tensor') return ts[a.index];
+      if (a.kind === 'static') return a.value;
+      if (a.kind === 'size') {
+        const n = evalDim(a.dim, sizes);
+        if (n === undefined) throw new Error(`the size '${a.dim}' is not a dim of the call's tensor inputs`);
+        return n;
+      }
+      if (a.kind === 'list') return a.items.map(build);
+      return Object.fromEntries(Object.entries(a.entries).map(([k, v]) => [k, build(v)]));
+    };
+    const vals = args.map(build);
+    if (target.kind === 'method') {
+      const [self, ...rest] = vals;
+      const fn = self instanceof Tensor ? Reflect.get(self, target.name) : undefined;
+      if (typeof fn !== 'function' || target.name.startsWith('_') || target.name === 'constructor') throw new Error(`Tensor has no method '${target.name}'`);
+      return (fn as Function).apply(self, rest);
+    }
+    if (target.kind === 'function') {
+      const fn = resolveFunction(target.name);
+      if (!fn) throw new Error(`'${target.name}' is not a Kiln function`);
+      return fn(...vals);
+    }
+    const m = moduleOf(target.module);
+    const fn = Reflect.get(m, target.method);
+    if (typeof fn !== 'function') throw new Error(`${m.constructor.name} has no method '${target.method}'`);
+    return (fn as Function).apply(m, vals);
+  };
+  return {
+    hasFunction: (name) => !!resolveFunction(name) || name === 'F',
+    traceCall(target, inputs, args): TracedCall {
+      const examples = inputs.map((inp, i) => exampleTensor(inp, i));
+      let result: unknown;
+      const flat: Tensor[] = [];
+      const structure = (v: unknown): CallResult => {
+        if (v instanceof Tensor) { flat.push(v); return { kind: 'tensor', output: flat.length - 1 }; }
+        if (Array.isArray(v)) return { kind: 'list', items: v.map(structure) };
+        if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') return { kind: 'static', value: v };
+        throw new Error(`it returned ${typeof v === 'object' ? 'an object' : typeof v}; jit.script handles tensors, arrays of them, numbers, booleans and strings`);
+      };
+      let spec: CallResult | undefined;
+      const model: tracer.TraceableModule = {
+        forward: (...ts: Tensor[]) => {
+          flat.length = 0;
+          result = invoke(target, inputs, ts, args);
+          spec = structure(result);
+          return [...flat];
+        },
+        ...(target.kind === 'module' ? {
+          namedParameters: () => moduleOf(target.module).namedParameters(),
+          namedBuffers: () => moduleOf(target.module).namedBuffers(),
+        } : {}),
+      };
+      const dynamicAxes: Record<number, Record<number, string>> = {};
+      inputs.forEach((inp, i) => { if (Object.keys(inp.axes).length) dynamicAxes[i] = { ...inp.axes }; });
+      const r = noGrad(() => tracer.traceModule(model, examples, { dynamicAxes, inputNames: inputs.map((_, i) => `in${i}`), name: 'call' }));
+      const first = spec!;
+      // Numbers a call returns must not depend on the dynamic sizes (they are folded).
+      const warnings = r.warnings.map((w) => w.message);
+      if (hasStatic(first) && Object.keys(dynamicAxes).length) {
+        const bumped = inputs.map((inp, i) => exampleTensor({ ...inp, shape: inp.shape.map((d, k) => (k in inp.axes ? d + 1 : d)) }, i));
+        const again = noGrad(() => { flat.length = 0; return structure(invoke(target, inputs, bumped, args)); });
+        if (JSON.stringify(again) !== JSON.stringify(first)) warnings.push('it returns a number that depends on a dynamic size, which would be fixed at compile time.');
+      }
+      return { graph: r.graph, result: first, warnings };
+    },
+  };
+}
+
+function hasStatic(r: CallResult): boolean {
+  return r.kind === 'static' ? typeof r.value === 'number' : r.kind === 'list' && r.items.some(hasStatic);
+}

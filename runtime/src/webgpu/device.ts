@@ -1,0 +1,274 @@
+/// <reference types="@webgpu/types" />
+// The WebGPU device (runtime/src/device.ts's contract). Invariants: dispatch only records work
+// — every kernel of a run goes into one command encoder (one compute pass between reads), which
+// is submitted when the host needs data (read) or writes a buffer (write); pipelines come only
+// from the cache filled by addKernels, which compiles every kernel asynchronously up front, so a
+// run never compiles; a kernel's dims reach it through a uniform "meta" block (kernel.ts), so
+// one pipeline serves every shape. Bool tensors live as one u32 per element on the GPU.
+
+import { getOp, numel, type Attrs, type DType, type TypedArray } from '@kiln/ir-spec';
+import type { Device, DeviceTensor } from '../device.js';
+import { RuntimeError } from '../errors.js';
+import { requestAdapter } from './gpu.js';
+import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelRecord } from './kernel.js';
+import { BufferPool } from './pool.js';
+import { GpuProfiler, type KernelTime } from './profiler.js';
+
+export interface WebGpuDeviceOptions {
+  /** The GPU object (default: navigator.gpu, or Dawn in Node). */
+  readonly gpu?: GPU;
+  /** Kernels to compile now (more can be added with addKernels). */
+  readonly kernels?: readonly unknown[];
+  /** Time every dispatch on the GPU (needs the adapter's `timestamp-query` feature); see profile(). */
+  readonly profile?: boolean;
+}
+
+/** Counters of a WebGPU device, for benchmarks and tests. */
+export interface WebGpuStats {
+  /** Compute dispatches recorded since the device was created. */
+  dispatches: number;
+  /** Pipelines compiled. */
+  kernelsCreated: number;
+  /** Command buffers submitted. */
+  submits: number;
+  /** Milliseconds spent compiling pipelines. */
+  compileMs: number;
+}
+
+export interface WebGpuDevice extends Device<GPUBuffer> {
+  readonly backend: 'webgpu';
+  readonly gpu: GPUDevice;
+  readonly stats: WebGpuStats;
+  /** Compiles kernel records (a `.tsgraph`'s `kernels`) into the pipeline cache, all at once. */
+  addKernels(records: readonly unknown[]): Promise<void>;
+  /** Whether a pipeline for this key is cached. */
+  hasKernel(key: string): boolean;
+  /**
+   * GPU time per kernel since the device was created or the profile was reset (createWebGpuDevice
+   * with `profile: true`; otherwise a BACKEND RuntimeError).
+   */
+  profile(opts?: { reset?: boolean }): Promise<KernelTime[]>;
+  /** Releases pooled buffers and the GPU device. */
+  destroy(): void;
+}
+
+/** Ops the WebGPU device runs as views: the result is the input's buffer under a new shape. */
+export const VIEW_OPS: readonly string[] = ['reshape', 'dropout'];
+
+/** Whether this dispatch is a view (training-mode dropout with p > 0 is not: it has no kernel). */
+function isView(op: string, attrs: Attrs): boolean {
+  if (op === 'reshape') return true;
+  return op === 'dropout' && !(attrs.training === true && typeof attrs.p === 'number' && attrs.p > 0);
+}
+
+interface CachedKernel { readonly record: KernelRecord; readonly pipeline: GPUComputePipeline }
+
+/** The WGSL line an error points at, for the message. */
+function wgslLine(wgsl: string, line: number): string {
+  return wgsl.split('\n')[line - 1]?.trim() ?? '';
+}
+
+async function compile(gpu: GPUDevice, r: KernelRecord): Promise<GPUComputePipeline> {
+  const module = gpu.createShaderModule({ code: r.wgsl, label: r.name });
+  const info = await module.getCompilationInfo();
+  const errors = info.messages.filter((m) => m.type === 'error');
+  if (errors.length) {
+    const m = errors[0];
+    throw new RuntimeError('GRAPH', `WGSL kernel '${r.name}' (key ${r.key}) does not compile: line ${m.lineNum}:${m.linePos}: ${m.message}\n  ${m.lineNum}| ${wgslLine(r.wgsl, m.lineNum)}`);
+  }
+  gpu.pushErrorScope('validation');
+  let pipeline: GPUComputePipeline;
+  try {
+    pipeline = await gpu.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: r.name });
+  } catch (e) {
+    await gpu.popErrorScope();
+    throw new RuntimeError('GRAPH', `WGSL kernel '${r.name}' (key ${r.key}) could not become a pipeline: ${e instanceof Error ? e.message : String(e)}`, undefined, { cause: e });
+  }
+  const err = await gpu.popErrorScope();
+  if (err) throw new RuntimeError('GRAPH', `WGSL kernel '${r.name}' (key ${r.key}) could not become a pipeline: ${err.message}`);
+  return pipeline;
+}
+
+/**
+ * Creates a WebGPU device and compiles the given kernels.
+ *
+ * @example
+ * ```ts
+ * const device = await createWebGpuDevice({ kernels: header.kernels });
+ * const model = createModel(graph, { device });
+ * const [y] = await model.run([x]);
+ * ```
+ */
+export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promise<WebGpuDevice> {
+  const adapter = await requestAdapter(opts.gpu);
+  if (opts.profile && !adapter.features.has('timestamp-query')) {
+    throw new RuntimeError('BACKEND', "profile: true needs the WebGPU adapter feature 'timestamp-query', which this adapter lacks (in Chrome it may need --enable-dawn-features=allow_unsafe_apis)");
+  }
+  const gpu = await adapter.requestDevice({
+    requiredFeatures: opts.profile ? ['timestamp-query'] : [],
+    requiredLimits: {
+      maxStorageBuffersPerShaderStage: adapter.limits.maxStorageBuffersPerShaderStage,
+      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+      maxBufferSize: adapter.limits.maxBufferSize,
+    },
+  });
+  const device = new GpuDevice(gpu, opts.profile ? new GpuProfiler(gpu) : null);
+  if (opts.kernels) await device.addKernels(opts.kernels);
+  return device;
+}
+
+const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32
+
+class GpuDevice implements WebGpuDevice {
+  readonly backend = 'webgpu' as const;
+  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0 };
+  private readonly pool: BufferPool;
+  private readonly kernels = new Map<string, CachedKernel>();
+  private readonly metas = new Map<string, GPUBuffer>();
+  private encoder: GPUCommandEncoder | null = null;
+  private pass: GPUComputePassEncoder | null = null;
+  private readonly maxPerDim: number;
+  private readonly maxBinding: number;
+
+  constructor(readonly gpu: GPUDevice, private readonly profiler: GpuProfiler | null) {
+    this.pool = new BufferPool(gpu);
+    this.maxPerDim = gpu.limits.maxComputeWorkgroupsPerDimension;
+    this.maxBinding = gpu.limits.maxStorageBufferBindingSize;
+  }
+
+  async addKernels(records: readonly unknown[]): Promise<void> {
+    const t0 = performance.now();
+    const fresh: KernelRecord[] = [];
+    records.forEach((r, i) => {
+      if (!isKernelRecord(r)) throw new RuntimeError('GRAPH', `kernels[${i}] is not a WGSL kernel record ({key, name, wgsl, grid}); save the file again with kiln's generateWgsl kernels`);
+      if (!this.kernels.has(r.key) && !fresh.some((f) => f.key === r.key)) fresh.push(r);
+    });
+    const pipelines = await Promise.all(fresh.map((r) => compile(this.gpu, r)));
+    fresh.forEach((r, i) => this.kernels.set(r.key, { record: r, pipeline: pipelines[i] }));
+    this.stats.kernelsCreated += fresh.length;
+    this.stats.compileMs += performance.now() - t0;
+  }
+
+  hasKernel(key: string): boolean { return this.kernels.has(key); }
+
+  alloc(dtype: DType, shape: readonly number[]): DeviceTensor<GPUBuffer> {
+    const bytes = numel(shape) * BYTES_PER_ELEMENT;
+    if (bytes > this.maxBinding) {
+      throw new RuntimeError('TOO_LARGE', `a ${dtype} tensor of shape [${shape.join(',')}] needs ${bytes} bytes, over this WebGPU device's maxStorageBufferBindingSize of ${this.maxBinding}; use a smaller batch or backend: 'cpu'`);
+    }
+    return { buffer: this.pool.take(bytes), shape: [...shape], dtype };
+  }
+
+  write(t: DeviceTensor<GPUBuffer>, data: TypedArray): void {
+    const n = numel(t.shape);
+    if (data.length !== n) throw new Error(`write: ${data.length} elements into a tensor of ${n}`);
+    this.flush(); // pending kernels may still read this (pooled) buffer's old contents
+    const words = t.dtype === 'bool' ? Uint32Array.from(data as Uint8Array) : data;
+    if (n > 0) this.gpu.queue.writeBuffer(t.buffer, 0, words.buffer, words.byteOffset, n * BYTES_PER_ELEMENT);
+  }
+
+  async read(t: DeviceTensor<GPUBuffer>): Promise<TypedArray> {
+    const n = numel(t.shape);
+    const bytes = Math.max(4, n * BYTES_PER_ELEMENT);
+    const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.endPass();
+    this.commands().copyBufferToBuffer(t.buffer, 0, staging, 0, bytes);
+    this.flush();
+    await staging.mapAsync(GPUMapMode.READ);
+    const raw = staging.getMappedRange().slice(0, n * BYTES_PER_ELEMENT);
+    staging.unmap();
+    staging.destroy();
+    if (t.dtype === 'float32') return new Float32Array(raw);
+    if (t.dtype === 'int32') return new Int32Array(raw);
+    return Uint8Array.from(new Uint32Array(raw), (v) => (v !== 0 ? 1 : 0));
+  }
+
+  dispatch(op: string, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs): DeviceTensor<GPUBuffer>[] {
+    const def = getOp(op);
+    const types = def.infer(inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null)), attrs);
+    const shapes = types.map((t, i) => {
+      if (!t.shape.every((d): d is number => typeof d === 'number')) throw new Error(`result ${i} of ${op} has a data-dependent size, which the WebGPU backend does not support; use backend: 'cpu'`);
+      return t.shape;
+    });
+    if (isView(op, attrs)) return [{ buffer: inputs[0]!.buffer, shape: shapes[0], dtype: types[0].dtype }];
+    const key = kernelKey(op, inputs.map((t) => (t ? { dtype: t.dtype, rank: t.shape.length } : null)), attrs);
+    const k = this.kernels.get(key);
+    if (!k) throw new Error(`no WGSL kernel with key ${key} was compiled for this device; save the graph with its WGSL kernels (kiln's generateWgsl, stored in the .tsgraph) or use backend: 'cpu'`);
+    const outs = types.map((t, i) => this.alloc(t.dtype, shapes[i]));
+    const total = gridSize(k.record.grid, shapes[0]);
+    if (total === 0) return outs;
+    const [x, y] = splitGrid(total, this.maxPerDim);
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.meta(metaWords(total, inputs, outs)) } }];
+    for (const t of [...inputs, ...outs]) if (t) entries.push({ binding: entries.length, resource: { buffer: t.buffer } });
+    const bindGroup = this.gpu.createBindGroup({ layout: k.pipeline.getBindGroupLayout(0), entries });
+    // Profiling: each dispatch in its own pass, timed by the pass's timestamps.
+    if (this.profiler) this.endPass();
+    const pass = this.computePass(this.profiler?.next(k.record.name));
+    pass.setPipeline(k.pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(x, y);
+    if (this.profiler) this.endPass();
+    this.stats.dispatches++;
+    return outs;
+  }
+
+  async profile(opts: { reset?: boolean } = {}): Promise<KernelTime[]> {
+    if (!this.profiler) throw new RuntimeError('BACKEND', 'this device does not profile; create it with createWebGpuDevice({ profile: true })');
+    this.flush();
+    await this.profiler.settle();
+    const times = this.profiler.times();
+    if (opts.reset) this.profiler.reset();
+    return times;
+  }
+
+  free(buffer: GPUBuffer): void { this.pool.give(buffer); }
+
+  byteLength(buffer: GPUBuffer): number { return buffer.size; }
+
+  destroy(): void {
+    this.flush();
+    this.pool.trim();
+    for (const b of this.metas.values()) b.destroy();
+    this.metas.clear();
+    this.profiler?.destroy();
+    this.gpu.destroy();
+  }
+
+  /** A uniform buffer holding `words`, shared by every dispatch with the same dims (never changes). */
+  private meta(words: Uint32Array): GPUBuffer {
+    const id = words.join(',');
+    let b = this.metas.get(id);
+    if (!b) {
+      b = this.gpu.createBuffer({ size: words.byteLength, usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+      new Uint32Array(b.getMappedRange()).set(words);
+      b.unmap();
+      this.metas.set(id, b);
+    }
+    return b;
+  }
+
+  private commands(): GPUCommandEncoder {
+    this.encoder ??= this.gpu.createCommandEncoder();
+    return this.encoder;
+  }
+
+  private computePass(timestampWrites?: GPUComputePassTimestampWrites): GPUComputePassEncoder {
+    this.pass ??= this.commands().beginComputePass(timestampWrites ? { timestampWrites } : {});
+    return this.pass;
+  }
+
+  private endPass(): void {
+    if (this.pass) { this.pass.end(); this.pass = null; }
+  }
+
+  /** Submits the recorded commands, if any. */
+  private flush(): void {
+    this.endPass();
+    if (!this.encoder) return;
+    const afterSubmit = this.profiler?.resolve(this.encoder);
+    this.gpu.queue.submit([this.encoder.finish()]);
+    afterSubmit?.();
+    this.encoder = null;
+    this.stats.submits++;
+  }
+}

@@ -1,0 +1,95 @@
+// What the runtime knows about a WGSL kernel: the record a compiler writes into a `.tsgraph`
+// (`kernels` header field) and the rules that turn a concrete dispatch into a key, a uniform
+// "meta" block and a workgroup grid. Invariant: a kernel's WGSL is shape-generic — every dim it
+// reads comes from the meta block, laid out here and nowhere else — so one kernel serves every
+// batch size, and the key depends only on op, input dtypes and ranks, and the node's attrs.
+
+import type { Attrs, DType } from '@kiln/ir-spec';
+
+/**
+ * How many workgroups a dispatch needs, from the first output's concrete shape: the output is
+ * cut into work items of `tile` (one entry per leading output dim; missing entries are 1), and
+ * each workgroup takes `per` items. Elementwise: no tile, 64 per workgroup; a tiled matmul:
+ * tile [1.., 32, 32], one per workgroup; a GEMM-style conv over [N, C, H, W]: merge 2, tile
+ * [1, 32, 32] (H·W pixels as one dim).
+ */
+export interface KernelGrid {
+  readonly tile: readonly number[];
+  readonly per: number;
+  /** When set, output dims from this index on count as one (flattened) dim for tiling. */
+  readonly merge?: number;
+}
+
+/** One compiled kernel, as stored in a `.tsgraph` header's `kernels` array. */
+export interface KernelRecord {
+  /** Deterministic key: op, input dtypes/ranks, attrs (see kernelKey). */
+  readonly key: string;
+  /** Readable name for errors and profiles, e.g. `conv2d_3`. */
+  readonly name: string;
+  readonly wgsl: string;
+  readonly grid: KernelGrid;
+}
+
+const DTYPE_CODE: Record<DType, string> = { float32: 'f32', int32: 'i32', bool: 'b' };
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${k}:${canonical(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'undefined';
+}
+
+/**
+ * The pipeline-cache key of running `op` on inputs of these dtypes and ranks with `attrs`.
+ *
+ * @example
+ * ```ts
+ * kernelKey('add', [{ dtype: 'float32', rank: 2 }, { dtype: 'float32', rank: 1 }], {}); // 'add(f32r2,f32r1){}'
+ * ```
+ */
+export function kernelKey(op: string, inputs: readonly ({ dtype: DType; rank: number } | null)[], attrs: Attrs): string {
+  const ins = inputs.map((t) => (t ? `${DTYPE_CODE[t.dtype]}r${t.rank}` : '-')).join(',');
+  return `${op}(${ins})${canonical(attrs)}`;
+}
+
+/** Whether a header entry is a kernel record this runtime can use. */
+export function isKernelRecord(v: unknown): v is KernelRecord {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  const g = r.grid as Record<string, unknown> | null | undefined;
+  const gridOk = typeof g === 'object' && g !== null && Number.isInteger(g.per) && (g.per as number) >= 1
+    && Array.isArray(g.tile) && g.tile.every((t) => Number.isInteger(t) && t >= 1)
+    && (g.merge === undefined || (Number.isInteger(g.merge) && (g.merge as number) >= 0));
+  return typeof r.key === 'string' && typeof r.name === 'string' && typeof r.wgsl === 'string' && gridOk;
+}
+
+/** Total workgroups of a dispatch whose first output has shape `out0`. */
+export function gridSize(grid: KernelGrid, out0: readonly number[]): number {
+  const dims = grid.merge === undefined || grid.merge >= out0.length ? out0
+    : [...out0.slice(0, grid.merge), out0.slice(grid.merge).reduce((a, d) => a * d, 1)];
+  return Math.ceil(dims.reduce((a, d, k) => a * Math.ceil(d / (grid.tile[k] ?? 1)), 1) / grid.per);
+}
+
+/**
+ * The meta block of a dispatch, as u32 words: [total workgroups, then the dims of every
+ * present input in order, then the dims of every output]. WGSL reads word i as
+ * `meta[i / 4u][i % 4u]` (codegen's `metaLayout` gives each dim's word index).
+ */
+export function metaWords(total: number, inputs: readonly ({ shape: readonly number[] } | null)[], outputs: readonly { shape: readonly number[] }[]): Uint32Array {
+  const words = [total];
+  for (const t of inputs) if (t) words.push(...t.shape);
+  for (const t of outputs) words.push(...t.shape);
+  const out = new Uint32Array(Math.max(4, Math.ceil(words.length / 4) * 4));
+  out.set(words);
+  return out;
+}
+
+/** Splits `total` workgroups into an x·y grid within the per-dimension limit. */
+export function splitGrid(total: number, maxPerDim: number): [number, number] {
+  if (total <= maxPerDim) return [Math.max(total, 1), 1];
+  const y = Math.ceil(total / maxPerDim);
+  if (y > maxPerDim) throw new Error(`${total} workgroups exceed the device's ${maxPerDim}×${maxPerDim} grid`);
+  return [Math.ceil(total / y), y];
+}

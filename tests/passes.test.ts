@@ -1,0 +1,370 @@
+// Pass tests (STYLE.md §8, §12): for every folder tests/passes/<pass-name>/, each
+// `*.input.ir` is run through that pass and must print exactly as its `*.expected.ir`, verify,
+// and compute the same outputs as the input in the runtime (within 1e-5) on seeded inputs.
+// Params and named constants get seeded random tensors (names containing `var` positive).
+//
+// To regenerate the expected files after an intended change, run
+//   KILN_UPDATE_GOLDEN=1 npx vitest run tests/passes.test.ts
+// and review the diff like code.
+
+import { describe, it, expect } from 'vitest';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  decodeTsgraph, encodeTsgraph, MEMORY_PLAN_KEY, parseGraph, printGraph, verifyGraph, walkNodes,
+  Block, fused, getOp, Graph, nameValues, Value, type TensorData,
+} from '@kiln/ir-spec';
+import { jit, manualSeed, noGrad, rand, randn, type Tensor } from 'kiln';
+import { ResearchModel } from '../examples/seed/models.mjs';
+import { createModel, load, type InputValue, type Output } from '@kiln/runtime';
+import { countNodes, LEVELS, PASSES, PassError, runPipeline } from '@kiln/compiler';
+
+const DIR = fileURLToPath(new URL('./passes/', import.meta.url));
+const UPDATE = process.env.KILN_UPDATE_GOLDEN === '1';
+
+/** A small seeded generator (mulberry32), so every run sees the same tensors. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomTensor(name: string, shape: readonly number[], next: () => number): TensorData {
+  const n = shape.reduce((a, d) => a * d, 1);
+  const data = new Float32Array(n);
+  for (let i = 0; i < n; i++) data[i] = name.includes('var') ? 0.5 + next() : name === 'ones' ? 1 : next() * 2 - 1;
+  return { dtype: 'float32', shape: [...shape], data };
+}
+
+/** Parses `text` with seeded tensors for every param and named constant. */
+export function parseWithTensors(text: string, seed = 1): Graph {
+  const bare = parseGraph(text);
+  const next = rng(seed);
+  const tensors = new Map<string, TensorData>();
+  for (const i of bare.inputs) {
+    if (i.kind === 'param' && i.value.type.kind === 'tensor') tensors.set(i.name, randomTensor(i.name, i.value.type.shape as number[], next));
+  }
+  for (const n of walkNodes(bare.body)) {
+    const t = n.outputs[0]?.type;
+    if (n.op === 'constant' && typeof n.attrs.name === 'string' && t?.kind === 'tensor') tensors.set(n.attrs.name, randomTensor(n.attrs.name, t.shape as number[], next));
+  }
+  return parseGraph(text, { tensors });
+}
+
+/** Seeded run-time inputs: symbolic dims are 2, bool scalars true then false per call. */
+function sampleInputs(g: Graph, seed = 7, flag = true): InputValue[] {
+  const next = rng(seed);
+  return g.inputs.filter((i) => i.kind === 'input').map((i): InputValue => {
+    const t = i.value.type;
+    if (t.kind === 'scalar') return t.dtype === 'bool' ? flag : 3;
+    if (t.kind !== 'tensor') throw new Error(`test input ${i.name}: unsupported type`);
+    const shape = t.shape.map((d) => (typeof d === 'number' ? d : 2));
+    return randomTensor(i.name, shape, next);
+  });
+}
+
+function expectSameOutputs(got: readonly Output[], want: readonly Output[], what: string): void {
+  expect(got.map((o) => o.shape), `${what}: shapes`).toEqual(want.map((o) => o.shape));
+  want.forEach((w, k) => {
+    for (let i = 0; i < w.data.length; i++) {
+      const a = Number(got[k].data[i]), b = Number(w.data[i]);
+      if (!(Math.abs(a - b) <= 1e-6 + 1e-5 * Math.abs(b))) {
+        expect.fail(`${what}: output '${w.name}' element ${i} is ${a}, expected ${b}`);
+      }
+    }
+  });
+}
+
+/** Interprets both graphs on the same inputs (both branches of a bool flag) and compares. */
+function expectSameNumbers(before: Graph, after: Graph, what: string): void {
+  for (const flag of [true, false]) {
+    const inputs = sampleInputs(before, 7, flag);
+    expectSameOutputs(createModel(after).runSync(inputs), createModel(before).runSync(inputs), `${what} (flag ${flag})`);
+  }
+}
+
+const passDirs = readdirSync(DIR).filter((d) => statSync(join(DIR, d)).isDirectory()).sort();
+
+describe('pass golden files', () => {
+  it('has a golden folder for every pass, named after it', () => {
+    expect(passDirs).toEqual(Object.keys(PASSES).sort());
+  });
+  for (const pass of passDirs) {
+    const cases = readdirSync(join(DIR, pass)).filter((f) => f.endsWith('.input.ir')).sort();
+    describe(pass, () => {
+      it('has at least one case', () => { expect(cases.length).toBeGreaterThan(0); });
+      for (const file of cases) {
+        it(file.replace(/\.input\.ir$/, ''), () => {
+          const input = parseWithTensors(readFileSync(join(DIR, pass, file), 'utf8'));
+          const out = PASSES[pass](input);
+          verifyGraph(out);
+          const text = printGraph(out);
+          const expectedPath = join(DIR, pass, file.replace(/\.input\.ir$/, '.expected.ir'));
+          if (UPDATE || !existsSync(expectedPath)) writeFileSync(expectedPath, `${text}\n`);
+          expect(`${text}\n`).toBe(readFileSync(expectedPath, 'utf8'));
+          expectSameNumbers(input, out, `${pass}/${file}`);
+          // The text round-trips, and running the pass again finds nothing more to do.
+          expect(printGraph(parseGraph(text, { tensors: out.tensors }))).toBe(text);
+          if (pass !== 'freeze') expect(printGraph(PASSES[pass](out))).toBe(text);
+        });
+      }
+    });
+  }
+});
+
+describe('passes that change nothing return the same graph', () => {
+  const text = `graph @idle(%x: f32[N,4]) -> (y: f32[N,4]) {
+  %0 = relu(%x) : f32[N,4]
+  return y=%0
+}`;
+  for (const name of Object.keys(PASSES).filter((p) => p !== 'plan-memory')) {
+    it(name, () => {
+      const g = parseGraph(text);
+      expect(PASSES[name](g)).toBe(g);
+    });
+  }
+  it('plan-memory, once planned', () => {
+    const g = PASSES['plan-memory'](parseGraph(text));
+    expect(PASSES['plan-memory'](g)).toBe(g);
+  });
+});
+
+describe('control flow survives every pass and level', () => {
+  const sources = [
+    readFileSync(fileURLToPath(new URL('./ir-text/control-flow.ir', import.meta.url)), 'utf8'),
+    ...passDirs.flatMap((p) => readdirSync(join(DIR, p)).filter((f) => f.startsWith('region') && f.endsWith('.input.ir')).map((f) => readFileSync(join(DIR, p, f), 'utf8'))),
+  ];
+  sources.forEach((src, k) => {
+    const g = parseWithTensors(src);
+    it(`graph ${k} (${g.name}) through each pass`, () => {
+      for (const name of Object.keys(PASSES)) {
+        const out = PASSES[name](g);
+        verifyGraph(out);
+        expectSameNumbers(g, out, `${name} on ${g.name}`);
+      }
+    });
+    it(`graph ${k} (${g.name}) at -O1 and -O2 with verifyEach and checkEach`, () => {
+      for (const level of [1, 2] as const) {
+        for (const flag of [true, false]) {
+          const r = runPipeline(g, { level, verifyEach: true, checkEach: { inputs: sampleInputs(g, 7, flag) } });
+          expectSameNumbers(g, r.graph, `-O${level} on ${g.name}`);
+        }
+      }
+    });
+  });
+});
+
+describe('freeze', () => {
+  it('folds training-mode dropout to inference, which then runs', () => {
+    const g = parseWithTensors(readFileSync(join(DIR, 'freeze', 'params.input.ir'), 'utf8').replace('p=0, training=true', 'p=0.5, training=true'));
+    expect(() => createModel(g).runSync(sampleInputs(g))).toThrow(/training-mode dropout/);
+    const frozen = PASSES.freeze(g);
+    expect(printGraph(frozen)).toContain('p=0.5, training=false');
+    expect(frozen.inputs.map((i) => i.kind)).toEqual(['input']);
+    const removed = PASSES['remove-dropout'](frozen);
+    expect(printGraph(removed)).not.toContain('dropout');
+    expectSameOutputs(createModel(removed).runSync(sampleInputs(g)), createModel(frozen).runSync(sampleInputs(g)), 'frozen');
+  });
+});
+
+describe('runPipeline', () => {
+  const src = readFileSync(join(DIR, 'fuse-epilogue', 'conv-linear.input.ir'), 'utf8');
+  it('-O0 runs nothing; -O1 and -O2 run their lists, with timings', () => {
+    const g = parseWithTensors(src);
+    expect(runPipeline(g, { level: 0 }).graph).toBe(g);
+    for (const level of [1, 2] as const) {
+      const r = runPipeline(g, { level });
+      expect(r.timings.map((t) => t.pass)).toEqual(LEVELS[level]);
+      expect(r.timings.every((t) => t.ms >= 0)).toBe(true);
+    }
+    expect(countNodes(runPipeline(g, { level: 2 }).graph)).toBeLessThan(countNodes(g));
+  });
+  it('printAfter returns and prints the IR after the named passes', () => {
+    const seen: string[] = [];
+    const r = runPipeline(parseWithTensors(src), { passes: ['fuse-epilogue', 'eliminate-dead-code'], printAfter: ['fuse-epilogue'], print: (t) => seen.push(t) });
+    expect(r.printed.map((p) => p.pass)).toEqual(['fuse-epilogue']);
+    expect(r.printed[0].text).toContain('fused_conv2d');
+    expect(seen[0]).toContain('IR after fuse-epilogue');
+  });
+  it('checkEach names the first pass whose output diverges', () => {
+    const broken = (g: Graph): Graph => {
+      // A deliberately wrong pass: drops the relu of the first fused conv (keeps types valid).
+      const out = PASSES['fuse-epilogue'](g);
+      const text = printGraph(out).replace('activation="relu"', 'activation="none"');
+      return parseGraph(text, { tensors: out.tensors });
+    };
+    const passes = PASSES as Record<string, (g: Graph) => Graph>;
+    passes['broken-for-test'] = broken;
+    try {
+      const g = parseWithTensors(src);
+      expect(() => runPipeline(g, { passes: ['canonicalize', 'broken-for-test'], checkEach: { inputs: sampleInputs(g) } }))
+        .toThrow(/pass 'broken-for-test' is the first whose output diverges/);
+    } finally {
+      delete passes['broken-for-test'];
+    }
+  });
+  it('verifyEach names the pass whose graph does not verify', () => {
+    const passes = PASSES as Record<string, (g: Graph) => Graph>;
+    // A deliberately broken pass: the output names a value nothing defines.
+    passes['unverifiable-for-test'] = (g) => new Graph(g.name, g.inputs, g.body, [{ name: 'y', value: new Value(g.outputs[0].value.type) }], g.tensors);
+    try {
+      expect(() => runPipeline(parseWithTensors(src), { passes: ['unverifiable-for-test'], verifyEach: true })).toThrow(PassError);
+    } finally {
+      delete passes['unverifiable-for-test'];
+    }
+  });
+  it('refuses an unknown pass, listing the known ones', () => {
+    expect(() => runPipeline(parseWithTensors(src), { passes: ['fold-everything'] })).toThrow(/unknown pass 'fold-everything'; the passes are freeze/);
+  });
+});
+
+describe('memory plan', () => {
+  it('is stored in the .tsgraph header, read back, and lowers the peak the runtime reports', () => {
+    const g = parseWithTensors(readFileSync(join(DIR, 'plan-memory', 'chain.input.ir'), 'utf8'));
+    const planned = PASSES['plan-memory'](g);
+    const bytes = encodeTsgraph(planned);
+    const header = JSON.parse(new TextDecoder().decode(bytes.subarray(24, 24 + Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(16, true)))));
+    expect(header.plan).toEqual(JSON.parse(planned.metadata[MEMORY_PLAN_KEY]));
+    expect(header.metadata[MEMORY_PLAN_KEY]).toBeUndefined();
+    const decoded = decodeTsgraph(bytes).graph;
+    expect(decoded.metadata[MEMORY_PLAN_KEY]).toBe(planned.metadata[MEMORY_PLAN_KEY]);
+    const inputs = sampleInputs(g);
+    const plain = createModel(g), withPlan = createModel(decoded);
+    expectSameOutputs(withPlan.runSync(inputs), plain.runSync(inputs), 'planned');
+    // exp → relu runs in place, so the planned peak is below the unplanned one.
+    expect(withPlan.stats!.peakIntermediateBytes).toBeLessThan(plain.stats!.peakIntermediateBytes);
+  });
+  it('never lets two values that are alive together share a slot (an independent liveness check)', () => {
+    for (const [dir, file] of [['fuse-elementwise', 'chain'], ['plan-memory', 'chain'], ['fuse-epilogue', 'conv-linear'], ['eliminate-dead-code', 'unused']]) {
+      const src = readFileSync(join(DIR, dir, `${file}.input.ir`), 'utf8');
+      const g = PASSES['plan-memory'](PASSES['eliminate-dead-code'](parseWithTensors(src)));
+      expectPlanSound(g);
+      expectSameNumbers(parseWithTensors(src), g, `planned ${dir}/${file}`);
+    }
+  });
+});
+
+/** Checks g's memory plan against liveness computed here: values sharing a slot never overlap,
+ * except a result written in place over an input that dies at its node, or a view and its source. */
+function expectPlanSound(g: Graph): void {
+  const plan = JSON.parse(g.metadata[MEMORY_PLAN_KEY]) as { slots: Record<string, number>; in_place: string[] };
+  const names = nameValues(g);
+  const defAt = new Map<Value, number>(), lastAt = new Map<Value, number>(), viewOf = new Map<Value, Value>();
+  g.body.nodes.forEach((n, i) => {
+    n.outputs.forEach((o) => defAt.set(o, i));
+    if (n.op === 'reshape' || n.op === 'dropout') viewOf.set(n.outputs[0], n.inputs[0]!);
+    const touch = (b: Block) => { for (const m of b.nodes) { m.inputs.forEach((v) => v && lastAt.set(v, i)); m.regions.forEach(touch); } b.yields.forEach((v) => lastAt.set(v, i)); };
+    n.inputs.forEach((v) => v && lastAt.set(v, i));
+    n.regions.forEach(touch);
+  });
+  g.outputs.forEach((o) => lastAt.set(o.value, Infinity));
+  const planned = [...defAt.keys()].filter((v) => plan.slots[names.get(v)!] !== undefined);
+  const root = (v: Value): Value => (viewOf.has(v) ? root(viewOf.get(v)!) : v);
+  const end = (v: Value) => Math.max(lastAt.get(v) ?? defAt.get(v)!, ...planned.filter((w) => root(w) === v && w !== v).map((w) => lastAt.get(w) ?? defAt.get(w)!));
+  for (const a of planned) {
+    for (const b of planned) {
+      if (a === b || root(a) === root(b) || plan.slots[names.get(a)!] !== plan.slots[names.get(b)!]) continue;
+      const [first, second] = defAt.get(a)! < defAt.get(b)! ? [root(a), root(b)] : [root(b), root(a)];
+      const reusedAfterDeath = end(first) < defAt.get(second)!;
+      const inPlace = end(first) === defAt.get(second) && plan.in_place.includes(names.get(second)!);
+      expect(reusedAfterDeath || inPlace, `%${names.get(a)} and %${names.get(b)} share slot ${plan.slots[names.get(a)!]} while both alive`).toBe(true);
+    }
+  }
+}
+
+describe('optimizeForInference on the seed ResearchModel', () => {
+  it('leaves no batch_norm or dropout, matches eager, saves and runs in the runtime alone', async () => {
+    manualSeed(3);
+    const model = new ResearchModel();
+    model.eval();
+    // Non-trivial BN statistics, as after training.
+    for (const [name, p] of Object.entries(model.stateDict())) {
+      if (name.endsWith('running_var')) p.copy_(rand(p.shape).add(0.5));
+      if (name.endsWith('running_mean')) p.copy_(randn(p.shape).mul(0.1));
+    }
+    const x = randn([3, 3, 32, 32]);
+    const traced = jit.trace(model, [x], { dynamicAxes: { 0: { 0: 'N' } } });
+    const fast = jit.optimizeForInference(traced, { verifyEach: true, checkEach: { inputs: [x] } });
+    const ops = [...walkNodes(fast.graph.body)].map((n) => n.op);
+    expect(ops).not.toContain('batch_norm');
+    expect(ops).not.toContain('dropout');
+    expect(ops).toContain('fused_conv2d');
+    expect(fast.graph.inputs.every((i) => i.kind === 'input')).toBe(true);
+    for (const batch of [1, 5]) {
+      const xb = randn([batch, 3, 32, 32]);
+      const want = noGrad(() => model.forward(xb));
+      expectSameOutputs([toOutput(fast.forward(xb))], [toOutput(want)], `optimized vs eager at batch ${batch}`);
+    }
+    const loaded = await load(fast.toBytes());
+    const [y] = await loaded.run([x]);
+    expectSameOutputs([y], [toOutput(noGrad(() => model.forward(x)))], 'loaded .tsgraph vs eager');
+    expect(loaded.graph.metadata[MEMORY_PLAN_KEY]).toBeDefined();
+    const frozen = jit.freeze(traced);
+    expect(frozen.graph.inputs.every((i) => i.kind === 'input')).toBe(true);
+    expectSameOutputs([toOutput(frozen.forward(x))], [toOutput(noGrad(() => model.forward(x)))], 'frozen vs eager');
+  });
+});
+
+function toOutput(t: Tensor): Output {
+  return { name: 'output', data: t.data as Float32Array, shape: [...t.shape], dtype: 'float32' };
+}
+
+describe('fused kernels compute what the ops they replace compute', () => {
+  const next = rng(11);
+  const t = (shape: number[], positive = false): TensorData => {
+    const n = shape.reduce((a, d) => a * d, 1);
+    return { dtype: 'float32', shape, data: Float32Array.from({ length: n }, () => (positive ? 0.1 + next() : next() * 4 - 2)) };
+  };
+  const close = (got: ArrayLike<number>, want: ArrayLike<number>, what: string) => {
+    expect(got.length, what).toBe(want.length);
+    for (let i = 0; i < want.length; i++) {
+      if (!(Math.abs(got[i] - want[i]) <= 1e-6 + 1e-5 * Math.abs(want[i])) && !(Number.isNaN(got[i]) && Number.isNaN(want[i]))) expect.fail(`${what}: element ${i} is ${got[i]}, expected ${want[i]}`);
+    }
+  };
+  for (const op of Object.keys(fused.FUSED_UNARY)) {
+    it(`fused_elementwise ${op}`, () => {
+      const x = t([2, 3], ['log', 'sqrt', 'rsqrt'].includes(op));
+      close(getOp('fused_elementwise').cpu([x], { program: [[op, 'x0']] })[0].data, getOp(op).cpu([x], {})[0].data, op);
+    });
+  }
+  for (const op of Object.keys(fused.FUSED_BINARY)) {
+    it(`fused_elementwise ${op} with broadcasting`, () => {
+      const a = t([2, 1, 3], op === 'pow'), b = t([4, 1]);
+      close(getOp('fused_elementwise').cpu([a, b], { program: [[op, 'x0', 'x1']] })[0].data, getOp(op).cpu([a, b], {})[0].data, op);
+    });
+  }
+  it('fused_conv2d with activation and pool over several channel blocks and odd sizes', () => {
+    // Several images per tile; one image in channel blocks (130² planes); odd sizes; no pool.
+    for (const [C, H, Cout, act, pool] of [[3, 32, 80, 'relu', [2, 2]], [1, 130, 20, 'relu', [2, 2]], [2, 9, 5, 'tanh', [3, 2]], [4, 7, 6, 'sigmoid', null]] as const) {
+      const x = t([2, C, H, H]), w = t([Cout, C, 3, 3]), b = t([Cout]);
+      const conv = { stride: [1, 1], padding: [1, 1, 1, 1], dilation: [1, 1], groups: 1 };
+      let want = getOp('conv2d').cpu([x, w, b], conv)[0];
+      want = getOp(act).cpu([want], {})[0];
+      if (pool) want = getOp('max_pool2d').cpu([want], { kernel_size: [pool[0], pool[0]], stride: [pool[1], pool[1]], padding: [0, 0], dilation: [1, 1], ceil_mode: false })[0];
+      const attrs = { ...conv, activation: act, pool: pool ? { kernel_size: [pool[0], pool[0]], stride: [pool[1], pool[1]] } : null };
+      const got = getOp('fused_conv2d').cpu([x, w, b], attrs)[0];
+      expect(got.shape).toEqual(want.shape);
+      close(got.data, want.data, `fused_conv2d ${act} pool ${String(pool)}`);
+    }
+  });
+  it('fused_linear applies its activation', () => {
+    const x = t([3, 5]), w = t([4, 5]), b = t([4]);
+    for (const act of ['none', 'relu', 'sigmoid', 'tanh']) {
+      const lin = getOp('linear').cpu([x, w, b], {})[0];
+      const want = act === 'none' ? lin : getOp(act).cpu([lin], {})[0];
+      close(getOp('fused_linear').cpu([x, w, b], { activation: act })[0].data, want.data, `fused_linear ${act}`);
+    }
+  });
+  it('fused_elementwise refuses a bad program, naming the instruction', () => {
+    const x = t([2]);
+    expect(() => getOp('fused_elementwise').infer([x], { program: [['erfc', 'x0']] })).toThrow(/instruction 0 .*not a fusable elementwise op/);
+    expect(() => getOp('fused_elementwise').infer([x], { program: [['add', 'x0', 't3']] })).toThrow(/t3 refers to a later instruction/);
+    expect(() => getOp('fused_elementwise').infer([x], { program: [['neg', 'x1']] })).toThrow(/x1 refers to input 1 of 1/);
+  });
+});

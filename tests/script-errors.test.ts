@@ -1,0 +1,62 @@
+// Every construct jit.script refuses gives a ScriptError at file:line:col with a code frame,
+// a caret under the construct, its name and what to do instead.
+import { describe, it, expect } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { jit, randn, type nn } from 'kiln';
+import { BranchTypesDiffer, CapturesMutable, TensorCondition, UsesAsync, UsesClassExpression, UsesClosure, UsesTry } from './script-models/unsupported.js';
+
+const FILE = fileURLToPath(new URL('./script-models/unsupported.ts', import.meta.url));
+
+function scriptError(m: nn.Module): jit.ScriptError {
+  try {
+    jit.script(m, { sourceFile: FILE }).forward(randn([2, 3]));
+  } catch (e) {
+    expect(e).toBeInstanceOf(jit.ScriptError);
+    return e as jit.ScriptError;
+  }
+  throw new Error('expected a ScriptError');
+}
+
+/** The caret sits under `token` on the reported line. */
+function caretUnder(e: jit.ScriptError, token: string): void {
+  const lines = e.frame.split('\n');
+  const src = lines[lines.length - 2], caret = lines[lines.length - 1];
+  const bar = src.indexOf('| ') + 2;
+  expect(src.slice(bar + e.col - 1).startsWith(token)).toBe(true);
+  expect(caret.indexOf('^')).toBe(bar + e.col - 1);
+}
+
+describe('jit.script errors', () => {
+  const cases: [string, () => nn.Module, number, string, RegExp][] = [
+    ['try', () => new UsesTry(), 6, 'try', /'try' statements are not supported[\s\S]*@jit\.ignore/],
+    ['class expression', () => new UsesClassExpression(), 16, 'class', /class expressions are not supported/],
+    ['captured mutable variable', () => new CapturesMutable(), 24, 'counter', /'counter' is not a local variable[\s\S]*cannot capture/],
+    ['closure', () => new UsesClosure(), 31, '() =>', /arrow functions \(closures\) are not supported[\s\S]*capture mutable state/],
+    ['async', () => new UsesAsync(), 38, 'async', /async functions are not supported/],
+    ['branches of different types', () => new BranchTypesDiffer(), 46, 'if', /the variable 'y' holds a tensor of type f32\[N\] on one side and f32\[N,3\] on the other/],
+    ['tensor as a condition', () => new TensorCondition(), 55, 'x.gt(0)', /always true in JavaScript[\s\S]*\.item\(\)/],
+  ];
+  it.each(cases)('%s', (_, make, line, token, message) => {
+    const e = scriptError(make());
+    expect(e.file).toBe(FILE);
+    expect(e.line).toBe(line);
+    expect(e.message).toMatch(message);
+    expect(e.message.startsWith(`${FILE}:${line}:${e.col}: `)).toBe(true);
+    caretUnder(e, token);
+  });
+
+  it('locates errors in the runtime text when no .ts file is given', () => {
+    let err: unknown;
+    try { jit.script(new UsesTry()).forward(randn([2, 3])); } catch (e) { err = e; }
+    expect(err).toBeInstanceOf(jit.ScriptError);
+    const e = err as jit.ScriptError;
+    expect(e.file).toBe('UsesTry.forward (runtime text)');
+    expect(e.line).toBe(2);
+    caretUnder(e, 'try');
+  });
+
+  it('a shape error inside a compiled op names the statement', () => {
+    function bad(x: import('kiln').Tensor, y: import('kiln').Tensor) { return x.matmul(y); }
+    expect(() => jit.script(bad).forward(randn([2, 3]), randn([2, 3]))).toThrow(/bad \(runtime text\):2:\d+: the tensor method \.matmul\(\) failed[\s\S]*f32\[N,3\], f32\[N,3\][\s\S]*inner dimensions[\s\S]*\^/);
+  });
+});

@@ -1,0 +1,220 @@
+// Whole graphs on WebGPU (Dawn; SwiftShader on CI) equal the CPU runtime: the fixture graphs
+// (CNN, loop, if, tuples) stored as `.tsgraph` files WITH their WGSL and loaded by the runtime
+// alone; a CNN traced with jit.trace from an eager kiln model; `if`/`loop` whose conditions are
+// tensors read back from the GPU; a dispatch too large for one grid dimension. Also: what the
+// WebGPU device reports when a kernel does not compile or is missing, and backend 'auto'.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import { GraphBuilder, encodeTsgraph, scalarType, tensorType, type Graph, type TypedArray } from '@kiln/ir-spec';
+import { createModel, createWebGpuDevice, load, RuntimeError, splitGrid, type InputValue, type Output, type WebGpuDevice } from '@kiln/runtime';
+import { generateWgsl } from '../compiler/src/codegen/index.js';
+import { runPipeline } from '../compiler/src/pipeline.js';
+import { jit, manualSeed, nn, noGrad, randn } from 'kiln';
+import { GRAPHS } from './fixtures/tsgraph-graphs.js';
+
+process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
+process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
+mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
+
+function expectClose(got: readonly Output[], want: readonly Output[], tol: number): void {
+  expect(got.map((o) => [o.name, o.shape, o.dtype])).toEqual(want.map((o) => [o.name, o.shape, o.dtype]));
+  got.forEach((g, i) => {
+    const w = want[i].data;
+    for (let k = 0; k < w.length; k++) {
+      if (!(Math.abs(g.data[k] - w[k]) <= tol * Math.max(1, Math.abs(w[k])))) expect(g.data[k], `${g.name}[${k}]`).toBe(w[k]);
+    }
+  });
+}
+
+function fill(shape: number[], salt: number): Float32Array {
+  const n = shape.reduce((a, d) => a * d, 1);
+  return Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37 + salt) * 2);
+}
+
+/** Inputs for a fixture graph at batch `n`. */
+const INPUTS: Record<string, (n: number) => InputValue[]> = {
+  cnn: (n) => [{ data: fill([n, 3, 8, 8], n), shape: [n, 3, 8, 8], dtype: 'float32' }],
+  loop: (n) => [{ data: fill([4], n), shape: [4], dtype: 'float32' }, n + 2],
+  branch: (n) => [{ data: fill([2, 3], n), shape: [2, 3], dtype: 'float32' }, n % 2 === 0],
+  tuples: (n) => [{ data: fill([n, 2 * n], n), shape: [n, 2 * n], dtype: 'float32' }],
+};
+
+function withKernels(g: Graph): Uint8Array {
+  const { kernels, unsupported } = generateWgsl(g);
+  expect(unsupported).toEqual([]);
+  return encodeTsgraph(g, { kernels });
+}
+
+let device: WebGpuDevice;
+beforeAll(async () => { device = await createWebGpuDevice(); });
+afterAll(() => device?.destroy());
+
+describe('graphs on WebGPU equal the CPU runtime', () => {
+  for (const [name, build] of Object.entries(GRAPHS)) {
+    it(`fixture '${name}' from a .tsgraph with its WGSL, at batch 1 and 3`, async () => {
+      const bytes = withKernels(build());
+      const cpu = await load(bytes, { backend: 'cpu' });
+      const gpu = await load(bytes, { backend: 'webgpu' });
+      expect(gpu.backend).toBe('webgpu');
+      for (const n of [1, 3]) expectClose(await gpu.run(INPUTS[name](n)), await cpu.run(INPUTS[name](n)), 1e-4);
+    });
+  }
+
+  it('a CNN traced with jit.trace runs on WebGPU equal to CPU and eager, at batch 1 and 4', async () => {
+    manualSeed(7);
+    const model = new nn.Sequential(
+      new nn.Conv2d(3, 8, 3, { padding: 1 }), new nn.BatchNorm2d(8), new nn.ReLU(), new nn.MaxPool2d(2),
+      new nn.Conv2d(8, 6, 3, { padding: 1 }), new nn.ReLU(), new nn.AvgPool2d(2),
+      new nn.Flatten(), new nn.Linear(6 * 2 * 2, 10), new nn.Sigmoid(),
+    );
+    model.eval();
+    const traced = jit.trace(model, [randn([2, 3, 8, 8])], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
+    const { kernels } = generateWgsl(traced.graph);
+    await device.addKernels(kernels);
+    const gpu = createModel(traced.graph, { device });
+    const cpu = createModel(traced.graph);
+    for (const n of [1, 4]) {
+      const x = randn([n, 3, 8, 8]);
+      const input: InputValue = { data: x.data as TypedArray, shape: [...x.shape], dtype: 'float32' };
+      const got = await gpu.run([input]);
+      expectClose(got, cpu.runSync([input]), 1e-4);
+      const eager = noGrad(() => model.forward(x));
+      expectClose(got, [{ ...got[0], data: eager.data as TypedArray }], 1e-4);
+    }
+  });
+
+  it('the traced CNN at -O0 (one kernel per op) and -O2 (fused) gives the same numbers on WebGPU, -O2 in fewer dispatches', async () => {
+    manualSeed(11);
+    const model = new nn.Sequential(
+      new nn.Conv2d(3, 8, 3, { padding: 1 }), new nn.BatchNorm2d(8), new nn.ReLU(), new nn.MaxPool2d(2),
+      new nn.Conv2d(8, 8, 3, { padding: 1 }), new nn.ReLU(), new nn.MaxPool2d(2),
+      new nn.Flatten(), new nn.Linear(8 * 2 * 2, 16), new nn.ReLU(), new nn.Linear(16, 10),
+    );
+    model.eval();
+    const traced = jit.trace(model, [randn([2, 3, 8, 8])], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
+    const x = randn([3, 3, 8, 8]);
+    const input: InputValue[] = [{ data: x.data as TypedArray, shape: [...x.shape], dtype: 'float32' }];
+    const want = createModel(traced.graph).runSync(input);
+    const dispatches: number[] = [];
+    for (const level of [0, 2] as const) {
+      const { graph } = runPipeline(traced.graph, { level });
+      const { kernels, unsupported } = generateWgsl(graph);
+      expect(unsupported).toEqual([]);
+      const dev = await createWebGpuDevice({ kernels });
+      try {
+        expectClose(await createModel(graph, { device: dev }).run(input), want, 1e-4);
+        dispatches.push(dev.stats.dispatches);
+      } finally {
+        dev.destroy();
+      }
+    }
+    expect(dispatches[1]).toBeLessThan(dispatches[0]);
+  });
+
+  it('if and loop whose conditions are GPU tensors, read back each time', async () => {
+    const b = new GraphBuilder('cond');
+    const x = b.input('x', tensorType('float32', ['N', 5]));
+    const positive = b.op1('gt', [b.op1('sum', [x]), b.literal(0)]);
+    const [y] = b.if(positive, () => [b.op1('relu', [x])], () => [b.op1('neg', [x])]);
+    const [z] = b.loop(b.scalar(20), b.scalar(true, 'bool'), [y], (_i, [v]) => {
+      const next = b.op1('mul', [v, b.literal(1.5)]);
+      const more = b.op1('lt', [b.op1('amax', [next]), b.literal(10)]);
+      return { next: [next], continue: b.op1('item', [more]) };
+    });
+    b.output('z', z);
+    const g = b.build();
+    const bytes = withKernels(g);
+    const gpu = await load(bytes, { backend: 'webgpu' });
+    const cpu = await load(bytes, { backend: 'cpu' });
+    for (const sign of [1, -1]) {
+      const input: InputValue[] = [{ data: fill([3, 5], 1).map((v) => sign * (Math.abs(v) + 0.1)), shape: [3, 5], dtype: 'float32' }];
+      expectClose(await gpu.run(input), await cpu.run(input), 1e-5);
+    }
+  });
+
+  it('splits a dispatch over more workgroups than one grid dimension allows into a 2-D grid', async () => {
+    expect(splitGrid(70_000, 65_535)).toEqual([35_000, 2]);
+    const b = new GraphBuilder('wide');
+    const x = b.input('x', tensorType('float32', [66_000, 2]));
+    b.output('s', b.op1('sum', [x], { dim: 1 }));
+    const g = b.build();
+    await device.addKernels(generateWgsl(g).kernels);
+    const input: InputValue[] = [{ data: fill([66_000, 2], 0), shape: [66_000, 2], dtype: 'float32' }];
+    expectClose(await createModel(g, { device }).run(input), createModel(g).runSync(input), 1e-5);
+  });
+});
+
+describe('the WebGPU device', () => {
+  it('reports a shader that does not compile with the kernel name and the WGSL line', async () => {
+    const b = new GraphBuilder('bad');
+    b.output('y', b.op1('relu', [b.input('x', tensorType('float32', [4]))]));
+    const [k] = generateWgsl(b.build()).kernels;
+    const broken = { ...k, wgsl: k.wgsl.replace('out0[i] =', 'out0[i] = undefined_thing +') };
+    const line = broken.wgsl.split('\n').findIndex((l) => l.includes('undefined_thing')) + 1;
+    const err = await device.addKernels([broken]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RuntimeError);
+    expect(String(err)).toContain(`WGSL kernel '${k.name}'`);
+    expect(String(err)).toContain(`line ${line}:`);
+    expect(String(err)).toContain('undefined_thing');
+  });
+
+  it('names the missing kernel key when a graph has no WGSL for a node', async () => {
+    const b = new GraphBuilder('nokernel');
+    b.output('y', b.op1('exp', [b.input('x', tensorType('float32', [2, 2, 2]))]));
+    const model = createModel(b.build(), { device });
+    const err = await model.run([{ data: new Float32Array(8), shape: [2, 2, 2], dtype: 'float32' }]).catch((e: unknown) => e);
+    expect(String(err)).toMatch(/no WGSL kernel with key exp\(f32r3\)\{\}/);
+  });
+
+  it("backend 'auto' picks WebGPU for a file with kernels and the CPU for one without", async () => {
+    const b = new GraphBuilder('auto');
+    const x = b.input('x', tensorType('float32', [3]));
+    const n = b.input('n', scalarType('int32'));
+    b.output('y', b.op1('relu', [x]));
+    b.output('n', n);
+    const g = b.build();
+    expect((await load(withKernels(g))).backend).toBe('webgpu');
+    expect((await load(encodeTsgraph(g))).backend).toBe('cpu');
+  });
+
+  it('times every dispatch per kernel with timestamp queries (profile: true)', async () => {
+    const dev = await createWebGpuDevice({ profile: true });
+    try {
+      const g = GRAPHS.cnn();
+      const { kernels } = generateWgsl(g);
+      await dev.addKernels(kernels);
+      const model = createModel(g, { device: dev });
+      await model.run(INPUTS.cnn(2));
+      await model.run(INPUTS.cnn(1));
+      const times = await dev.profile({ reset: true });
+      expect(times.map((t) => t.name).sort()).toEqual(kernels.map((k) => k.name).sort());
+      expect(times.reduce((a, t) => a + t.calls, 0)).toBe(dev.stats.dispatches);
+      for (const t of times) expect(t.ms).toBeGreaterThanOrEqual(0);
+      expect(times.reduce((a, t) => a + t.ms, 0)).toBeGreaterThan(0);
+      expect(await dev.profile()).toEqual([]);
+    } finally {
+      dev.destroy();
+    }
+    await expect(device.profile()).rejects.toThrow(/profile: true/);
+  });
+
+  it('runs a model with one submit per read and counts dispatches and compiled kernels', async () => {
+    const dev = await createWebGpuDevice();
+    try {
+      const g = GRAPHS.cnn();
+      const { kernels } = generateWgsl(g);
+      await dev.addKernels(kernels);
+      await dev.addKernels(kernels); // cached: nothing compiles twice
+      expect(dev.stats.kernelsCreated).toBe(kernels.length);
+      const model = createModel(g, { device: dev });
+      const before = { ...dev.stats };
+      await model.run(INPUTS.cnn(2));
+      const outputs = model.outputs.length;
+      expect(dev.stats.submits - before.submits).toBe(outputs);
+      expect(dev.stats.dispatches - before.dispatches).toBeGreaterThanOrEqual(kernels.length);
+    } finally {
+      dev.destroy();
+    }
+  });
+});

@@ -1,0 +1,51 @@
+// WGSL codegen is deterministic and reviewed like code: the kernels of the fixture CNN are a
+// snapshot (tests/__snapshots__/webgpu-wgsl.test.ts.snap; update with `npx vitest run -u` and
+// review the diff), the same graph always gives byte-identical WGSL and `.tsgraph` bytes, and
+// kernel keys depend on dtypes, ranks and attrs but not on dims (one kernel serves every batch).
+// Pure codegen: no GPU needed.
+
+import { describe, expect, it } from 'vitest';
+import { GraphBuilder, encodeTsgraph, tensorType } from '@kiln/ir-spec';
+import { kernelKey } from '@kiln/runtime';
+import { generateWgsl, kernelFor } from '../compiler/src/codegen/index.js';
+import { GRAPHS } from './fixtures/tsgraph-graphs.js';
+
+describe('WGSL codegen', () => {
+  it('matches the snapshot of the fixture CNN kernels', () => {
+    const { kernels, unsupported } = generateWgsl(GRAPHS.cnn());
+    expect(unsupported).toEqual([]);
+    for (const k of kernels) expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`).toMatchSnapshot(k.name);
+  });
+
+  it('gives byte-identical kernels and files for the same graph', () => {
+    for (const build of Object.values(GRAPHS)) {
+      const a = generateWgsl(build()), b = generateWgsl(build());
+      expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+      expect(encodeTsgraph(build(), { kernels: a.kernels })).toEqual(encodeTsgraph(build(), { kernels: b.kernels }));
+    }
+  });
+
+  it('keys kernels by op, dtypes, ranks and attrs, not by dims or attr order', () => {
+    const f = (rank: number) => ({ dtype: 'float32' as const, rank });
+    expect(kernelKey('conv2d', [f(4), f(4), null], { stride: [2, 2], padding: [1, 1, 1, 1] }))
+      .toBe(kernelKey('conv2d', [f(4), f(4), null], { padding: [1, 1, 1, 1], stride: [2, 2] }));
+    expect(kernelKey('add', [f(2), f(1)], {})).not.toBe(kernelKey('add', [f(2), f(2)], {}));
+    expect(kernelKey('add', [f(2), f(1)], {})).not.toBe(kernelKey('add', [f(2), { dtype: 'int32', rank: 1 }], {}));
+    const one = (n: number) => {
+      const b = new GraphBuilder('g');
+      b.output('y', b.op1('relu', [b.input('x', tensorType('float32', [n, 7]))]));
+      return generateWgsl(b.build()).kernels;
+    };
+    expect(one(3)).toEqual(one(50));
+  });
+
+  it('declines a kernel over the storage-buffer limit instead of emitting one the device rejects', () => {
+    const f = { dtype: 'float32' as const, rank: 4 };
+    const r = kernelFor('batch_norm', [f, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }], [f], {}, 'bn', { maxStorageBuffers: 4 });
+    expect(r).toEqual({ op: 'batch_norm', reason: 'needs 6 storage buffers, over the limit of 4' });
+    expect(kernelFor('masked_select', [f, { dtype: 'bool', rank: 4 }], [{ dtype: 'float32', rank: 1 }], {})).toEqual({ op: 'masked_select', reason: "op 'masked_select' has no WGSL kernel yet" });
+    // cat of 8 inputs + 1 output is over the WebGPU guaranteed minimum of 8 storage buffers.
+    const eight = Array.from({ length: 8 }, () => ({ dtype: 'float32' as const, rank: 1 }));
+    expect(kernelFor('cat', eight, [{ dtype: 'float32', rank: 1 }], { dim: 0 })).toEqual({ op: 'cat', reason: 'needs 9 storage buffers, over the limit of 8' });
+  });
+});
