@@ -20,7 +20,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   '@kiln/compiler': ['@kiln/ir-spec', '@kiln/runtime'],
   '@kiln/core': ['@kiln/ir-spec', '@kiln/runtime'],
   kiln: ['@kiln/core', '@kiln/compiler', '@kiln/runtime', '@kiln/ir-spec'],
-  '@kiln/cli': ['kiln'],
+  // The CLI reads .tsgraph headers (ir-spec) and runs files on a chosen backend (runtime) directly.
+  '@kiln/cli': ['kiln', '@kiln/ir-spec', '@kiln/runtime'],
 };
 
 /**
@@ -38,7 +39,6 @@ const EXTERNAL_FORBIDDEN: Record<string, readonly string[]> = { '@kiln/runtime':
  */
 const PLANNED: Record<string, readonly string[]> = {
   '@kiln/core': ['@kiln/runtime'],
-  '@kiln/cli': ['kiln'],
 };
 
 interface Workspace { dir: string; name: string; pkg: PackageJson }

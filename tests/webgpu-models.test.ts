@@ -9,9 +9,10 @@ import { mkdirSync } from 'node:fs';
 import { GraphBuilder, encodeTsgraph, scalarType, tensorType, type Graph, type TypedArray } from '@kiln/ir-spec';
 import { createModel, createWebGpuDevice, load, RuntimeError, splitGrid, type InputValue, type Output, type WebGpuDevice } from '@kiln/runtime';
 import { generateWgsl } from '../compiler/src/codegen/index.js';
-import { runPipeline } from '../compiler/src/pipeline.js';
+import { LEVELS, runPipeline } from '../compiler/src/pipeline.js';
 import { jit, manualSeed, nn, noGrad, randn } from 'kiln';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
+import { ResearchModel, seedInputShape } from '../examples/seed/models.mjs';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
@@ -97,8 +98,9 @@ describe('graphs on WebGPU equal the CPU runtime', () => {
     const input: InputValue[] = [{ data: x.data as TypedArray, shape: [...x.shape], dtype: 'float32' }];
     const want = createModel(traced.graph).runSync(input);
     const dispatches: number[] = [];
-    for (const level of [0, 2] as const) {
-      const { graph } = runPipeline(traced.graph, { level });
+    // -O2 for WebGPU: every pass but the CPU-only weight packing (its layouts have no WGSL).
+    for (const passes of [LEVELS[0], LEVELS[2].filter((p) => p !== 'prepack-weights')]) {
+      const { graph } = runPipeline(traced.graph, { passes });
       const { kernels, unsupported } = generateWgsl(graph);
       expect(unsupported).toEqual([]);
       const dev = await createWebGpuDevice({ kernels });
@@ -110,6 +112,27 @@ describe('graphs on WebGPU equal the CPU runtime', () => {
       }
     }
     expect(dispatches[1]).toBeLessThan(dispatches[0]);
+  });
+
+  it('the seed ResearchModel (eval) on WebGPU equals the CPU at -O0 and -O2, batch 2', async () => {
+    manualSeed(3);
+    const model = new ResearchModel();
+    model.eval();
+    const traced = jit.trace(model, [randn(seedInputShape(1))], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
+    const x = randn(seedInputShape(2));
+    const input: InputValue[] = [{ data: x.data as TypedArray, shape: [...x.shape], dtype: 'float32' }];
+    const want = createModel(traced.graph).runSync(input);
+    for (const passes of [LEVELS[0], LEVELS[2].filter((p) => p !== 'prepack-weights')]) {
+      const { graph } = runPipeline(traced.graph, { passes });
+      const { kernels, unsupported } = generateWgsl(graph);
+      expect(unsupported).toEqual([]);
+      const dev = await createWebGpuDevice({ kernels });
+      try {
+        expectClose(await createModel(graph, { device: dev }).run(input), want, 1e-4);
+      } finally {
+        dev.destroy();
+      }
+    }
   });
 
   it('if and loop whose conditions are GPU tensors, read back each time', async () => {
@@ -130,6 +153,20 @@ describe('graphs on WebGPU equal the CPU runtime', () => {
     for (const sign of [1, -1]) {
       const input: InputValue[] = [{ data: fill([3, 5], 1).map((v) => sign * (Math.abs(v) + 0.1)), shape: [3, 5], dtype: 'float32' }];
       expectClose(await gpu.run(input), await cpu.run(input), 1e-5);
+    }
+  });
+
+  it('serves a symbolic expand shape with one kernel at every batch size', async () => {
+    const b = new GraphBuilder('sym');
+    const x = b.input('x', tensorType('float32', ['N', 1]));
+    b.output('y', b.op1('mul', [b.op1('expand', [x], { shape: ['N', 4] }), b.literal(3)]));
+    const g = b.build();
+    const { kernels, unsupported } = generateWgsl(g);
+    expect(unsupported).toEqual([]);
+    const gpu = await load(encodeTsgraph(g, { kernels }), { backend: 'webgpu' });
+    for (const n of [1, 5]) {
+      const input: InputValue[] = [{ data: fill([n, 1], n), shape: [n, 1], dtype: 'float32' }];
+      expectClose(await gpu.run(input), createModel(g).runSync(input), 1e-6);
     }
   });
 
@@ -206,7 +243,7 @@ describe('the WebGPU device', () => {
       const { kernels } = generateWgsl(g);
       await dev.addKernels(kernels);
       await dev.addKernels(kernels); // cached: nothing compiles twice
-      expect(dev.stats.kernelsCreated).toBe(kernels.length);
+      expect(dev.stats.kernelsCreated).toBe(kernels.length + kernels.filter((k) => k.fewRows).length);
       const model = createModel(g, { device: dev });
       const before = { ...dev.stats };
       await model.run(INPUTS.cnn(2));

@@ -63,6 +63,9 @@ const CASES: Case[] = [
   { op: 'matmul', inputs: [f(4, 19), f(19)], tol: 1e-4 },
   { op: 'linear', inputs: [f(5, 40), f(33, 40), f(33)], tol: 1e-4 },
   { op: 'linear', inputs: [f(2, 3, 8), f(6, 8), null], tol: 1e-4 },
+  // Four rows or fewer: the few-rows (matrix-vector) variant of the same kernel record.
+  { op: 'linear', inputs: [f(2, 70), f(9, 70), f(9)], tol: 1e-4 },
+  { op: 'linear', inputs: [f(40), f(5, 40), null], tol: 1e-4 },
   { op: 'conv2d', inputs: [f(2, 3, 9, 8), f(6, 3, 3, 3), f(6)], attrs: { padding: [1, 1, 1, 1] }, tol: 1e-4 },
   { op: 'conv2d', inputs: [f(1, 4, 10, 10), f(6, 2, 3, 2), null], attrs: { stride: [2, 1], padding: [0, 1, 0, 1], dilation: [1, 2], groups: 2 }, tol: 1e-4 },
   { op: 'max_pool2d', inputs: [f(2, 3, 9, 8)], attrs: pool },

@@ -14,7 +14,10 @@ describe('WGSL codegen', () => {
   it('matches the snapshot of the fixture CNN kernels', () => {
     const { kernels, unsupported } = generateWgsl(GRAPHS.cnn());
     expect(unsupported).toEqual([]);
-    for (const k of kernels) expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`).toMatchSnapshot(k.name);
+    for (const k of kernels) {
+      const few = k.fewRows ? `\n// few rows (<= ${k.fewRows.maxRows}): grid ${JSON.stringify(k.fewRows.grid)}\n${k.fewRows.wgsl}` : '';
+      expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}${few}`).toMatchSnapshot(k.name);
+    }
   });
 
   it('gives byte-identical kernels and files for the same graph', () => {
@@ -30,6 +33,7 @@ describe('WGSL codegen', () => {
     expect(kernelKey('conv2d', [f(4), f(4), null], { stride: [2, 2], padding: [1, 1, 1, 1] }))
       .toBe(kernelKey('conv2d', [f(4), f(4), null], { padding: [1, 1, 1, 1], stride: [2, 2] }));
     expect(kernelKey('add', [f(2), f(1)], {})).not.toBe(kernelKey('add', [f(2), f(2)], {}));
+    expect(kernelKey('expand', [f(2)], { shape: ['N', 4] })).toBe(kernelKey('expand', [f(2)], { shape: [7, 4] }));
     expect(kernelKey('add', [f(2), f(1)], {})).not.toBe(kernelKey('add', [f(2), { dtype: 'int32', rank: 1 }], {}));
     const one = (n: number) => {
       const b = new GraphBuilder('g');
@@ -39,11 +43,22 @@ describe('WGSL codegen', () => {
     expect(one(3)).toEqual(one(50));
   });
 
+  it('gives linear layers a few-rows variant that the device picks per dispatch', () => {
+    const b = new GraphBuilder('fc');
+    const x = b.input('x', tensorType('float32', ['N', 16]));
+    b.output('y', b.op1('linear', [x, b.param('w', { dtype: 'float32', shape: [3, 16], data: new Float32Array(48) })]));
+    const [k] = generateWgsl(b.build()).kernels;
+    expect(k.fewRows?.maxRows).toBe(4);
+    expect(k.fewRows?.grid).toEqual({ tile: [], per: 1 });
+    expect(k.fewRows?.wgsl).toContain('partial[lid]');
+  });
+
   it('declines a kernel over the storage-buffer limit instead of emitting one the device rejects', () => {
     const f = { dtype: 'float32' as const, rank: 4 };
     const r = kernelFor('batch_norm', [f, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }], [f], {}, 'bn', { maxStorageBuffers: 4 });
     expect(r).toEqual({ op: 'batch_norm', reason: 'needs 6 storage buffers, over the limit of 4' });
     expect(kernelFor('masked_select', [f, { dtype: 'bool', rank: 4 }], [{ dtype: 'float32', rank: 1 }], {})).toEqual({ op: 'masked_select', reason: "op 'masked_select' has no WGSL kernel yet" });
+    expect(kernelFor('fused_conv2d', [f, { ...f, rank: 3 }, null], [f], { layout: 'winograd4x4' })).toEqual({ op: 'fused_conv2d', reason: "weight layout 'winograd4x4' is a CPU-only packing (pass prepack-weights); compile for WebGPU without that pass" });
     // cat of 8 inputs + 1 output is over the WebGPU guaranteed minimum of 8 storage buffers.
     const eight = Array.from({ length: 8 }, () => ({ dtype: 'float32' as const, rank: 1 }));
     expect(kernelFor('cat', eight, [{ dtype: 'float32', rank: 1 }], { dim: 0 })).toEqual({ op: 'cat', reason: 'needs 9 storage buffers, over the limit of 8' });

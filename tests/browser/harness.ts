@@ -82,6 +82,8 @@ export async function runInChromium(bytes: Uint8Array, inputs: unknown[][], time
       await gone;
     }
     await new Promise((r) => (server ? server.close(r) : r(undefined)));
-    rmSync(profile, { recursive: true, force: true });
+    // Chromium's helper processes may still be writing into the profile for a moment after the
+    // main process exits: retry instead of failing on ENOTEMPTY.
+    rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 }

@@ -6,7 +6,7 @@
 import { getOp, hasOp, isBuiltin, walkNodes, type DType, type Graph, type Node } from '@kiln/ir-spec';
 import { kernelKey, type KernelRecord } from '@kiln/runtime';
 import { assemble, DimsLayout, storageBindings, type KernelSig, type TensorSig } from './shell.js';
-import { KERNELS, VIEW_OPS } from './table.js';
+import { FEW_ROWS_KERNELS, KERNELS, VIEW_OPS } from './table.js';
 
 export interface CodegenOptions {
   /** Storage buffers a kernel may bind (default 8, the WebGPU guaranteed minimum). */
@@ -43,12 +43,18 @@ export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], out
   } catch (e) {
     return { op, reason: `attrs ${JSON.stringify(rawAttrs)} are not concrete (${e instanceof Error ? e.message.split('\n')[0] : String(e)})` };
   }
+  if (typeof attrs.layout === 'string') {
+    return { op, reason: `weight layout '${attrs.layout}' is a CPU-only packing (pass prepack-weights); compile for WebGPU without that pass` };
+  }
   const sig: KernelSig = { op, inputs, outputs, attrs };
   const limit = opts.maxStorageBuffers ?? 8;
   if (storageBindings(sig) > limit) return { op, reason: `needs ${storageBindings(sig)} storage buffers, over the limit of ${limit}` };
   const key = kernelKey(op, inputs, rawAttrs as never);
   const body = gen(sig, new DimsLayout(sig));
-  return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid };
+  const few = FEW_ROWS_KERNELS[op];
+  if (!few) return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid };
+  const alt = few.gen(sig, new DimsLayout(sig));
+  return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid, fewRows: { maxRows: few.maxRows, wgsl: assemble(`${name}.few_rows`, key, sig, alt), grid: alt.grid } };
 }
 
 /**

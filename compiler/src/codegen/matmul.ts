@@ -64,3 +64,30 @@ export const matmulKernel: KernelGen = (sig, d) => {
   const tile = [...Array<number>(ob).fill(1), ...(hasM ? [32] : []), ...(hasN ? [32] : [])];
   return { body: lines.filter((l) => l).join('\n'), grid: { tile, per: 1 }, decls: `${DECLS}\n${activationHelpers(act)}`.trimEnd() };
 };
+
+/** Rows (output elements / last dim) up to which linear layers use linearFewRowsKernel. */
+export const FEW_ROWS = 4;
+
+/**
+ * linear / fused_linear for a few rows (batch 1 inference): a 32×32 tile would leave 31 of 32
+ * rows idle, so instead one workgroup computes one output element, its 64 threads striding over
+ * K, then a tree reduction; bias and activation in the epilogue.
+ */
+export const linearFewRowsKernel: KernelGen = (sig, d) => {
+  const ra = sig.inputs[0]!.rank;
+  const act = String(sig.attrs.activation ?? 'none');
+  const lines = [
+    `let K = ${d.inDim(0, ra - 1)}; let N = ${d.inDim(1, 0)};`,
+    'let r = wg / N; let n = wg % N;',
+    'var acc = 0.0;',
+    'for (var k = lid; k < K; k += 64u) { acc += in0[r * K + k] * in1[n * K + k]; }',
+    'partial[lid] = acc;',
+    'workgroupBarrier();',
+    'for (var s = 32u; s > 0u; s = s >> 1u) {',
+    '  if (lid < s) { partial[lid] = partial[lid] + partial[lid + s]; }',
+    '  workgroupBarrier();',
+    '}',
+    `if (lid == 0u) { out0[wg] = ${activation(act, `partial[0]${sig.inputs[2] ? ' + in2[n]' : ''}`)}; }`,
+  ];
+  return { body: lines.join('\n'), grid: { tile: [], per: 1 }, decls: `var<workgroup> partial: array<f32, 64>;\n${activationHelpers(act)}`.trimEnd() };
+};

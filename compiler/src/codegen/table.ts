@@ -9,7 +9,7 @@ import { convTransposeKernel } from './conv-transpose.js';
 import { ELEMENTWISE, elementwiseKernel } from './elementwise.js';
 import { fusedElementwiseKernel } from './epilogue.js';
 import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, triangleKernel } from './layout.js';
-import { matmulKernel } from './matmul.js';
+import { FEW_ROWS, linearFewRowsKernel, matmulKernel } from './matmul.js';
 import { batchNormKernel, batchNormStatsKernel } from './norm.js';
 import { avgPoolKernel, maxPoolKernel } from './pool.js';
 import { REDUCERS, reduceKernel } from './reduce.js';
@@ -54,3 +54,9 @@ export const KERNELS: Readonly<Record<string, KernelGen>> = {
 
 /** Ops the WebGPU device runs without a kernel (its result shares the input's buffer). */
 export { VIEW_OPS };
+
+/** Alternative kernels for few output rows (the runtime picks them per dispatch), by op. */
+export const FEW_ROWS_KERNELS: Readonly<Record<string, { readonly maxRows: number; readonly gen: KernelGen }>> = {
+  linear: { maxRows: FEW_ROWS, gen: linearFewRowsKernel },
+  fused_linear: { maxRows: FEW_ROWS, gen: linearFewRowsKernel },
+};

@@ -1,2 +1,3 @@
-// Placeholder entry: this package's contents arrive with later issues (see DESIGN.md).
-export {};
+// @kiln/cli: the `kiln` command (bin: dist/kiln.mjs, bundled from bin.ts) and its entry point
+// for programs that want to run it in-process.
+export { main, MAIN_HELP } from './main.js';

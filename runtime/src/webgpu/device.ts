@@ -61,7 +61,12 @@ function isView(op: string, attrs: Attrs): boolean {
   return op === 'dropout' && !(attrs.training === true && typeof attrs.p === 'number' && attrs.p > 0);
 }
 
-interface CachedKernel { readonly record: KernelRecord; readonly pipeline: GPUComputePipeline }
+interface CachedKernel {
+  readonly record: KernelRecord;
+  readonly pipeline: GPUComputePipeline;
+  /** The record's fewRows alternative, compiled. */
+  readonly fewRows: GPUComputePipeline | null;
+}
 
 /** The WGSL line an error points at, for the message. */
 function wgslLine(wgsl: string, line: number): string {
@@ -143,9 +148,15 @@ class GpuDevice implements WebGpuDevice {
       if (!isKernelRecord(r)) throw new RuntimeError('GRAPH', `kernels[${i}] is not a WGSL kernel record ({key, name, wgsl, grid}); save the file again with kiln's generateWgsl kernels`);
       if (!this.kernels.has(r.key) && !fresh.some((f) => f.key === r.key)) fresh.push(r);
     });
-    const pipelines = await Promise.all(fresh.map((r) => compile(this.gpu, r)));
-    fresh.forEach((r, i) => this.kernels.set(r.key, { record: r, pipeline: pipelines[i] }));
-    this.stats.kernelsCreated += fresh.length;
+    const pipelines = await Promise.all(fresh.flatMap((r) => [
+      compile(this.gpu, r),
+      r.fewRows ? compile(this.gpu, { ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid }) : Promise.resolve(null),
+    ]));
+    fresh.forEach((r, i) => {
+      const main = pipelines[2 * i];
+      if (main) this.kernels.set(r.key, { record: r, pipeline: main, fewRows: pipelines[2 * i + 1] });
+    });
+    this.stats.kernelsCreated += pipelines.filter((p) => p).length;
     this.stats.compileMs += performance.now() - t0;
   }
 
@@ -195,16 +206,20 @@ class GpuDevice implements WebGpuDevice {
     const k = this.kernels.get(key);
     if (!k) throw new Error(`no WGSL kernel with key ${key} was compiled for this device; save the graph with its WGSL kernels (kiln's generateWgsl, stored in the .tsgraph) or use backend: 'cpu'`);
     const outs = types.map((t, i) => this.alloc(t.dtype, shapes[i]));
-    const total = gridSize(k.record.grid, shapes[0]);
+    const out0 = shapes[0];
+    const rows = out0.length ? numel(out0) / Math.max(out0[out0.length - 1], 1) : 1;
+    const few = k.fewRows && k.record.fewRows && rows <= k.record.fewRows.maxRows ? { pipeline: k.fewRows, grid: k.record.fewRows.grid } : null;
+    const pipeline = few ? few.pipeline : k.pipeline;
+    const total = gridSize(few ? few.grid : k.record.grid, out0);
     if (total === 0) return outs;
     const [x, y] = splitGrid(total, this.maxPerDim);
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.meta(metaWords(total, inputs, outs)) } }];
     for (const t of [...inputs, ...outs]) if (t) entries.push({ binding: entries.length, resource: { buffer: t.buffer } });
-    const bindGroup = this.gpu.createBindGroup({ layout: k.pipeline.getBindGroupLayout(0), entries });
+    const bindGroup = this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     // Profiling: each dispatch in its own pass, timed by the pass's timestamps.
     if (this.profiler) this.endPass();
     const pass = this.computePass(this.profiler?.next(k.record.name));
-    pass.setPipeline(k.pipeline);
+    pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
     pass.dispatchWorkgroups(x, y);
     if (this.profiler) this.endPass();

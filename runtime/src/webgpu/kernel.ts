@@ -28,6 +28,11 @@ export interface KernelRecord {
   readonly name: string;
   readonly wgsl: string;
   readonly grid: KernelGrid;
+  /**
+   * An alternative kernel for few output rows (rows = numel(out0) / its last dim), e.g. a
+   * matrix-vector kernel for a linear layer at batch 1, used when rows <= maxRows.
+   */
+  readonly fewRows?: { readonly maxRows: number; readonly wgsl: string; readonly grid: KernelGrid };
 }
 
 const DTYPE_CODE: Record<DType, string> = { float32: 'f32', int32: 'i32', bool: 'b' };
@@ -51,7 +56,11 @@ function canonical(v: unknown): string {
  */
 export function kernelKey(op: string, inputs: readonly ({ dtype: DType; rank: number } | null)[], attrs: Attrs): string {
   const ins = inputs.map((t) => (t ? `${DTYPE_CODE[t.dtype]}r${t.rank}` : '-')).join(',');
-  return `${op}(${ins})${canonical(attrs)}`;
+  // A `shape` attr (expand, slice_backward) is the output's dims, which kernels read from the
+  // dims block: leaving it out keeps the key the same when it holds symbols (['N', 4]) in the
+  // graph and numbers at run time.
+  const { shape: _dims, ...rest } = attrs;
+  return `${op}(${ins})${canonical(rest)}`;
 }
 
 /** Whether a header entry is a kernel record this runtime can use. */
@@ -62,7 +71,10 @@ export function isKernelRecord(v: unknown): v is KernelRecord {
   const gridOk = typeof g === 'object' && g !== null && Number.isInteger(g.per) && (g.per as number) >= 1
     && Array.isArray(g.tile) && g.tile.every((t) => Number.isInteger(t) && t >= 1)
     && (g.merge === undefined || (Number.isInteger(g.merge) && (g.merge as number) >= 0));
-  return typeof r.key === 'string' && typeof r.name === 'string' && typeof r.wgsl === 'string' && gridOk;
+  const few = r.fewRows as Record<string, unknown> | undefined;
+  const fewOk = few === undefined || (typeof few === 'object' && few !== null && Number.isInteger(few.maxRows) && typeof few.wgsl === 'string'
+    && isKernelRecord({ key: '', name: '', wgsl: few.wgsl, grid: few.grid }));
+  return typeof r.key === 'string' && typeof r.name === 'string' && typeof r.wgsl === 'string' && gridOk && fewOk;
 }
 
 /** Total workgroups of a dispatch whose first output has shape `out0`. */

@@ -20,7 +20,7 @@ export class GpuProfiler {
   private names: string[] = [];
   private readonly totals = new Map<string, { calls: number; ns: number }>();
   private readonly pending: Promise<void>[] = [];
-  /** Dispatches that ran without timestamps (over capacity). */
+  /** Dispatches that ran without timestamps (over capacity, or read back after destroy). */
   untimed = 0;
 
   constructor(private readonly gpu: GPUDevice) {
@@ -56,7 +56,7 @@ export class GpuProfiler {
         });
         staging.unmap();
         staging.destroy();
-      }));
+      }, () => { this.untimed += names.length; })); // the device went away before the readback
     };
   }
 

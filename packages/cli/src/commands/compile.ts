@@ -1,0 +1,177 @@
+// `kiln compile <model.ts> -o out.tsgraph`: load the model file, load weights, script it (or
+// trace it), optimize, write. The stages are exported for `kiln viz model.ts` and `kiln bench`.
+// Invariant: the written graph is what the optimizer returned for the scripted/traced graph;
+// every stage is timed on stderr; a user mistake is a UserError.
+
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { DTYPE_SHORT } from '@kiln/ir-spec';
+import { jit, loadSafetensors, noGrad, type nn, type Tensor } from 'kiln';
+import { flagBool, flagList, flagString, type FlagSpec, type Parsed } from '../args.js';
+import { UsageError, UserError } from '../errors.js';
+import { dynamicAxesOf, exampleInput, inputsFromExport, parseInputSpec, type InputSpec } from '../input-spec.js';
+import { importModelFile, pickModel } from '../load-model.js';
+import { Progress } from '../progress.js';
+
+export const COMPILE_FLAGS: Record<string, FlagSpec> = {
+  output: { type: 'string', short: 'o' },
+  export: { type: 'string' },
+  trace: { type: 'boolean' },
+  input: { type: 'list' },
+  weights: { type: 'string' },
+  'opt-level': { type: 'string' },
+  'print-after': { type: 'list' },
+  check: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+export const COMPILE_HELP = `Usage: kiln compile <model.ts> -o <out.tsgraph> [options]
+
+Compiles a TypeScript model file into a .tsgraph file.
+
+The model is the file's default export (an nn.Module instance), or the export named by
+--export (an instance, a class constructed with no arguments, or a factory function).
+
+Options:
+  -o, --output <file>       where to write the .tsgraph (required)
+  --export <name>           the export holding the model (default: the default export)
+  --trace                   trace an example run instead of scripting the source
+  --input <name:type>       an input type, e.g. x:f32[N,3,32,32]; one per forward argument,
+                            in order; symbols (N) are dynamic dims. A model file may export
+                            the same as \`inputs\` (['x:f32[N,3,32,32]'] or { x: 'f32[N,3,32,32]' })
+  --weights <file>          load a .safetensors state dict into the model first
+  -O0 | -O1 | -O2           optimization level (default -O2)
+  --print-after <pass>      print the IR after a pass on stdout (repeatable), e.g. fuse-elementwise;
+                            KILN_DEBUG=passes prints it after every pass
+  --check                   run the graph after every pass and compare with the unoptimized one
+  -q, --quiet               no progress output
+  --verbose                 show stack traces on errors
+  -h, --help                this help
+
+Examples:
+  kiln compile model.ts -o model.tsgraph --input x:f32[N,3,32,32]
+  kiln compile model.ts --export Classifier --trace --input x:f32[N,784] -O1 -o model.tsgraph`;
+
+export function optLevel(p: Parsed, command: string): 0 | 1 | 2 {
+  const v = flagString(p, 'opt-level') ?? '2';
+  if (v === '0' || v === '1' || v === '2') return Number(v) as 0 | 1 | 2;
+  throw new UsageError(`optimization level must be -O0, -O1 or -O2, got -O${v}`, command);
+}
+
+/** Runs `kiln compile`; returns the exit code. */
+export async function compileCommand(p: Parsed): Promise<number> {
+  if (p.positionals.length !== 1) throw new UsageError(p.positionals.length ? `expected one model file, got ${p.positionals.length}: ${p.positionals.join(' ')}` : 'missing the model file', 'compile');
+  const out = flagString(p, 'output');
+  if (!out) throw new UsageError('missing -o <out.tsgraph>', 'compile');
+  const progress = new Progress(flagBool(p, 'quiet'));
+  const optimized = await compileModelFile(p.positionals[0], p, progress, 'compile');
+  await progress.stage('write', out, () => optimized.save(out));
+  const nodes = countNodes(optimized.graph.body.nodes);
+  if (!flagBool(p, 'quiet')) process.stderr.write(`wrote ${out}: ${nodes} nodes, ${optimized.graph.tensors.size} tensors, -O${optLevel(p, 'compile')}\n`);
+  return 0;
+}
+
+/** A model file loaded for compiling: the model (weights loaded, eval mode) and its input types. */
+export interface LoadedModel {
+  readonly model: nn.Module;
+  readonly specs: readonly InputSpec[];
+  /** The absolute path of the model file (the scripter reads its source). */
+  readonly file: string;
+}
+
+/**
+ * Loads, scripts or traces, and optimizes a model file as the compile flags in `p` say
+ * (shared by `kiln compile` and `kiln viz model.ts`).
+ */
+export async function compileModelFile(src: string, p: Parsed, progress: Progress, command: string): Promise<jit.OptimizedModule> {
+  const level = optLevel(p, command);
+  const loaded = await loadModelFile(src, p, progress);
+  const examples = loaded.specs.map((s) => exampleInput(s));
+  const compiled = await frontend(loaded, p, progress, examples);
+  return optimize(compiled, p, progress, level, examples);
+}
+
+/** Imports the file, picks the model (--export), reads the input types and loads --weights. */
+export async function loadModelFile(src: string, p: Parsed, progress: Progress): Promise<LoadedModel> {
+  const shownSrc = relative(process.cwd(), src) || src;
+  const loaded = await progress.stage('load', shownSrc, () => importModelFile(src));
+  const model = pickModel(loaded, flagString(p, 'export'));
+  const specs = inputSpecs(p, loaded.exports, shownSrc);
+
+  const weights = flagString(p, 'weights');
+  if (weights) {
+    await progress.stage('weights', weights, () => {
+      let sd: Record<string, Tensor>;
+      try {
+        sd = loadSafetensors(new Uint8Array(readFileSync(weights)));
+      } catch (e) {
+        throw new UserError(`${weights}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      }
+      try {
+        model.loadStateDict(sd);
+      } catch (e) {
+        throw new UserError(`${weights}: the state dict does not fit ${model.constructor.name}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      }
+    });
+  }
+  model.eval();
+  return { model, specs, file: loaded.file };
+}
+
+/** jit.script (default, reading the file's source) or jit.trace (--trace) on `examples`. */
+export async function frontend(m: LoadedModel, p: Parsed, progress: Progress, examples: Tensor[]): Promise<jit.CompiledModule> {
+  const { model, specs } = m;
+  const trace = flagBool(p, 'trace');
+  const compiled = await progress.stage(trace ? 'trace' : 'script', `${model.constructor.name}(${specs.map(specText).join(', ')})`, (): jit.CompiledModule => {
+    if (trace) return noGrad(() => jit.trace(model as nn.Module & { forward(...x: Tensor[]): unknown }, examples, { dynamicAxes: dynamicAxesOf(specs), warn: false }));
+    checkScriptable(specs);
+    return jit.script(model, { sourceFile: m.file, inputs: examples, dynamicBatch: specs.some((s) => typeof s.shape[0] === 'string') });
+  });
+  for (const w of compiled.warnings ?? []) process.stderr.write(`warning: ${w.message}\n`);
+  return compiled;
+}
+
+/** jit.optimizeForInference at `level` with --print-after and --check; each pass is reported. */
+export async function optimize(compiled: jit.CompiledModule, p: Parsed, progress: Progress, level: 0 | 1 | 2, examples: Tensor[]): Promise<jit.OptimizedModule> {
+  const printAfter = flagList(p, 'print-after');
+  const optimized = await progress.stage('optimize', `-O${level}${flagBool(p, 'check') ? ', checking each pass' : ''}`, () => jit.optimizeForInference(compiled, {
+    level,
+    printAfter,
+    checkEach: flagBool(p, 'check') ? { inputs: examples } : undefined,
+  }));
+  const ran = optimized.timings.map((t) => t.pass);
+  for (const name of printAfter.filter((n) => !ran.includes(n))) {
+    process.stderr.write(`warning: --print-after ${name}: no such pass ran at -O${level}; the passes were: ${ran.join(', ') || 'none'}\n`);
+  }
+  for (const t of optimized.timings) progress.report(`  ${t.pass}`, t.ms, t.changed ? '' : '(no change)');
+  return optimized;
+}
+
+function specText(s: InputSpec): string {
+  return `${s.name}: ${DTYPE_SHORT[s.dtype]}[${s.shape.join(',')}]`;
+}
+
+/** --input flags, else the file's `inputs` export, else an error saying how to give them. */
+function inputSpecs(p: Parsed, exports: Record<string, unknown>, shown: string): InputSpec[] {
+  const flags = flagList(p, 'input');
+  if (flags.length) return flags.map((f) => parseInputSpec(f));
+  if ('inputs' in exports) return inputsFromExport(exports.inputs, shown);
+  throw new UserError(`${shown}: the input types are unknown; pass --input x:f32[N,3,32,32] (one per forward argument) or export them from the file: export const inputs = ['x:f32[N,3,32,32]']`);
+}
+
+/** The scripter makes dim 0 dynamic (one batch symbol); other symbolic dims need --trace. */
+function checkScriptable(specs: readonly InputSpec[]): void {
+  for (const s of specs) {
+    const bad = s.shape.findIndex((d, j) => j > 0 && typeof d === 'string');
+    if (bad >= 0) throw new UserError(`--input ${s.name}: jit.script makes only dim 0 dynamic, but dim ${bad} is '${s.shape[bad]}'; give it a size, or compile with --trace`);
+  }
+}
+
+interface HasRegions { readonly regions: readonly { readonly nodes: readonly HasRegions[] }[] }
+
+/** Nodes of a block, regions included. */
+export function countNodes(nodes: readonly HasRegions[]): number {
+  return nodes.reduce((n, node) => n + 1 + node.regions.reduce((m, r) => m + countNodes(r.nodes), 0), 0);
+}
