@@ -19,21 +19,11 @@ import { jit, manualSeed, noGrad, rand, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/seed/models.mjs';
 import { createModel, load, type InputValue, type Output } from '@kiln/runtime';
 import { countNodes, LEVELS, PASSES, PassError, runPipeline } from '@kiln/compiler';
+import { rng } from './helpers/rng.js';
 
 const DIR = fileURLToPath(new URL('./passes/', import.meta.url));
 const UPDATE = process.env.KILN_UPDATE_GOLDEN === '1';
 
-/** A small seeded generator (mulberry32), so every run sees the same tensors. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomTensor(name: string, shape: readonly number[], next: () => number): TensorData {
   const n = shape.reduce((a, d) => a * d, 1);

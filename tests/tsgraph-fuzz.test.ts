@@ -10,23 +10,13 @@ import { describe, it, expect } from 'vitest';
 import { decodeTsgraph, encodeTsgraph, TsgraphError, type TsgraphErrorCode } from '@kiln/ir-spec';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
 import { assemble, deleteAt, disassemble, getAt, setAt, type Json } from './fixtures/tsgraph-craft.js';
+import { rng } from './helpers/rng.js';
 
 const CASES = 2400;
 const SEED = 0x7a5c3;
 /** A case slower than this counts as a hang (the files are a few kB; decoding takes ~1 ms). */
 const MAX_CASE_MS = 2000;
 
-/** mulberry32: a small, well-mixed 32-bit PRNG. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Rand {
   int(n: number): number;

@@ -13,6 +13,7 @@ import { flattenOutput, type OutputSpec } from './outputs.js';
 export { TraceError, type TraceWarning, type TraceableModule } from './tape.js';
 export { flattenOutput, unflattenOutput, type OutputSpec } from './outputs.js';
 export { traceHooks } from './hooks.js';
+export { userLocation } from './location.js';
 
 export interface TraceOptions {
   /** `{ inputIndex: { dim: 'N' } }`: those dims are symbolic in the graph. */

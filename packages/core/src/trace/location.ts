@@ -15,7 +15,7 @@ export function userLocation(): string | undefined {
   for (const line of stack.split('\n').slice(1)) {
     const m = /\(?((?:file:\/\/)?[^\s()]+):(\d+):(\d+)\)?\s*$/.exec(line.trim());
     if (!m) continue;
-    const file = m[1].replace(/^file:\/\//, '');
+    const file = m[1].replace(/^file:\/\//, '').replace(/\?.*$/, ''); // bundlers may add ?query
     if (INTERNAL.some((re) => re.test(file))) continue;
     return `${file}:${m[2]}:${m[3]}`;
   }

@@ -4,27 +4,14 @@
 // reads the marks through the module adapter. Invariant: the original methods stay reachable
 // (script-host.ts `wrapped`), so the scripter always compiles the user's code, not a wrapper.
 
-import { nn } from '@kiln/core';
+import { nn, trace as tracer } from '@kiln/core';
 import { classFiles, methodMarks, originalMethod, wrapped } from './script-host.js';
 import { scriptTarget, type ScriptModule, type ScriptOptions } from './script.js';
 
-const INTERNAL = [/[\\/]packages[\\/](kiln|core)[\\/](src|dist)[\\/]/, /[\\/](compiler|runtime|ir-spec)[\\/](src|dist)[\\/]/, /node:internal/, /[\\/]node_modules[\\/]/];
-
-/** The file of the innermost stack frame outside Kiln (where the decorator is applied). */
+/** The `.ts` file of the innermost stack frame outside Kiln (where the decorator is applied). */
 function callerFile(): string | undefined {
-  const V8Error = Error as ErrorConstructor & { stackTraceLimit?: number };
-  const limit = V8Error.stackTraceLimit;
-  V8Error.stackTraceLimit = 32;
-  const stack = new Error().stack ?? '';
-  V8Error.stackTraceLimit = limit;
-  for (const line of stack.split('\n').slice(1)) {
-    const m = /\(?((?:file:\/\/)?[^\s()]+?):(\d+):(\d+)\)?\s*$/.exec(line.trim());
-    if (!m) continue;
-    const file = m[1].replace(/^file:\/\//, '').replace(/\?.*$/, '');
-    if (INTERNAL.some((re) => re.test(file))) continue;
-    return /\.(c|m)?tsx?$/.test(file) ? file : undefined;
-  }
-  return undefined;
+  const file = tracer.userLocation()?.replace(/:\d+:\d+$/, '');
+  return file && /\.(c|m)?tsx?$/.test(file) ? file : undefined;
 }
 
 const compiledInstances = new WeakMap<nn.Module, ScriptModule>();
