@@ -10,19 +10,9 @@ import { createModel, type Output } from '@kiln/runtime';
 import { LEVELS, prepackWeights, runPipeline } from '@kiln/compiler';
 import { jit, manualSeed, noGrad, rand, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/seed/models.mjs';
+import { rng } from './helpers/rng.js';
 
-/** Seeded uniform values in [-1, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
-}
-const next = rng(6);
+const uniform = rng(6), next = () => uniform() * 2 - 1; // seeded, in [-1, 1)
 const tensor = (shape: number[]): CpuTensor => ({ dtype: 'float32', shape, data: Float32Array.from({ length: shape.reduce((a, d) => a * d, 1) }, next) });
 
 /**
