@@ -3,7 +3,7 @@
 // depth-first walk, named `${op}_${n}`, and each WGSL text is a pure function of its key, so the
 // same graph always gives byte-identical kernels (and `.tsgraph` bytes).
 
-import { getOp, hasOp, isBuiltin, walkNodes, type DType, type Graph, type Node } from '@kiln/ir-spec';
+import { getOp, hasOp, isBuiltin, walkNodes, type DType, type Graph, type Node, type Attrs } from '@kiln/ir-spec';
 import { kernelKey, type KernelRecord } from '@kiln/runtime';
 import { assemble, DimsLayout, storageBindings, type KernelSig, type TensorSig } from './shell.js';
 import { FEW_ROWS_KERNELS, KERNELS, VIEW_OPS } from './table.js';
@@ -34,7 +34,7 @@ function tensorSig(t: Node['outputs'][number]['type'] | undefined): TensorSig | 
  * const r = kernelFor('relu', [{ dtype: 'float32', rank: 2 }], [{ dtype: 'float32', rank: 2 }], {});
  * ```
  */
-export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], outputs: readonly TensorSig[], rawAttrs: Readonly<Record<string, unknown>>, name = op, opts: CodegenOptions = {}): KernelRecord | Unsupported {
+export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], outputs: readonly TensorSig[], rawAttrs: Attrs, name = op, opts: CodegenOptions = {}): KernelRecord | Unsupported {
   const gen = KERNELS[op];
   if (!gen) return { op, reason: VIEW_OPS.includes(op) ? 'a view (no kernel needed)' : `op '${op}' has no WGSL kernel yet` };
   let attrs: Record<string, unknown>;
@@ -49,7 +49,7 @@ export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], out
   const sig: KernelSig = { op, inputs, outputs, attrs };
   const limit = opts.maxStorageBuffers ?? 8;
   if (storageBindings(sig) > limit) return { op, reason: `needs ${storageBindings(sig)} storage buffers, over the limit of ${limit}` };
-  const key = kernelKey(op, inputs, rawAttrs as never);
+  const key = kernelKey(op, inputs, rawAttrs);
   const body = gen(sig, new DimsLayout(sig));
   const few = FEW_ROWS_KERNELS[op];
   if (!few) return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid };
