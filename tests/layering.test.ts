@@ -184,8 +184,10 @@ describe('layering (DESIGN.md)', () => {
     expect(bad).toEqual([]);
   });
 
-  it('examples use only the public kiln package; benchmarks only workspace packages', () => {
-    // Benchmarks may time internals (a kernel from @kiln/ir-spec); examples show users' code.
+  it('examples use only the public kiln and @kiln/runtime packages; benchmarks only workspace packages', () => {
+    // Benchmarks may time internals (a kernel from @kiln/ir-spec); examples show users' code
+    // (which runs saved files with the runtime alone).
+    const EXAMPLE_PACKAGES = new Set(['kiln', '@kiln/runtime']);
     const bad: string[] = [];
     for (const dir of ['examples', 'bench']) {
       const base = join(ROOT, dir);
@@ -197,8 +199,8 @@ describe('layering (DESIGN.md)', () => {
           if (!inside) bad.push(`${where(site)}: reaches outside examples/ and bench/; import the package by name instead`);
         } else if (isBuiltin(site.spec)) {
           continue;
-        } else if (dir === 'examples' ? site.spec !== 'kiln' : !workspaceNames.has(packageOf(site.spec))) {
-          bad.push(`${where(site)}: ${dir === 'examples' ? "examples import the public 'kiln' package only" : 'benchmarks import workspace packages only'}`);
+        } else if (dir === 'examples' ? !EXAMPLE_PACKAGES.has(site.spec) : !workspaceNames.has(packageOf(site.spec))) {
+          bad.push(`${where(site)}: ${dir === 'examples' ? "examples import the public packages 'kiln' and '@kiln/runtime' only" : 'benchmarks import workspace packages only'}`);
         }
       }
     }

@@ -22,6 +22,8 @@ export interface TrainDigitsResult {
   seconds: number;
   epochs: number;
   history: EpochRecord[];
+  /** The trained network (in eval mode). */
+  model: nn.Sequential;
 }
 
 /** The seed trainDigits uses by default (see train.mjs for why this one). */

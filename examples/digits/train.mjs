@@ -84,9 +84,11 @@ function progressLine(epoch, epochs, done, total, loss, acc, seconds) {
  * @param {boolean} [options.progress=true] print a progress bar per epoch
  * @param {NodeJS.WriteStream | { write(s: string): unknown, isTTY?: boolean }} [options.out=process.stdout]
  * @returns {{ testAccuracy: number, trainAccuracy: number, trainLoss: number, seconds: number,
- *   epochs: number, history: { epoch: number, loss: number, accuracy: number, seconds: number }[] }}
+ *   epochs: number, history: { epoch: number, loss: number, accuracy: number, seconds: number }[],
+ *   model: import('kiln').nn.Sequential }}
  *   accuracies are fractions in [0, 1]; trainLoss/trainAccuracy are the last epoch's running values;
- *   seconds is the wall time of the whole run (loading, training, evaluation)
+ *   seconds is the wall time of the whole run (loading, training, evaluation); model is the
+ *   trained network, left in eval mode
  * @example const { testAccuracy } = trainDigits({ epochs: 15 });
  */
 export function trainDigits(options = {}) {
@@ -134,7 +136,7 @@ export function trainDigits(options = {}) {
   const seconds = elapsed();
   if (progress) out.write(`test accuracy ${(100 * testAccuracy).toFixed(2)}% (${testRows.length} images), wall time ${seconds.toFixed(1)} s\n`);
   const last = history[history.length - 1];
-  return { testAccuracy, trainAccuracy: last?.accuracy ?? NaN, trainLoss: last?.loss ?? NaN, seconds, epochs, history };
+  return { testAccuracy, trainAccuracy: last?.accuracy ?? NaN, trainLoss: last?.loss ?? NaN, seconds, epochs, history, model };
 }
 
 /** True when this file is the script node was started with (not imported). */

@@ -63,6 +63,16 @@ describe('safetensors round trip', () => {
     expect(b.getParameter('0.weight').toArray()).toEqual(a.getParameter('0.weight').toArray());
     expect(b.getBuffer('1.num_batches_tracked').dtype).toBe('int32');
   });
+
+  it('reads a Node Buffer (readFileSync) that sits inside a larger ArrayBuffer', () => {
+    const a = { w: tensor([1.5, -2.25, 3]), i: tensor(new Int32Array([7, -8])) };
+    const file = saveSafetensors(a);
+    const pool = Buffer.alloc(file.length + 16);
+    pool.set(file, 8);
+    const sd = loadSafetensors(pool.subarray(8, 8 + file.length)); // a Buffer: its slice() shares memory
+    expect(Array.from(sd.w.toArray())).toEqual([1.5, -2.25, 3]);
+    expect(Array.from(sd.i.toArray())).toEqual([7, -8]);
+  });
 });
 
 describe('safetensors PyTorch dtypes', () => {

@@ -185,7 +185,9 @@ function halfToFloat(h: number): number {
 }
 
 function asBytes(bytes: Uint8Array | ArrayBuffer): Uint8Array {
-  if (bytes instanceof Uint8Array) return bytes;
+  // A Node Buffer (readFileSync) is a Uint8Array whose slice() shares memory: view it as a plain
+  // Uint8Array so that the decoders' slice() copies.
+  if (bytes instanceof Uint8Array) return bytes.constructor === Uint8Array ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   throw new SafetensorsError('expected the file contents as a Uint8Array (or ArrayBuffer)');
 }
