@@ -163,7 +163,8 @@ describe('jit.trace: values that reach JavaScript', () => {
     const inputs = Array.from({ length: 20 }, () => randn([3, 4]));
     const sign = (x: Tensor) => m.lin.forward(x).mean().item() > 0;
     const pos = inputs.find(sign)!, neg = inputs.find((x) => !sign(x))!;
-    expect(pos && neg).toBeTruthy();
+    expect(pos, 'an input taking the positive branch').toBeDefined();
+    expect(neg, 'an input taking the negative branch').toBeDefined();
     let err: unknown;
     try {
       jit.trace(m, [pos], { checkInputs: [[pos], [neg]] });

@@ -6,13 +6,12 @@
 // within 1e-5 relative of eager's; the demo throws when they do not. Plain Node ESM importing only
 // from 'kiln' and '@kiln/runtime' (`npm run demo`; tests/digits-e2e.test.ts runs it too).
 
-import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { jit, noGrad, tensor } from 'kiln';
 import { load } from '@kiln/runtime';
-import { loadDigits, trainDigits } from './train.mjs';
+import { isMain, loadDigits, trainDigits } from './train.mjs';
 
 const TRAIN_ROWS = 1437; // as in train.mjs: rows 1438–1797 of digits.csv are the test set
 const PIXELS = 64;
@@ -174,17 +173,7 @@ async function runWebGpu(bytes, input, eager, labels, n, runs, enabled) {
   return { status: 'ran', identical: cmp.identical, maxAbsDiff: cmp.maxAbsDiff, worstRelDiff: cmp.worstRelDiff, ms };
 }
 
-/** True when this file is the script node was started with (not imported). */
-function isMain() {
-  if (!process.argv[1]) return false;
-  try {
-    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const { values } = parseArgs({
     options: {
       out: { type: 'string', default: '.' },

@@ -31,3 +31,5 @@ export const DEFAULT_SEED: number;
 export function loadDigits(path?: string): DigitsData;
 export function digitsModel(): nn.Sequential;
 export function trainDigits(options?: TrainDigitsOptions): TrainDigitsResult;
+/** True when the module at `url` (its `import.meta.url`) is the script node was started with. */
+export function isMain(url: string): boolean;

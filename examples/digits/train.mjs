@@ -139,17 +139,20 @@ export function trainDigits(options = {}) {
   return { testAccuracy, trainAccuracy: last?.accuracy ?? NaN, trainLoss: last?.loss ?? NaN, seconds, epochs, history, model };
 }
 
-/** True when this file is the script node was started with (not imported). */
-function isMain() {
+/**
+ * True when the module at `url` (its `import.meta.url`) is the script node was started with.
+ * @param {string} url
+ */
+export function isMain(url) {
   if (!process.argv[1]) return false;
   try {
-    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+    return realpathSync(process.argv[1]) === realpathSync(fileURLToPath(url));
   } catch {
     return false;
   }
 }
 
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const { values } = parseArgs({
     options: {
       epochs: { type: 'string', default: '15' },
