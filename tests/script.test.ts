@@ -263,3 +263,22 @@ describe('jit.script submodules', () => {
     }
   });
 });
+
+describe('jit.script of a container or library layer at the root', () => {
+  it('compiles an nn.Sequential root like a Sequential submodule (scopes 0, 1, ...) and matches eager', async () => {
+    const { nn: layers } = await import('kiln');
+    manualSeed(3);
+    const m = new layers.Sequential(new layers.Linear(4, 8), new layers.ReLU(), new layers.Linear(8, 2));
+    m.eval();
+    const s = jit.script(m, { inputs: [randn([2, 4])] });
+    const text = s.graph.toString();
+    expect(text).toContain('%input: f32[N,4]');
+    expect(text).toMatch(/\/\/ 2\b/);
+    for (const b of [1, 3, 8]) {
+      const x = randn([b, 4]);
+      const got = s.forward(x) as Tensor, want = noGrad(() => m.forward(x)) as Tensor;
+      expect(got.shape).toEqual([b, 2]);
+      got.toArray().forEach((v, i) => expect(Math.abs(v - want.data[i])).toBeLessThanOrEqual(1e-5 * Math.abs(want.data[i]) + 1e-6));
+    }
+  });
+});

@@ -46,6 +46,13 @@ export interface ScriptOptions {
  * const { graph } = scriptModule(host, adapt(model), [{ kind: 'tensor', dtype: 'float32', shape: ['N', 4] }]);
  */
 export function scriptModule(host: ScriptHost, mod: ScriptableModule, inputs: readonly ScriptInput[], method = 'forward', opts: ScriptOptions = {}): ScriptedGraph {
+  if (mod.kind === 'sequential' || mod.kind === 'library') {
+    // A container or library layer at the root has no user source to read (its forward is the
+    // library's own code): compile a call to it, exactly as when it is a submodule.
+    const params = inputs.map((_, i) => (inputs.length === 1 ? 'input' : `input${i}`)).join(', ');
+    const wrapper = functionFromText(`function ${method}(${params}) { return this.${method}(${params}); }`, `${mod.className}.${method}`);
+    return compile(host, wrapper.src, wrapper.decl, mod, inputs, opts.name ?? mod.className, `${mod.className}.${method}`);
+  }
   const { src, decl } = methodOf(mod, method, undefined, undefined);
   return compile(host, src, decl, mod, inputs, opts.name ?? mod.className, `${mod.className}.${method}`);
 }
