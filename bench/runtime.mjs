@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { GraphBuilder, encodeTsgraph, tensorType } from '@kiln/ir-spec';
 import { load } from '@kiln/runtime';
-import { isMain, summarize, timeRuns } from './stats.mjs';
+import { seededValues, isMain, summarize, timeRuns } from './stats.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ESBUILD = fileURLToPath(new URL('../node_modules/.bin/esbuild', import.meta.url));
@@ -32,18 +32,7 @@ export function runtimeBundleSize() {
   return { bytes: text.length, gzipBytes: gzipSync(text).length };
 }
 
-/** Deterministic values in [-0.5, 0.5). */
-function values(n, seed) {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 32 - 0.5;
-  }
-  return out;
-}
-
-const param = (shape, seed) => ({ dtype: 'float32', shape, data: values(shape.reduce((a, d) => a * d, 1), seed) });
+const param = (shape, seed) => ({ dtype: 'float32', shape, data: seededValues(shape.reduce((a, d) => a * d, 1), seed) });
 
 /**
  * A small CNN on [N,3,32,32]: conv(3→16) → ReLU → maxpool → conv(16→32) → ReLU → maxpool →
@@ -81,7 +70,7 @@ export async function benchRuntime({ quick = false, log = () => {} } = {}) {
   const model = await load(smallCnnTsgraph(), { backend: 'cpu' });
   for (const n of [1, 32]) {
     log(`runtime CPU executor, small CNN, batch ${n} ...`);
-    const x = { data: values(n * 3 * 32 * 32, 7 + n), shape: [n, 3, 32, 32], dtype: 'float32' };
+    const x = { data: seededValues(n * 3 * 32 * 32, 7 + n), shape: [n, 3, 32, 32], dtype: 'float32' };
     const samples = timeRuns(() => model.runSync([x]), quick ? { minRuns: 3, budgetMs: 1000 } : { minRuns: 7, budgetMs: 4000 });
     rows.push({ name: `runtime CPU executor, small CNN [N,3,32,32], batch ${n}`, unit: 'ms', samples });
     rows.push({ name: `runtime peak intermediate memory, batch ${n}`, unit: 'KiB', samples: [model.stats.peakIntermediateBytes / 1024] });

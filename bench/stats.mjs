@@ -52,3 +52,14 @@ export function isMain(url) {
     return false;
   }
 }
+
+/** Deterministic float32 values in [-0.5, 0.5) (an LCG), so benchmark inputs are the same every run. */
+export function seededValues(n, seed) {
+  const out = new Float32Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = s / 2 ** 32 - 0.5;
+  }
+  return out;
+}

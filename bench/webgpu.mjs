@@ -16,7 +16,7 @@ import { LEVELS, generateWgsl, runPipeline } from '@kiln/compiler';
 import { jit, manualSeed, randn } from 'kiln';
 import { ResearchModel, seedInputShape } from '../examples/seed/models.mjs';
 import { smallCnnTsgraph } from './runtime.mjs';
-import { isMain, summarize } from './stats.mjs';
+import { seededValues, isMain, summarize } from './stats.mjs';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
@@ -24,17 +24,6 @@ mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
 /** The passes of -O`level` for WebGPU: all but the CPU-only weight packing (no WGSL for its layouts). */
 const passesFor = (level) => LEVELS[level].filter((p) => p !== 'prepack-weights');
-
-/** Deterministic values in [-0.5, 0.5). */
-function values(n, seed) {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 32 - 0.5;
-  }
-  return out;
-}
 
 /** Milliseconds of each timed call of async `fn`, after `warmup` untimed calls. */
 async function timeAsync(fn, { warmup = 2, minRuns = 5, maxRuns = 30, budgetMs = 4000 } = {}) {
@@ -82,7 +71,7 @@ export async function benchWebGpu({ model = 'small CNN', quick = false, log = ()
     const gpu = createModel(g, { device });
     const cpu = createModel(runPipeline(graph, { level }).graph); // the CPU at its own full -O level
     for (const n of [1, 32]) {
-      const x = { data: values(n * 3 * 32 * 32, 7 + n), shape: [n, 3, 32, 32], dtype: 'float32' };
+      const x = { data: seededValues(n * 3 * 32 * 32, 7 + n), shape: [n, 3, 32, 32], dtype: 'float32' };
       log(`${model} -O${level} batch ${n} ...`);
       const before = device.stats.dispatches;
       await gpu.run([x]);
@@ -108,7 +97,7 @@ export async function profileWebGpu(n = 32) {
     const g = runPipeline(graph, { passes: passesFor(level) }).graph;
     const device = await createWebGpuDevice({ kernels: generateWgsl(g).kernels, profile: true });
     const model = createModel(g, { device });
-    const x = { data: values(n * 3 * 32 * 32, 7 + n), shape: [n, 3, 32, 32], dtype: 'float32' };
+    const x = { data: seededValues(n * 3 * 32 * 32, 7 + n), shape: [n, 3, 32, 32], dtype: 'float32' };
     await model.run([x]);
     await device.profile({ reset: true }); // the first run warms up
     await model.run([x]);

@@ -5,16 +5,16 @@
 
 import { describe, it, expect, beforeAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeTsgraph } from '@kiln/ir-spec';
-import { load } from '@kiln/runtime';
-import { manualSeed, noGrad, randn, saveSafetensors, zeros, type nn, type Tensor } from 'kiln';
+import { manualSeed, noGrad, randn, zeros } from 'kiln';
 import { ResearchModel } from '../examples/cli/research-model.js';
 import { AdaptiveResNet } from '../examples/cli/adaptive-resnet.js';
+import { expectMatchesEager, weightsFile } from './helpers/cli-models.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'packages/cli/dist/kiln.mjs');
@@ -24,26 +24,6 @@ function ok(...args: string[]): string {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
   expect(r.status, `kiln ${args.join(' ')}\n${r.stderr}`).toBe(0);
   return r.stdout;
-}
-
-function saveWeights(model: nn.Module, name: string): string {
-  for (const [k, b] of Object.entries(model.stateDict())) {
-    if (k.endsWith('running_mean')) b.copy_(randn(b.shape).mul(0.1));
-    if (k.endsWith('running_var')) b.copy_(randn(b.shape).abs().add(0.5));
-  }
-  const path = join(TMP, name);
-  writeFileSync(path, saveSafetensors(model.stateDict()));
-  return path;
-}
-
-async function matchesEager(file: string, model: nn.Module, xs: Tensor[]): Promise<void> {
-  model.eval();
-  const g = await load(file, { backend: 'cpu' });
-  for (const x of xs) {
-    const want = (noGrad(() => model.forward(x)) as Tensor).toArray();
-    const [got] = await g.run([x]);
-    for (let i = 0; i < want.length; i++) expect(Math.abs(got.data[i] - want[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want[i])));
-  }
 }
 
 const cases = [
@@ -65,9 +45,9 @@ describe('kiln on examples/cli', () => {
       manualSeed(5);
       const model = c.make();
       const out = join(TMP, `${c.file.replace(/\W+/g, '_')}.tsgraph`);
-      ok('compile', c.file, '--weights', saveWeights(model, 'w.safetensors'), '-q', '-o', out);
+      ok('compile', c.file, '--weights', weightsFile(model, TMP, 'w.safetensors', 0.1), '-q', '-o', out);
       const xs = [1, 2].flatMap(c.inputs);
-      await matchesEager(out, model, xs);
+      await expectMatchesEager(out, model, xs);
 
       const { graph } = decodeTsgraph(new Uint8Array(readFileSync(out)));
       expect(ok('run', out, '--batch', c.batch)).toMatch(new RegExp(`output output: float32 \\[${c.batch},10\\]`));

@@ -12,13 +12,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeTsgraph, encodeTsgraph } from '@kiln/ir-spec';
-import { load } from '@kiln/runtime';
-import { manualSeed, noGrad, randn, saveSafetensors, full, tensor, type nn, type Tensor } from 'kiln';
+import { manualSeed, noGrad, randn, full, tensor, type Tensor } from 'kiln';
 import { SmallCnn } from './cli-fixtures/small-cnn.js';
 import { Gate } from './cli-fixtures/gate.js';
 import { isUserError } from '../packages/cli/src/errors.js';
 import { generateWgsl } from '../compiler/src/codegen/index.js';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
+import { expectMatchesEager, weightsFile } from './helpers/cli-models.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'packages/cli/dist/kiln.mjs');
@@ -37,29 +37,6 @@ function ok(...args: string[]): Result {
   const r = kiln(...args);
   expect(r.code, `kiln ${args.join(' ')}\n${r.stderr}`).toBe(0);
   return r;
-}
-
-/** Weights with non-trivial BN statistics, saved as safetensors for --weights. */
-function weightsFile(model: nn.Module, name: string): string {
-  for (const [k, b] of Object.entries(model.stateDict())) {
-    if (k.endsWith('running_mean')) b.copy_(randn(b.shape).mul(0.2));
-    if (k.endsWith('running_var')) b.copy_(randn(b.shape).abs().add(0.5));
-  }
-  const path = join(TMP, name);
-  writeFileSync(path, saveSafetensors(model.stateDict()));
-  return path;
-}
-
-async function expectMatchesEager(file: string, model: nn.Module, inputs: Tensor[]): Promise<void> {
-  model.eval();
-  const g = await load(file, { backend: 'cpu' });
-  for (const x of inputs) {
-    const want = (noGrad(() => model.forward(x)) as Tensor).toArray();
-    const [got] = await g.run([x]);
-    expect(got.shape).toEqual(x.shape.slice(0, 1).concat(got.shape.slice(1)));
-    expect(got.data.length).toBe(want.length);
-    for (let i = 0; i < want.length; i++) expect(Math.abs(got.data[i] - want[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want[i])));
-  }
 }
 
 const countNodes = (nodes: readonly { regions: readonly { nodes: readonly unknown[] }[] }[]): number =>
@@ -101,7 +78,7 @@ describe('kiln CLI', () => {
     it('scripts the default export with the `inputs` export and --weights; the file matches eager at several batch sizes', async () => {
       manualSeed(11);
       const model = new SmallCnn();
-      const w = weightsFile(model, 'cnn.safetensors');
+      const w = weightsFile(model, TMP, 'cnn.safetensors');
       const out = join(TMP, 'cnn.tsgraph');
       const r = ok('compile', `${FIX}/small-cnn.ts`, '--weights', w, '-o', out);
       for (const stage of ['load', 'weights', 'script', 'optimize', 'fold-conv-bn', 'fuse-epilogue', 'write']) expect(r.stderr).toMatch(new RegExp(`^ +${stage} +\\d+\\.\\d ms`, 'm'));
@@ -115,7 +92,7 @@ describe('kiln CLI', () => {
     it('traces with --trace and an --input that overrides the export; -O0 keeps the BN', async () => {
       manualSeed(12);
       const model = new SmallCnn();
-      const w = weightsFile(model, 'cnn-trace.safetensors');
+      const w = weightsFile(model, TMP, 'cnn-trace.safetensors');
       const out = join(TMP, 'cnn-trace.tsgraph');
       const r = ok('compile', `${FIX}/small-cnn.ts`, '--trace', '--input', 'x:f32[B,3,8,8]', '--weights', w, '-O0', '-o', out);
       expect(r.stderr).toMatch(/^ +trace +\d/m);
@@ -128,7 +105,7 @@ describe('kiln CLI', () => {
     it('scripts a class named by --export with --input; the if region matches eager on both branches (--check, --print-after)', async () => {
       manualSeed(13);
       const model = new Gate();
-      const w = weightsFile(model, 'gate.safetensors');
+      const w = weightsFile(model, TMP, 'gate.safetensors');
       const out = join(TMP, 'gate.tsgraph');
       const r = ok('compile', `${FIX}/gate.ts`, '--export', 'Gate', '--input', 'x:f32[N,4]', '--weights', w, '--check', '--print-after', 'fuse-elementwise', '-o', out);
       expect(r.stdout).toMatch(/graph @Gate\(%x: f32\[N,4\]\)[\s\S]*= if\(/);
@@ -191,7 +168,7 @@ describe('kiln CLI', () => {
     beforeAll(() => {
       manualSeed(21);
       gate = new Gate();
-      ok('compile', `${FIX}/gate.ts`, '--export', 'Gate', '--input', 'x:f32[N,4]', '--weights', weightsFile(gate, 'gate-run.safetensors'), '-q', '-o', gateFile);
+      ok('compile', `${FIX}/gate.ts`, '--export', 'Gate', '--input', 'x:f32[N,4]', '--weights', weightsFile(gate, TMP, 'gate-run.safetensors'), '-q', '-o', gateFile);
       ok('compile', `${FIX}/small-cnn.ts`, '-q', '-o', cnnFile);
     }, 120_000);
 
