@@ -184,10 +184,14 @@ describe('layering (DESIGN.md)', () => {
     expect(bad).toEqual([]);
   });
 
-  it('examples use only the public kiln and @kiln/runtime packages; benchmarks only workspace packages', () => {
-    // Benchmarks may time internals (a kernel from @kiln/ir-spec); examples show users' code
-    // (which runs saved files with the runtime alone).
+  it('examples use only the public kiln and @kiln/runtime packages; benchmarks only workspace packages and bench/package.json peers', () => {
+    // Benchmarks may time internals (a kernel from @kiln/ir-spec) and the peers bench/package.json
+    // declares (installed only for `npm run bench:peers`); examples show users' code (which runs
+    // saved files with the runtime alone).
     const EXAMPLE_PACKAGES = new Set(['kiln', '@kiln/runtime']);
+    const benchPkg = join(ROOT, 'bench', 'package.json');
+    const peers = new Set(existsSync(benchPkg) ? Object.keys((JSON.parse(readFileSync(benchPkg, 'utf8')) as { dependencies?: object }).dependencies ?? {}) : []);
+    const benchAllows = (spec: string) => workspaceNames.has(packageOf(spec)) || peers.has(packageOf(spec));
     const bad: string[] = [];
     for (const dir of ['examples', 'bench']) {
       const base = join(ROOT, dir);
@@ -199,8 +203,8 @@ describe('layering (DESIGN.md)', () => {
           if (!inside) bad.push(`${where(site)}: reaches outside examples/ and bench/; import the package by name instead`);
         } else if (isBuiltin(site.spec)) {
           continue;
-        } else if (dir === 'examples' ? !EXAMPLE_PACKAGES.has(site.spec) : !workspaceNames.has(packageOf(site.spec))) {
-          bad.push(`${where(site)}: ${dir === 'examples' ? "examples import the public packages 'kiln' and '@kiln/runtime' only" : 'benchmarks import workspace packages only'}`);
+        } else if (dir === 'examples' ? !EXAMPLE_PACKAGES.has(site.spec) : !benchAllows(site.spec)) {
+          bad.push(`${where(site)}: ${dir === 'examples' ? "examples import the public packages 'kiln' and '@kiln/runtime' only" : 'benchmarks import workspace packages and the peers of bench/package.json only'}`);
         }
       }
     }

@@ -2,7 +2,8 @@
 // (CNN, loop, if, tuples) stored as `.tsgraph` files WITH their WGSL and loaded by the runtime
 // alone; a CNN traced with jit.trace from an eager kiln model; `if`/`loop` whose conditions are
 // tensors read back from the GPU; a dispatch too large for one grid dimension. Also: what the
-// WebGPU device reports when a kernel does not compile or is missing, and backend 'auto'.
+// WebGPU device reports when a kernel does not compile or is missing (backend choice:
+// tests/backend-choice.test.ts).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync } from 'node:fs';
@@ -202,17 +203,6 @@ describe('the WebGPU device', () => {
     const model = createModel(b.build(), { device });
     const err = await model.run([{ data: new Float32Array(8), shape: [2, 2, 2], dtype: 'float32' }]).catch((e: unknown) => e);
     expect(String(err)).toMatch(/no WGSL kernel with key exp\(f32r3\)\{\}/);
-  });
-
-  it("backend 'auto' picks WebGPU for a file with kernels and the CPU for one without", async () => {
-    const b = new GraphBuilder('auto');
-    const x = b.input('x', tensorType('float32', [3]));
-    const n = b.input('n', scalarType('int32'));
-    b.output('y', b.op1('relu', [x]));
-    b.output('n', n);
-    const g = b.build();
-    expect((await load(withKernels(g))).backend).toBe('webgpu');
-    expect((await load(encodeTsgraph(g))).backend).toBe('cpu');
   });
 
   it('times every dispatch per kernel with timestamp queries (profile: true)', async () => {

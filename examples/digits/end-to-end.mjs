@@ -164,7 +164,7 @@ async function runWebGpu(bytes, input, eager, labels, n, runs, enabled) {
   try {
     gpuModel = await load(bytes, { backend: 'webgpu' });
   } catch (e) {
-    return { status: 'skipped', reason: `no WebGPU adapter (${e instanceof Error ? e.message : String(e)})` };
+    return { status: 'skipped', reason: e instanceof Error ? e.message : String(e) };
   }
   const [gpuOut] = await gpuModel.run(input);
   const cmp = compare(eager, gpuOut.data, labels);

@@ -1,17 +1,26 @@
 // Backend choice. Invariant: the only place that maps a backend name to a Device, so adding a
 // backend means adding a branch here (and the device), never touching the executor or Model.
 
+import type { Graph } from '@kiln/ir-spec';
+import { nodesWithoutKernels } from './coverage.js';
 import { createCpuDevice } from './cpu-device.js';
 import type { Device } from './device.js';
 import { RuntimeError } from './errors.js';
 import { createWebGpuDevice } from './webgpu/device.js';
+import { requestAdapter } from './webgpu/gpu.js';
 
-/** `auto` picks WebGPU when an adapter exists and the file carries WGSL kernels, else the CPU. */
+/**
+ * `auto` picks WebGPU when the file's WGSL kernels cover every node of its graph and a hardware
+ * adapter exists; else the CPU. A fallback adapter (a CPU emulation such as SwiftShader) is
+ * slower than the CPU backend, so `auto` passes it over; ask for `webgpu` to use it anyway.
+ */
 export type BackendChoice = 'cpu' | 'webgpu' | 'auto';
 
 export interface DeviceOptions {
   /** WGSL kernel records (a `.tsgraph` header's `kernels`), compiled now for WebGPU. */
   readonly kernels?: readonly unknown[];
+  /** The graph the device will run: WebGPU needs a kernel for each of its nodes. */
+  readonly graph?: Graph;
 }
 
 const CHOICES: readonly string[] = ['cpu', 'webgpu', 'auto'];
@@ -29,11 +38,22 @@ export async function createDevice(backend: BackendChoice = 'auto', opts: Device
     throw new RuntimeError('BACKEND', `unknown backend ${JSON.stringify(backend)}; choose 'cpu', 'webgpu' or 'auto'`);
   }
   if (backend === 'cpu') return createCpuDevice();
-  if (backend === 'webgpu') return createWebGpuDevice({ kernels: opts.kernels ?? [] });
-  // auto: WebGPU only for a file that carries kernels, and only when an adapter is there.
-  if (!opts.kernels?.length) return createCpuDevice();
+  const kernels = opts.kernels ?? [];
+  const missing = opts.graph ? nodesWithoutKernels(opts.graph, kernels) : [];
+  if (backend === 'webgpu') {
+    if (missing.length) {
+      const ops = [...new Set(missing.map((n) => n.op))].join(', ');
+      throw new RuntimeError('BACKEND', `this file stores no WGSL kernel for ${missing.length} node${missing.length > 1 ? 's' : ''} (${ops}), so it cannot run on WebGPU; ` +
+        "use backend 'cpu' (or 'auto', which falls back to the CPU), or compile it again with a kiln whose codegen covers these ops");
+    }
+    return createWebGpuDevice({ kernels });
+  }
+  // auto: WebGPU only for a file it can run to the end, and only on a hardware adapter.
+  if (!kernels.length || missing.length) return createCpuDevice();
   try {
-    return await createWebGpuDevice({ kernels: opts.kernels });
+    const adapter = await requestAdapter();
+    if (adapter.info?.isFallbackAdapter) return createCpuDevice();
+    return await createWebGpuDevice({ kernels });
   } catch (e) {
     if (e instanceof RuntimeError && e.code === 'BACKEND') return createCpuDevice();
     throw e;

@@ -12,7 +12,10 @@ import { Model, type ModelOptions } from './model.js';
 export type ModelSource = Uint8Array | ArrayBuffer | string;
 
 export interface LoadOptions extends Omit<ModelOptions, 'device' | 'verify'> {
-  /** Where to run (default `auto`: the best available backend, today the CPU). */
+  /**
+   * Where to run (default `auto`: WebGPU on a hardware adapter when the file's WGSL covers its
+   * whole graph, else the CPU).
+   */
   readonly backend?: BackendChoice;
 }
 
@@ -30,6 +33,6 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
     throw new RuntimeError('SOURCE', `load() takes a Uint8Array, an ArrayBuffer, or a path/URL string; got ${what}`);
   }
   const { graph, header } = decodeTsgraph(bytes); // checks the file and verifies the graph
-  const device = await createDevice(opts.backend ?? 'auto', { kernels: header.kernels });
+  const device = await createDevice(opts.backend ?? 'auto', { kernels: header.kernels, graph });
   return new Model(graph, device, opts);
 }

@@ -74,6 +74,11 @@ function describe(v: unknown): string {
 }
 
 function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unknown): HostTensor {
+  // A number or boolean is the value of a 0-d tensor input (a scripted `n: number` argument).
+  if (t.shape.length === 0 && (typeof v === 'number' || typeof v === 'boolean')) {
+    const x = hostScalar(name, { kind: 'scalar', dtype: t.dtype }, v);
+    return { data: convertArray([Number(x)], t.dtype), shape: [], dtype: t.dtype };
+  }
   if (!isTensorLike(v)) throw inputError(name, t, `got ${describe(v)}`);
   const shape = v.shape;
   if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {

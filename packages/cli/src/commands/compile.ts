@@ -1,5 +1,5 @@
 // `kiln compile <model.ts> -o out.tsgraph`: load the model file, load weights, script it (or
-// trace it), optimize, write. The stages are exported for `kiln viz model.ts` and `kiln bench`.
+// trace it), optimize, generate WGSL, write. The stages are exported for `kiln viz model.ts` and `kiln bench`.
 // Invariant: the written graph is what the optimizer returned for the scripted/traced graph;
 // every stage is timed on stderr; a user mistake is a UserError.
 
@@ -67,9 +67,13 @@ export async function compileCommand(p: Parsed): Promise<number> {
   if (!out) throw new UsageError('missing -o <out.tsgraph>', 'compile');
   const progress = new Progress(flagBool(p, 'quiet'));
   const optimized = await compileModelFile(p.positionals[0], p, progress, 'compile');
-  await progress.stage('write', out, () => optimized.save(out));
+  const { kernels, unsupported } = await progress.stage('codegen', 'WGSL', () => jit.generateWgsl(optimized.graph));
+  await progress.stage('write', out, () => optimized.save(out, { kernels }));
   const nodes = countNodes(optimized.graph.body.nodes);
-  if (!flagBool(p, 'quiet')) process.stderr.write(`wrote ${out}: ${nodes} nodes, ${optimized.graph.tensors.size} tensors, -O${optLevel(p, 'compile')}\n`);
+  if (!flagBool(p, 'quiet')) {
+    const gpu = unsupported.length ? `CPU only (no WGSL for ${[...new Set(unsupported.map((u) => u.op))].join(', ')})` : 'CPU and WebGPU';
+    process.stderr.write(`wrote ${out}: ${nodes} nodes, ${optimized.graph.tensors.size} tensors, ${kernels.length} WGSL kernels, -O${optLevel(p, 'compile')}; runs on ${gpu}\n`);
+  }
   return 0;
 }
 

@@ -2,7 +2,8 @@
 // signature, the IR text, the tensor table, kernels, sizes. Invariant: read-only; the file is
 // checked by the decoder first, so everything printed comes from a valid file.
 
-import { printGraph } from '@kiln/ir-spec';
+import { printGraph, type Graph } from '@kiln/ir-spec';
+import { nodesWithoutKernels } from '@kiln/runtime';
 import { flagBool, type FlagSpec, type Parsed } from '../args.js';
 import { UsageError } from '../errors.js';
 import { readGraphFile } from '../read-graph.js';
@@ -54,6 +55,7 @@ export async function inspectCommand(p: Parsed): Promise<number> {
   const meta = Object.entries(h.metadata);
   lines.push(`  metadata   ${meta.length ? meta.map(([k, v]) => `${k}=${v.length > 60 ? `${v.slice(0, 57)}...` : v}`).join(', ') : '(none)'}`);
   lines.push(`  graph      @${f.graph.name}: ${countNodes(f.graph.body.nodes)} nodes`);
+  lines.push(`  backends   ${backendsText(f.graph, h.kernels)}`);
   lines.push('', 'Inputs:');
   for (const i of h.inputs) lines.push(`  ${i.name}: ${i.type}`);
   lines.push('', 'Outputs:');
@@ -79,6 +81,13 @@ export async function inspectCommand(p: Parsed): Promise<number> {
   if (h.kernels.length) lines.push(`  kernels    ${formatBytes(wgsl)} of WGSL in ${h.kernels.length} kernels`);
   console.log(lines.join('\n'));
   return 0;
+}
+
+/** Where the file runs: WebGPU needs a stored kernel for every node. */
+function backendsText(graph: Graph, kernels: readonly unknown[]): string {
+  const missing = nodesWithoutKernels(graph, kernels);
+  if (!missing.length) return 'cpu, webgpu';
+  return `cpu (webgpu: no WGSL for ${missing.length} node${missing.length > 1 ? 's' : ''}: ${[...new Set(missing.map((n) => n.op))].join(', ')})`;
 }
 
 /** A kernel record's grid (runtime/src/webgpu/kernel.ts KernelGrid) in words. */

@@ -7,3 +7,5 @@ import { trace as tracer } from '@kiln/core';
 export const TraceError = tracer.TraceError;
 export type TraceWarning = tracer.TraceWarning;
 export { freeze, optimizeForInference, OptimizedModule, type OptimizeOptions, type CompiledModule } from './optimize.js';
+export { generateWgsl, type CodegenResult, type Unsupported } from '@kiln/compiler';
+export type { SaveOptions } from './producer.js';

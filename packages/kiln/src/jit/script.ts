@@ -8,11 +8,11 @@
 
 import { nn, Tensor } from '@kiln/core';
 import { scriptFunction, scriptModule, type CallResult, type ScriptInput, type ScriptedGraph } from '@kiln/compiler';
-import { encodeTsgraph, type Dim, type Graph } from '@kiln/ir-spec';
+import type { Dim, Graph } from '@kiln/ir-spec';
 import { createModel, type InputValue, type Model } from '@kiln/runtime';
 import { Adapters, createScriptHost } from './script-host.js';
 import { graphListing } from './listing.js';
-import { KILN_PRODUCER } from './producer.js';
+import { graphBytes, type SaveOptions } from './producer.js';
 import { toTensor } from './tensors.js';
 
 export { ScriptError } from '@kiln/compiler';
@@ -90,13 +90,13 @@ export class ScriptModule {
     return c;
   }
 
-  /** The `.tsgraph` bytes of the current graph. */
-  toBytes(): Uint8Array { return encodeTsgraph(this.graph, { producer: KILN_PRODUCER }); }
+  /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
 
   /** Writes the current graph as a `.tsgraph` file (Node). */
-  async save(path: string): Promise<void> {
+  async save(path: string, opts: SaveOptions = {}): Promise<void> {
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(path, this.toBytes());
+    await writeFile(path, this.toBytes(opts));
   }
 }
 

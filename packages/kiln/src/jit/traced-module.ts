@@ -3,11 +3,11 @@
 // that runs on the runtime's CPU executor and saves to `.tsgraph`.
 
 import { noGrad, trace as tracer, type Tensor } from '@kiln/core';
-import { encodeTsgraph, type Graph } from '@kiln/ir-spec';
+import type { Graph } from '@kiln/ir-spec';
 import { createModel, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
 import { graphListing } from './listing.js';
-import { KILN_PRODUCER } from './producer.js';
+import { graphBytes, type SaveOptions } from './producer.js';
 
 export interface TraceOptions extends tracer.TraceOptions {
   /** Run the graph against eager on the example and `checkInputs` (default true). */
@@ -50,13 +50,13 @@ export class TracedModule {
   /** The graph as a readable TypeScript-like listing. */
   get code(): string { return graphListing(this.graph); }
 
-  /** The `.tsgraph` bytes of this graph. */
-  toBytes(): Uint8Array { return encodeTsgraph(this.graph, { producer: KILN_PRODUCER }); }
+  /** The `.tsgraph` bytes of this graph, with the WGSL kernels of every node codegen covers. */
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
 
   /** Writes the `.tsgraph` file (Node). */
-  async save(path: string): Promise<void> {
+  async save(path: string, opts: SaveOptions = {}): Promise<void> {
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(path, this.toBytes());
+    await writeFile(path, this.toBytes(opts));
   }
 }
 
