@@ -3,7 +3,10 @@
 import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { jit, randn, type nn } from 'kiln';
-import { BranchTypesDiffer, CapturesMutable, TensorCondition, UsesAsync, UsesClassExpression, UsesClosure, UsesTry } from './script-models/unsupported.js';
+import {
+  BranchTypesDiffer, CapturesMutable, LabelledLoop, ReturnInRunTimeLoop, SwitchDefaultFirst, SwitchFallsThrough, SwitchInnerBreak,
+  TensorCompound, TensorCondition, UsesAsync, UsesClassExpression, UsesClosure, UsesTry,
+} from './script-models/unsupported.js';
 
 const FILE = fileURLToPath(new URL('./script-models/unsupported.ts', import.meta.url));
 
@@ -35,6 +38,12 @@ describe('jit.script errors', () => {
     ['async', () => new UsesAsync(), 38, 'async', /async functions are not supported/],
     ['branches of different types', () => new BranchTypesDiffer(), 46, 'if', /the variable 'y' holds a tensor of type f32\[N\] on one side and f32\[N,3\] on the other/],
     ['tensor as a condition', () => new TensorCondition(), 55, 'x.gt(0)', /always true in JavaScript[\s\S]*\.item\(\)/],
+    ['compound assignment on a tensor', () => new TensorCompound(), 66, 'y += x', /the operator '\+' on a Tensor is not supported[\s\S]*x\.add\(y\)/],
+    ['switch fall-through', () => new SwitchFallsThrough(), 75, 'case 3', /falls through into the next one[\s\S]*End the case with 'break'/],
+    ['break inside a switch case', () => new SwitchInnerBreak(), 90, 'break', /a 'break' inside a switch case other than its last statement[\s\S]*if\/else/],
+    ['default before the cases', () => new SwitchDefaultFirst(), 101, 'default', /'default' must be the last clause/],
+    ['return inside a run-time loop', () => new ReturnInRunTimeLoop(), 111, 'if', /'return' inside a data-dependent 'if' within a loop[\s\S]*return after the loop/],
+    ['labelled statement', () => new LabelledLoop(), 119, 'outer:', /labelled statements are not supported/],
   ];
   it.each(cases)('%s', (_, make, line, token, message) => {
     const e = scriptError(make());

@@ -4,8 +4,10 @@
 // RuntimeError naming the node; and the executor reads tensor contents only through
 // `device.read`, which it requests by yielding the tensor — a synchronous driver answers at
 // once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation.
+// `host_call` nodes call back into JavaScript through the model's host functions with host
+// copies of their inputs; `raise` nodes fail the run with their message.
 
-import { OpError, typeToString, type DType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { convertArray, OpError, typeToString, type DType, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -13,6 +15,17 @@ import type { Scope } from './memory.js';
 import type { BlockPlan, NodePlan } from './plan.js';
 import { scalarOp, toScalar, type Scalar } from './scalar.js';
 import { checkValue, describeValue, isDeviceTensor, type RtValue } from './values.js';
+
+/** A value a host function receives or returns: a dense tensor, or a number/boolean scalar. */
+export type HostValue = { readonly data: TypedArray; readonly shape: readonly number[]; readonly dtype: DType } | number | boolean;
+
+/**
+ * A JavaScript function a `host_call` node calls (a method marked @jit.ignore). It gets the
+ * node's inputs in order; it returns nothing for a node without results, the value for one
+ * result, and an array of the values for several. A returned tensor is any object with
+ * `{ data, shape, dtype }` (a kiln Tensor works).
+ */
+export type HostFunction = (...args: HostValue[]) => unknown;
 
 /** A computation that may ask for tensor contents: it yields a tensor and receives its data. */
 export type Exec<T> = Generator<DeviceTensor, T, TypedArray>;
@@ -31,6 +44,8 @@ export interface ExecContext {
   readonly limits: RunLimits;
   /** Device tensors of `constant` nodes, made once per model. */
   readonly constants: ReadonlyMap<Node, DeviceTensor>;
+  /** Functions `host_call` nodes call, by the node's `name`. */
+  readonly hostFunctions: Readonly<Record<string, HostFunction>>;
   /** Nodes run so far (a loop body counts once per trip). */
   nodesRun: number;
   /** Loop trips taken so far, over all loops. */
@@ -168,6 +183,57 @@ function* runLoop(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
   scope.mem.release(carried);
 }
 
+/** Calls the host function of a `host_call` node with host copies of its inputs. */
+function* runHostCall(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
+  const name = String(np.node.attrs.name);
+  const fn = Object.hasOwn(ctx.hostFunctions, name) ? ctx.hostFunctions[name] : undefined;
+  if (typeof fn !== 'function') {
+    throw new RuntimeError('NODE', `${np.text}: this graph calls back into JavaScript (a method marked @jit.ignore) through the host function '${name}', ` +
+      `which this model was not given; pass it as createModel(graph, { hostFunctions: { '${name}': fn } })`, np.text);
+  }
+  const args: HostValue[] = [];
+  for (let i = 0; i < np.node.inputs.length; i++) {
+    const rt = input(scope, np, i) ?? missing(np, `input ${i}`);
+    if (isDeviceTensor(rt)) {
+      const data: TypedArray = yield rt;
+      args.push({ data: data.slice() as TypedArray, shape: [...rt.shape], dtype: rt.dtype });
+    } else if (typeof rt === 'number' || typeof rt === 'boolean') args.push(rt);
+    else throw fail(np, `input ${i} must be a tensor or a scalar, got ${describeValue(rt)}`);
+  }
+  let r: unknown;
+  try {
+    r = fn(...args);
+  } catch (e) {
+    throw fail(np, `the host function '${name}' threw: ${errText(e)}`, e);
+  }
+  const decl = np.node.outputs;
+  let results: readonly unknown[];
+  if (decl.length === 0) results = [];
+  else if (decl.length === 1) results = [r];
+  else if (Array.isArray(r) && r.length === decl.length) results = r;
+  else throw fail(np, `the host function '${name}' must return an array of ${decl.length} values, got ${Array.isArray(r) ? `${r.length} values` : typeof r}`);
+  bindOutputs(ctx, np, scope, results.map((v, i) => hostResult(ctx, np, name, i, v, decl[i].type)));
+}
+
+/** A host function's result as a run-time value of type `t` (tensors are uploaded). */
+function hostResult(ctx: ExecContext, np: NodePlan, name: string, i: number, v: unknown, t: IRType): RtValue {
+  const bad = (why: string) => fail(np, `result ${i} of the host function '${name}' ${why}; expected ${typeToString(t)}`);
+  if (t.kind === 'scalar') {
+    if (typeof v !== 'number' && typeof v !== 'boolean') throw bad(`is ${v === null ? 'null' : typeof v}`);
+    return v;
+  }
+  if (t.kind !== 'tensor') throw bad('has a type host functions cannot return');
+  if (typeof v !== 'object' || v === null || !('data' in v) || !('shape' in v) || !('dtype' in v)) throw bad('is not a tensor ({ data, shape, dtype })');
+  const { data, shape, dtype } = v as { data: ArrayLike<number>; shape: readonly number[]; dtype: string };
+  if (dtype !== t.dtype) throw bad(`has dtype ${String(dtype)}`);
+  if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw bad('has no valid shape');
+  const n = shape.reduce((a, d) => a * d, 1);
+  if (!data || data.length < n) throw bad(`has ${data?.length ?? 0} elements for shape [${shape.join(',')}]`);
+  const out = ctx.device.alloc(t.dtype, shape);
+  ctx.device.write(out, convertArray(Array.prototype.slice.call(data, 0, n) as number[], t.dtype));
+  return out;
+}
+
 function missing(np: NodePlan, what: string): never {
   throw fail(np, `${what} is missing`);
 }
@@ -224,6 +290,19 @@ function* runNode(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
       bindOutputs(ctx, np, scope, [(t as readonly RtValue[])[k]]);
       return;
     }
+    case 'to_tensor': {
+      const v = scalarInput(scope, np, 0) ?? missing(np, 'the scalar');
+      const out = node.outputs[0].type;
+      if (out.kind !== 'tensor') throw fail(np, 'the result must be a tensor');
+      const data = convertArray([Number(toScalar(v, out.dtype))], out.dtype);
+      const t = ctx.device.alloc(out.dtype, []);
+      ctx.device.write(t, data);
+      bindOutputs(ctx, np, scope, [t]);
+      return;
+    }
+    case 'host_call': yield* runHostCall(ctx, np, scope); return;
+    case 'raise':
+      throw new RuntimeError('NODE', `${np.text}: ${String(node.attrs.message)}`, np.text);
     case 'if': yield* runIf(ctx, np, scope); return;
     case 'loop': yield* runLoop(ctx, np, scope); return;
     default: throw fail(np, `unknown op '${node.op}'`);

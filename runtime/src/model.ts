@@ -8,7 +8,7 @@ import { typeToString, verifyGraph, VerifyError, walkNodes, type DType, type Gra
 import { createCpuDevice } from './cpu-device.js';
 import type { BackendName, Device, DeviceTensor } from './device.js';
 import { RuntimeError } from './errors.js';
-import { runBlock, type Exec, type ExecContext, type RunLimits } from './executor.js';
+import { runBlock, type Exec, type ExecContext, type HostFunction, type RunLimits } from './executor.js';
 import { LiveBuffers, Scope } from './memory.js';
 import { planGraph, type GraphPlan } from './plan.js';
 import { toScalar } from './scalar.js';
@@ -51,6 +51,12 @@ export interface ModelOptions {
   readonly maxTensorBytes?: number;
   /** Run ir-spec's verifier on the graph first (default true; load() has verified already). */
   readonly verify?: boolean;
+  /**
+   * The JavaScript functions the graph's `host_call` nodes call, by the node's `name` (what
+   * jit.script makes of a call to a @jit.ignore method, e.g. `'Net.debugHook'`). A graph with
+   * host calls runs only in the process that has them; a missing one fails the run naming it.
+   */
+  readonly hostFunctions?: Readonly<Record<string, HostFunction>>;
 }
 
 const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30 };
@@ -86,6 +92,7 @@ export class Model {
   private readonly constants = new Map<Node, DeviceTensor>();
   private readonly external = new Set<unknown>();
   private readonly limits: RunLimits;
+  private readonly hostFunctions: Readonly<Record<string, HostFunction>>;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -93,6 +100,7 @@ export class Model {
       maxLoopTrips: opts.maxLoopTrips ?? DEFAULT_LIMITS.maxLoopTrips,
       maxTensorBytes: opts.maxTensorBytes ?? DEFAULT_LIMITS.maxTensorBytes,
     };
+    this.hostFunctions = opts.hostFunctions ?? {};
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
       const k = i.value.type.kind;
@@ -226,7 +234,7 @@ export class Model {
       external.add(t.buffer);
       scope.bind(d.value, t);
     });
-    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, nodesRun: 0, loopTrips: 0 };
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, nodesRun: 0, loopTrips: 0 };
     yield* runBlock(ctx, this.plan.body, scope);
 
     const outputs: Output[] = [];

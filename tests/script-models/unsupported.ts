@@ -58,3 +58,70 @@ export class TensorCondition extends nn.Module {
 }
 
 export function bumpCounter(): void { counter++; }
+
+export class TensorCompound extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let y = x.relu();
+    // @ts-expect-error: JavaScript has no tensor operators (eager would concatenate strings)
+    y += x;
+    return y;
+  }
+}
+
+export class SwitchFallsThrough extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let y = x;
+    switch (x.shape[1]) {
+      case 3:
+        y = y.relu();
+      case 4:
+        y = y.neg();
+        break;
+    }
+    return y;
+  }
+}
+
+export class SwitchInnerBreak extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let y = x;
+    switch (x.shape[1]) {
+      case 3:
+        if (x.sum().item() > 0) break;
+        y = y.neg();
+        break;
+    }
+    return y;
+  }
+}
+
+export class SwitchDefaultFirst extends nn.Module {
+  forward(x: Tensor): Tensor {
+    switch (x.shape[1]) {
+      default: return x;
+      case 3: return x.neg();
+    }
+  }
+}
+
+export class ReturnInRunTimeLoop extends nn.Module {
+  forward(x: Tensor): Tensor {
+    while (x.sum().item() < 10) {
+      x = x.add(1);
+      if (x.mean().item() > 5) return x;
+    }
+    return x;
+  }
+}
+
+export class LabelledLoop extends nn.Module {
+  forward(x: Tensor): Tensor {
+    outer: for (let i = 0; i < 2; i++) {
+      for (let j = 0; j < 2; j++) {
+        if (j === 1) continue outer;
+        x = x.add(1);
+      }
+    }
+    return x;
+  }
+}

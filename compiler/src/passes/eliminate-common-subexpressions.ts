@@ -1,9 +1,10 @@
 // Pass `eliminate-common-subexpressions`: a node that repeats an earlier node (same op, same
 // attributes, same inputs, no regions) is replaced by the earlier node's results. Invariant:
 // the earlier node dominates the later one — it is in the same block before it, or in an
-// enclosing block — so its results are defined wherever the later node's are used.
+// enclosing block — so its results are defined wherever the later node's are used. Effect ops
+// (`host_call`, `raise`) are never merged: each call happens.
 
-import type { Graph, Node, Value } from '@kiln/ir-spec';
+import { EFFECT_OPS, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { rewriteGraph } from '../rewrite.js';
 
 /**
@@ -39,7 +40,7 @@ export function eliminateCommonSubexpressions(g: Graph): Graph {
     return false;
   };
   return rewriteGraph(g, (node, ctx) => {
-    if (node.regions.length || node.outputs.length === 0) return [node];
+    if (node.regions.length || node.outputs.length === 0 || EFFECT_OPS.has(node.op)) return [node];
     const key = `${node.op}(${node.inputs.map(id).join(',')})${JSON.stringify(node.attrs)}`;
     const prev = seen.get(key);
     const here = blockOf.get(node.outputs[0]);

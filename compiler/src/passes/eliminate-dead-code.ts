@@ -1,12 +1,13 @@
 // Pass `eliminate-dead-code`: removes nodes none of whose results is used, regions included,
 // and tensor table entries nothing refers to any more. Invariant: every op is pure (kernels
-// never mutate inputs; `if`/`loop` only compute their results), so an unused node can go.
+// never mutate inputs; `if`/`loop` only compute their results) except the effect ops
+// (`host_call`, `raise`, and any `if`/`loop` holding one), which stay even when unused.
 
-import { Block, Graph, Node, type Value } from '@kiln/ir-spec';
+import { Block, Graph, hasEffects, Node, type Value } from '@kiln/ir-spec';
 import { countUses } from '../rewrite.js';
 
 function sweep(b: Block, uses: Map<Value, number>): Block {
-  const nodes = b.nodes.filter((n) => n.outputs.some((o) => (uses.get(o) ?? 0) > 0));
+  const nodes = b.nodes.filter((n) => hasEffects(n) || n.outputs.some((o) => (uses.get(o) ?? 0) > 0));
   let changed = nodes.length !== b.nodes.length;
   const rebuilt = nodes.map((n) => {
     const regions = n.regions.map((r) => sweep(r, uses));

@@ -2,7 +2,9 @@
 // inlined: their bodies are lowered with the arguments bound to the parameters, under the
 // callee module's scope. Tensor methods, library functions (F.*, cat, ...) and built-in
 // layers are recorded through the host (one eager call traced into a small graph, inlined),
-// so they lower to exactly the ops eager dispatches. `.item()` becomes the `item` builtin.
+// so they lower to exactly the ops eager dispatches. `.item()` becomes the `item` builtin; a
+// run-time number passed to a tensor op becomes a 0-d tensor (`to_tensor`); methods marked
+// @jit.ignore / @jit.unused become `host_call` / `raise` (host-calls.ts).
 // Invariant: a call whose result would depend on values read at compile time is an error.
 
 import { Node as TsNode, type CallExpression } from 'ts-morph';
@@ -11,6 +13,7 @@ import type { Frame, ScriptContext } from './context.js';
 import type { ScriptableModule, TraceArg } from './host.js';
 import { lowerExpr, lowerObject } from './expr.js';
 import { floorDiv, mathCall } from './scalars.js';
+import { callMarked } from './host-calls.js';
 import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
 import { lowerStatements } from './stmt.js';
 import { describe, Env, stat, type SValue } from './values.js';
@@ -112,19 +115,23 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
     return record(ctx, f, { kind: 'module', module: mod, method: name }, args, path, at);
   }
   const mark = mod.methodMark(name);
-  if (mark === 'ignore') {
-    throw f.src.error(at, `${mod.className}.${name} is marked @jit.ignore: calling back into JavaScript from a compiled graph is not supported yet. ` +
-      'Call it outside the compiled forward, or remove @jit.ignore so it is compiled');
-  }
-  if (mark === 'unused') {
-    throw f.src.error(at, `${mod.className}.${name} is marked @jit.unused but this call can run; jit.script cannot raise at run time yet, ` +
-      'so only calls on paths that are dead when compiling (a static condition such as this.training) are allowed. Remove @jit.unused or guard the call');
-  }
+  if (mark === 'ignore' || mark === 'unused') return callMarked(ctx, f, mod, path, name, mark, args, at, declaredVoid(mod, name));
   if (f.stack.length > MAX_DEPTH || f.stack.includes(`${mod.className}.${name}@${path}`)) {
     throw f.src.error(at, `${mod.className}.${name} calls itself; recursion is not supported by jit.script`);
   }
   const { src, decl } = methodOf(mod, name, f, at);
   return inlineFunction(ctx, { mod, path, src, stack: [...f.stack, `${mod.className}.${name}@${path}`], inLoop: f.inLoop }, decl, mod, args, at, f);
+}
+
+/** Whether the type checker says method `name` of `mod` returns void (then it need not be probed). */
+function declaredVoid(mod: ScriptableModule, name: string): boolean {
+  if (!mod.sourceFile) return false;
+  try {
+    const { src, decl } = methodOf(mod, name, undefined, undefined);
+    return src.typed && decl.getReturnType().isVoid();
+  } catch {
+    return false;
+  }
 }
 
 /** The declaration of method `name` of `mod`: from its `.ts` file when known, else its runtime text. */
@@ -203,28 +210,49 @@ function inlineTraced(ctx: ScriptContext, f: Frame, g: Graph, path: string, args
   return outs.length === 1 ? { k: 'tensor', v: outs[0] } : { k: 'list', items: outs.map((v) => ({ k: 'tensor', v }) as SValue) };
 }
 
-/** Records one eager call through the host and inlines it. */
+/** The symbols of the tensors among `args` (nested in lists and objects too). */
+function tensorSymbols(args: readonly SValue[]): Set<string> {
+  const out = new Set<string>();
+  const walk = (v: SValue) => {
+    if (v.k === 'tensor') for (const d of (v.v.type as TensorIRType).shape) if (typeof d === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(d)) out.add(d);
+    if (v.k === 'list') v.items.forEach(walk);
+    if (v.k === 'object') Object.values(v.entries).forEach(walk);
+  };
+  args.forEach(walk);
+  return out;
+}
+
+/**
+ * Records one eager call through the host and inlines it. A run-time number argument is a size
+ * when it stands for a dim of the call's own tensors (`x.reshape(x.shape[0], -1)`, traced
+ * shape-generic); any other one (`x.add(n)`, `x.sum().div(x.shape[0])`) becomes a 0-d tensor
+ * (`to_tensor`) passed where eager passes the number, so the op broadcasts it.
+ */
 function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
   const tensors: Value[] = [];
-  const symbols = new Set<string>();
+  const symbols = tensorSymbols(args);
   const dims: { d: Dim; at: TsNode }[] = [];
+  let runtimeNumbers = 0;
+  const tensorArg = (v: Value): TraceArg => {
+    const k = tensors.indexOf(v);
+    if (k >= 0) return { kind: 'tensor', index: k };
+    tensors.push(v);
+    return { kind: 'tensor', index: tensors.length - 1 };
+  };
   const conv = (v: SValue): TraceArg => {
     switch (v.k) {
-      case 'tensor': {
-        for (const d of (v.v.type as TensorIRType).shape) if (typeof d === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(d)) symbols.add(d);
-        const k = tensors.indexOf(v.v);
-        if (k >= 0) return { kind: 'tensor', index: k };
-        tensors.push(v.v);
-        return { kind: 'tensor', index: tensors.length - 1 };
-      }
+      case 'tensor': return tensorArg(v.v);
       case 'static': return { kind: 'static', value: v.value };
       case 'list': return { kind: 'list', items: v.items.map(conv) };
       case 'object': return { kind: 'object', entries: Object.fromEntries(Object.entries(v.entries).map(([k, x]) => [k, conv(x)])) };
-      case 'scalar':
+      case 'scalar': {
         if (typeof v.dim === 'number') return { kind: 'static', value: v.dim };
-        if (v.dim !== undefined) { dims.push({ d: v.dim, at }); return { kind: 'size', dim: v.dim }; }
-        throw f.src.error(at, 'a run-time number (from .item() or arithmetic on it) cannot be passed to a tensor operation yet; ' +
-          'keep the value in a tensor (e.g. x.mul(s) with s a 0-d tensor) or make it a compile-time constant');
+        const atoms = v.dim === undefined ? [] : String(v.dim).match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? [];
+        if (v.dim !== undefined && atoms.every((s) => symbols.has(s))) return { kind: 'size', dim: v.dim };
+        runtimeNumbers++;
+        const dtype = v.v.type.kind === 'scalar' ? v.v.type.dtype : 'float32';
+        return tensorArg(ctx.b.op('to_tensor', [v.v], { dtype })[0]);
+      }
       case 'shape': {
         const t = v.of.type as TensorIRType;
         return { kind: 'list', items: t.shape.map((d): TraceArg => {
@@ -245,6 +273,8 @@ function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['
       }
     }
   }
-  return ctx.inlineCall(target, tensors, traceArgs, prefix, at, f.src);
+  const hint = runtimeNumbers ? ' (a run-time number argument is passed as a 0-d tensor; where the operation needs a number known when compiling, ' +
+    'compute it from static values or tensor sizes, or keep the computation in tensor ops)' : '';
+  return ctx.inlineCall(target, tensors, traceArgs, prefix, at, f.src, hint);
 }
 

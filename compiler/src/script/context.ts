@@ -3,7 +3,7 @@
 // calls into the graph. Invariant: every node the scripter emits goes through `this.b`, with
 // `b.meta` set to the module scope and source location of the construct being lowered.
 
-import { evalDim, GraphBuilder, parseDim, typeToString, type Dim, type DType, type Graph, type Value, type TensorIRType } from '@kiln/ir-spec';
+import { evalDim, GraphBuilder, inlineGraph, parseDim, typeToString, type Dim, type DType, type Graph, type Value, type TensorIRType } from '@kiln/ir-spec';
 import type { Node as TsNode } from 'ts-morph';
 import type { CallResult, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
 import type { SourceInfo } from './source.js';
@@ -85,7 +85,34 @@ export class ScriptContext {
    * Records `target(args)` through the host and inlines it. `tensors` are the call's tensor
    * inputs (args refer to them by index). Returns the call's result as scripter values.
    */
-  inlineCall(target: TraceTarget, tensors: readonly Value[], args: readonly TraceArg[], prefix: string, at: TsNode, src: SourceInfo): SValue {
+  inlineCall(target: TraceTarget, tensors: readonly Value[], args: readonly TraceArg[], prefix: string, at: TsNode, src: SourceInfo, hint = ''): SValue {
+    const { inputs, renames } = this.traceInputs(tensors);
+    let call;
+    try {
+      call = this.host.traceCall(target, inputs, args);
+    } catch (e) {
+      const types = tensors.map((v) => typeToString(v.type)).join(', ');
+      throw src.error(at, `${describeTarget(target)} failed while recording it on tensors of type ${types || '(none)'} ` +
+        `(symbolic sizes taken as ${[...this.symbolSizes].map(([k, n]) => `${k}=${n}`).join(', ') || 'none'}): ${(e as Error).message}${hint}`);
+    }
+    if (call.warnings.length) {
+      throw src.error(at, `${describeTarget(target)} cannot be compiled faithfully: ${call.warnings[0]} ` +
+        'Move this computation into a method marked @jit.ignore, or rewrite it with ops whose sizes do not depend on data.');
+    }
+    const outs = this.inlineGraph(call.graph, tensors, prefix, renames);
+    const build = (r: CallResult): SValue => {
+      if (r.kind === 'tensor') return { k: 'tensor', v: outs[r.output] };
+      if (r.kind === 'list') return { k: 'list', items: r.items.map(build) };
+      return { k: 'static', value: r.value };
+    };
+    return build(call.result);
+  }
+
+  /**
+   * The example inputs for a host call on `tensors`: example sizes, symbolic dims named by an
+   * identifier (a compound dim like `N*2` gets a fresh symbol, mapped back by `renames`).
+   */
+  traceInputs(tensors: readonly Value[]): { inputs: TraceInput[]; renames: Map<string, string> } {
     const renames = new Map<string, string>();
     const inputs: TraceInput[] = tensors.map((v) => {
       const t = v.type as TensorIRType;
@@ -102,52 +129,19 @@ export class ScriptContext {
       });
       return { dtype: t.dtype, shape, axes };
     });
-    let call;
-    try {
-      call = this.host.traceCall(target, inputs, args);
-    } catch (e) {
-      const types = tensors.map((v) => typeToString(v.type)).join(', ');
-      throw src.error(at, `${describeTarget(target)} failed while recording it on tensors of type ${types || '(none)'} ` +
-        `(symbolic sizes taken as ${[...this.symbolSizes].map(([k, n]) => `${k}=${n}`).join(', ') || 'none'}): ${(e as Error).message}`);
-    }
-    if (call.warnings.length) {
-      throw src.error(at, `${describeTarget(target)} cannot be compiled faithfully: ${call.warnings[0]} ` +
-        'Move this computation into a method marked @jit.ignore, or rewrite it with ops whose sizes do not depend on data.');
-    }
-    const outs = this.inlineGraph(call.graph, tensors, prefix, renames);
-    const build = (r: CallResult): SValue => {
-      if (r.kind === 'tensor') return { k: 'tensor', v: outs[r.output] };
-      if (r.kind === 'list') return { k: 'list', items: r.items.map(build) };
-      return { k: 'static', value: r.value };
-    };
-    return build(call.result);
+    return { inputs, renames };
   }
 
-  /** Copies `g`'s nodes into the current block; returns the values of g's outputs. */
+  /** Copies `g`'s nodes (regions included) into the current block; returns the values of g's outputs. */
   inlineGraph(g: Graph, tensors: readonly Value[], prefix: string, renames: ReadonlyMap<string, string>): Value[] {
-    const map = new Map<Value, Value>();
-    let k = 0;
-    for (const inp of g.inputs) {
-      if (inp.kind === 'input') map.set(inp.value, tensors[k++]);
-      else {
-        const t = g.tensors.get(inp.name)!;
-        map.set(inp.value, this.param(prefix ? `${prefix}.${inp.name}` : inp.name, t));
-      }
-    }
-    for (const n of g.body.nodes) {
-      if (n.regions.length) throw new Error(`recorded call contains a '${n.op}' region (internal error)`);
-      let attrs: Record<string, unknown> = n.attrs as Record<string, unknown>;
-      if (n.op === 'constant' && typeof attrs.name === 'string') {
-        const t = g.tensors.get(attrs.name)!;
-        const v = this.b.constant(`const_${this.constants++}`, t);
-        map.set(n.outputs[0], v);
-        continue;
-      }
-      if (renames.size) attrs = substitute(attrs, renames) as Record<string, unknown>;
-      const outs = this.b.op(n.op, n.inputs.map((v) => (v ? map.get(v)! : null)), attrs);
-      n.outputs.forEach((o, i) => map.set(o, outs[i]));
-    }
-    return g.outputs.map((o) => map.get(o.value)!);
+    const dims = new Map<string, Dim>([...renames].map(([sym, full]) => [sym, parseDim(full)]));
+    return inlineGraph(this.b, g, {
+      inputs: tensors,
+      param: (name, t) => this.param(prefix ? `${prefix}.${name}` : name, t),
+      constant: (_, t) => this.b.constant(`const_${this.constants++}`, t),
+      dims,
+      meta: () => this.b.meta,
+    });
   }
 
   /** Makes a scalar SValue a run-time Value (static numbers become `scalar` nodes). */
@@ -175,17 +169,4 @@ function describeTarget(t: TraceTarget): string {
   if (t.kind === 'method') return `the tensor method .${t.name}()`;
   if (t.kind === 'function') return `${t.name}()`;
   return `the ${t.module.className} module's ${t.method}()`;
-}
-
-/** Replaces fresh symbols in dim-like attribute strings by the dims they stand for. */
-function substitute(a: unknown, renames: ReadonlyMap<string, string>): unknown {
-  if (typeof a === 'string') {
-    let s = a;
-    for (const [sym, full] of renames) s = s.replace(new RegExp(`\\b${sym}\\b`, 'g'), `(${full})`);
-    if (s === a) return a;
-    return parseDim(s);
-  }
-  if (Array.isArray(a)) return a.map((x) => substitute(x, renames));
-  if (a && typeof a === 'object') return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, substitute(v, renames)]));
-  return a;
 }

@@ -85,10 +85,27 @@ export interface TracedCall {
   readonly warnings: readonly string[];
 }
 
+/**
+ * What a method returned when run eagerly on example inputs (`ScriptHost.probeMethod`): each
+ * tensor with its shape at the example sizes and at every symbolic size plus one.
+ */
+export type ProbeResult =
+  | { readonly kind: 'tensor'; readonly dtype: DType; readonly shape: readonly number[]; readonly bumped: readonly number[] }
+  | { readonly kind: 'number' }
+  | { readonly kind: 'boolean' }
+  | { readonly kind: 'list'; readonly items: readonly ProbeResult[] }
+  | { readonly kind: 'none' };
+
 /** The eager library as the scripter reaches it. */
 export interface ScriptHost {
   /** Records one call; throws an Error whose message says what is wrong (unknown method, bad args). */
   traceCall(target: TraceTarget, inputs: readonly TraceInput[], args: readonly TraceArg[]): TracedCall;
   /** Whether `name` (e.g. `F.relu`, `cat`) is a library function `traceCall` can record. */
   hasFunction(name: string): boolean;
+  /**
+   * Runs `module.method(args)` eagerly (without recording it) at the example sizes and again
+   * with every symbolic size plus one, to learn the types of what it returns: how a call of a
+   * @jit.ignore or @jit.unused method is typed. Throws an Error saying why it failed.
+   */
+  probeMethod(module: ScriptableModule, method: string, inputs: readonly TraceInput[], args: readonly TraceArg[]): ProbeResult;
 }

@@ -14,7 +14,8 @@ import { functionFromText, sourceAtPath, findFunction, type FunctionLike, type S
 import { describe, type SValue } from './values.js';
 
 export { ScriptError, codeFrame } from './errors.js';
-export type { CallResult, MethodMark, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
+export type { CallResult, MethodMark, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
+export { hostFunctionName } from './host-calls.js';
 
 /** The kind of one argument of the compiled method. */
 export type ScriptInput =

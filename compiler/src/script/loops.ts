@@ -1,32 +1,64 @@
 // Loops → SSA. `for...of` over arrays and ModuleLists, and `for (let i = a; i < b; i++)` with
 // static bounds, are unrolled (the body lowered once per iteration, break/continue folded);
-// other `for` and `while` loops become one `loop` node carrying the outer variables the body
-// assigns, with a final `if (c) break;` folded into the continue condition. Invariant: a loop
-// node's carried values keep one type; a change is a ScriptError, never a silent cast.
+// other `for`, `while` and `do ... while` loops become one `loop` node carrying the outer
+// variables the body assigns, with a final `if (c) break;` folded into the continue condition.
+// A `break`/`continue` under a data-dependent condition sets a hidden flag (stmt.ts BREAK): the
+// rest of the trip is guarded by it, a run-time loop stops on `break`, and later unrolled
+// iterations are guarded too. Invariant: a loop node's carried values keep one type; a change
+// is a ScriptError, never a silent cast.
 
-import { Node as TsNode, SyntaxKind, type ForOfStatement, type ForStatement, type IterationStatement, type Statement, type WhileStatement } from 'ts-morph';
+import { Node as TsNode, SyntaxKind, type DoStatement, type ForOfStatement, type ForStatement, type IterationStatement, type Statement, type WhileStatement } from 'ts-morph';
 import type { Value } from '@kiln/ir-spec';
 import { RetryWithDTypes, type Frame, type ScriptContext } from './context.js';
 import { condition } from './scalars.js';
 import { lowerExpr, bindPattern } from './expr.js';
 import { dynamicPlan, flatten, joinPlans, naturalPlan, plansEqual, PlanMismatch, unflatten, type Plan } from './plan.js';
-import { assignedNames, blockOf, lowerStatements, NORMAL, type Completion } from './stmt.js';
+import { assignedNames, blockOf, BREAK, buildIf, CONTINUE, lowerStatements, mayExit, NORMAL, type Completion } from './stmt.js';
 import { Env, stat, type SValue } from './values.js';
 
 const MAX_UNROLL = 4096;
 
-/** Lowers a loop body once per static iteration; returns the completion that ends the loop. */
+/**
+ * Lowers a loop body once per static iteration; returns the completion that ends the loop. After
+ * a data-dependent `break`, each later iteration runs under `if (!break)`.
+ */
 function unrolled(ctx: ScriptContext, f: Frame, env: Env, body: Statement, items: Iterable<(e: Env) => void>): Completion {
+  const loopEnv = new Env(env);
+  loopEnv.declare(BREAK, stat(false), true);
+  const inner: Frame = { ...f, inLoop: true };
+  const iteration = (e: Env, bind: (e: Env) => void): Completion => {
+    e.declare(CONTINUE, stat(false), true);
+    bind(e);
+    return lowerStatements(ctx, inner, e, blockOf(body));
+  };
   let n = 0;
   for (const bind of items) {
     if (++n > MAX_UNROLL) throw f.src.error(body, `this loop runs more than ${MAX_UNROLL} times at compile time; use a run-time bound (a tensor size or an argument)`);
-    const e = new Env(env);
-    bind(e);
-    const r = lowerStatements(ctx, { ...f, inLoop: true }, e, blockOf(body));
+    const broke = loopEnv.lookup(BREAK)!;
+    if (broke.k === 'static' && broke.value) break;
+    if (broke.k === 'scalar') {
+      guardedIteration(ctx, f, loopEnv, body, broke.v, (e) => iteration(e, bind));
+      continue;
+    }
+    const r = iteration(new Env(loopEnv), bind);
     if (r.kind === 'break') break;
     if (r.kind === 'return') return r;
   }
   return NORMAL;
+}
+
+/** One unrolled iteration under `if (!broke)`, merging the variables it assigns and the break flag. */
+function guardedIteration(ctx: ScriptContext, f: Frame, loopEnv: Env, body: Statement, broke: Value, run: (e: Env) => Completion): void {
+  const names = [...assignedNames(body), BREAK].filter((n) => loopEnv.has(n));
+  const go = ctx.b.op('scalar_op', [broke], { fn: 'not' })[0];
+  const merged = buildIf(ctx, f, body, go, `a variable assigned in this loop (${names.filter((n) => !n.startsWith('#')).join(', ')})`, () => {
+    const e = new Env(loopEnv, true);
+    e.assign(BREAK, stat(false));
+    const r = run(new Env(e));
+    if (r.kind === 'return') throw f.src.error(body, "'return' in a loop after a data-dependent 'break' is not supported; assign the result to a variable and return after the loop");
+    return { k: 'list', items: names.map((n) => e.lookup(n)!) };
+  }, () => ({ k: 'list', items: names.map((n) => loopEnv.lookup(n)!) }));
+  if (merged.k === 'list') names.forEach((n, i) => loopEnv.assign(n, merged.items[i]));
 }
 
 export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement): Completion {
@@ -82,15 +114,23 @@ export function whileLoop(ctx: ScriptContext, f: Frame, env: Env, s: WhileStatem
   const c0 = condition(ctx, f.src, condExpr, lowerExpr(ctx, f, env, condExpr));
   if (c0 === false) return NORMAL;
   const first = c0 === true ? ctx.scalar(true, 'bool') : c0;
-  return runtimeLoop(ctx, f, env, s, null, first, () => {}, (e) => {
-    const c = condition(ctx, f.src, condExpr, lowerExpr(ctx, f, e, condExpr));
-    if (typeof c === 'boolean') {
-      if (c && trailingBreak(blockOf(s.getStatement()))) return ctx.scalar(true, 'bool');
-      if (c) throw f.src.error(condExpr, "this 'while' condition is always true after the first iteration; and the body does not end with 'if (...) break;', so the loop would never end. Make the condition depend on a value the body updates");
-      return ctx.scalar(false, 'bool');
-    }
-    return c;
-  });
+  return runtimeLoop(ctx, f, env, s, null, first, () => {}, (e) => nextTrip(ctx, f, e, s, 'while'));
+}
+
+/** `do { ... } while (c)`: a loop node whose first trip always runs. */
+export function doLoop(ctx: ScriptContext, f: Frame, env: Env, s: DoStatement): Completion {
+  return runtimeLoop(ctx, f, env, s, null, ctx.scalar(true, 'bool'), () => {}, (e) => nextTrip(ctx, f, e, s, 'do ... while'));
+}
+
+/** The condition checked after each trip of a while/do loop, as a run-time bool. */
+function nextTrip(ctx: ScriptContext, f: Frame, e: Env, s: WhileStatement | DoStatement, what: string): Value {
+  const condExpr = s.getExpression();
+  const c = condition(ctx, f.src, condExpr, lowerExpr(ctx, f, e, condExpr));
+  if (typeof c !== 'boolean') return c;
+  if (c && !mayExit(s.getStatement(), SyntaxKind.BreakStatement)) {
+    throw f.src.error(condExpr, `this '${what}' condition is always true after the first iteration and the body has no 'break', so the loop would never end. Make the condition depend on a value the body updates`);
+  }
+  return ctx.scalar(c, 'bool');
 }
 
 /** The condition of a body's last statement when it is `if (c) break;`. */
@@ -113,8 +153,8 @@ function exitTest(ctx: ScriptContext, f: Frame, env: Env, c: TsNode, go: Value |
 function runtimeLoop(ctx: ScriptContext, f: Frame, env: Env, s: IterationStatement, trips: Value | null, cond: Value | null,
   bindIndex: (e: Env, i: Value) => void, next: ((e: Env) => Value) | null): Completion {
   const names = assignedNames(s.getStatement()).filter((n) => env.has(n));
-  if (s.getKind() === SyntaxKind.WhileStatement) {
-    for (const n of assignedNames((s as WhileStatement).getExpression())) if (env.has(n) && !names.includes(n)) names.push(n);
+  if (TsNode.isWhileStatement(s) || TsNode.isDoStatement(s)) {
+    for (const n of assignedNames(s.getExpression())) if (env.has(n) && !names.includes(n)) names.push(n);
   }
   const initial: SValue = { k: 'list', items: names.map((n) => env.lookup(n)!) };
   let plan = dynamicPlan(naturalPlan(initial));
@@ -134,16 +174,24 @@ function runtimeLoop(ctx: ScriptContext, f: Frame, env: Env, s: IterationStateme
         if (cur.k === 'list') names.forEach((n, k) => e.assign(n, cur.items[k]));
         bindIndex(e, i);
         const body = new Env(e);
+        body.declare(BREAK, stat(false), true);
+        body.declare(CONTINUE, stat(false), true);
         const r = lowerStatements(ctx, inner, body, stmts);
-        if (r.kind !== 'normal' && r.kind !== 'continue') {
-          throw f.src.error(s, `'${r.kind}' inside a loop with a run-time trip count or condition is not supported; ` +
-            (r.kind === 'break' ? "fold the exit test into a 'while' condition" : 'assign the result to a variable and return after the loop'));
+        if (r.kind === 'return') {
+          throw f.src.error(s, "'return' inside a loop with a run-time trip count or condition is not supported; assign the result to a variable and return after the loop");
         }
         const after: SValue = { k: 'list', items: names.map((n) => e.lookup(n)!) };
         const joined = joinPlans(plan, naturalPlan(after));
         if (!plansEqual(joined, plan)) { retry = joined; throw new RetryWithDTypes(new Map()); }
         let go = next ? next(e) : undefined;
         if (exit) go = exitTest(ctx, inner, body, exit, go);
+        // A break (static, or a run-time flag) ends the loop after this trip.
+        const broke = r.kind === 'break' ? stat(true) : body.lookup(BREAK)!;
+        if (broke.k === 'static' && broke.value) go = ctx.scalar(false, 'bool');
+        else if (broke.k === 'scalar') {
+          const stay = ctx.b.op('scalar_op', [broke.v], { fn: 'not' })[0];
+          go = go ? ctx.b.op('scalar_op', [go, stay], { fn: 'and' })[0] : stay;
+        }
         const ys = flatten(ctx, after, plan);
         ctx.b.meta = meta;
         return { next: ys, ...(go ? { continue: go } : {}) };

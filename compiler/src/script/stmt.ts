@@ -1,15 +1,18 @@
 // Statements → SSA. Straight-line code updates the environment; `if` on a run-time condition
 // becomes an `if` node yielding the variables its branches assign (or, when a branch returns,
 // the function's result, with the statements after the `if` lowered into both branches);
-// static conditions are folded; loops are lowered in loops.ts. Invariant: a Completion other
-// than `normal` is only produced where control flow is static.
+// static conditions are folded; loops are lowered in loops.ts, `switch` in switch.ts. Inside a
+// loop, a `break`/`continue` under a data-dependent condition sets a hidden flag and the rest
+// of the trip is guarded by it (BREAK). Invariant: a Completion other than `normal` is only
+// produced where control flow is static.
 
 import { Node as TsNode, SyntaxKind, type Statement } from 'ts-morph';
 import { RetryWithDTypes, type Frame, type ScriptContext } from './context.js';
 import { condition } from './scalars.js';
 import { lowerExpr, bindPattern } from './expr.js';
 import { flatten, joinPlans, naturalPlan, plansEqual, PlanMismatch, unflatten, type Plan } from './plan.js';
-import { forLoop, forOf, whileLoop } from './loops.js';
+import { doLoop, forLoop, forOf, whileLoop } from './loops.js';
+import { lowerSwitch } from './switch.js';
 import { Env, stat, type SValue } from './values.js';
 import { ScriptError } from './errors.js';
 import type { Value } from '@kiln/ir-spec';
@@ -35,24 +38,66 @@ export function lowerStatements(ctx: ScriptContext, f: Frame, env: Env, stmts: r
       if (typeof c === 'boolean') {
         const r = lowerStatements(ctx, f, new Env(env), c ? thenS : elseS, after());
         if (r.kind !== 'normal') return r;
-        continue;
-      }
-      if (mayExit(s, SyntaxKind.ReturnStatement)) {
+      } else if (mayExit(s, SyntaxKind.ReturnStatement)) {
         if (f.inLoop) throw f.src.error(s, "'return' inside a data-dependent 'if' within a loop is not supported; assign the result to a variable and return after the loop");
         return { kind: 'return', value: ifReturning(ctx, f, env, s, c, [...thenS, ...after()], [...elseS, ...after()]) };
+      } else {
+        const exits = mayExit(s, SyntaxKind.BreakStatement) || mayExit(s, SyntaxKind.ContinueStatement);
+        if (exits && !env.has(BREAK)) {
+          throw f.src.error(s, "'break' or 'continue' under a data-dependent condition is not supported here; " +
+            "use a 'while' loop whose condition tests the same value, or compute a mask with tensor ops");
+        }
+        ifAssigning(ctx, f, env, s, c, thenS, elseS, exits);
       }
-      if (mayExit(s, SyntaxKind.BreakStatement) || mayExit(s, SyntaxKind.ContinueStatement)) {
-        throw f.src.error(s, "'break' or 'continue' under a data-dependent condition is not supported; " +
-          "use a 'while' loop whose condition tests the same value, or compute a mask with tensor ops");
-      }
-      ifAssigning(ctx, f, env, s, c, thenS, elseS);
-      continue;
+    } else {
+      const r = TsNode.isBlock(s) ? lowerStatements(ctx, f, new Env(env), s.getStatements(), after())
+        : TsNode.isSwitchStatement(s) ? located(f, s, () => lowerSwitch(ctx, f, env, s, after()))
+          : located(f, s, () => lowerStatement(ctx, f, env, s));
+      if (r.kind !== 'normal') return r;
     }
-    const r = TsNode.isBlock(s)
-      ? lowerStatements(ctx, f, new Env(env), s.getStatements(), after())
-      : located(f, s, () => lowerStatement(ctx, f, env, s));
-    if (r.kind !== 'normal') return r;
+    // After a data-dependent break or continue, the rest of the body runs only when neither happened.
+    if (i + 1 < stmts.length && exitedAtRunTime(env)) return guardRest(ctx, f, env, s, stmts.slice(i + 1), rest);
   }
+  return NORMAL;
+}
+
+/**
+ * Hidden variables of a run-time loop body: whether a `break` or a `continue` has run in this
+ * trip. A data-dependent one makes them run-time booleans; the statements after it are then
+ * guarded by `if (!(break || continue))`, and the loop's continue condition includes `!break`.
+ */
+export const BREAK = '#break', CONTINUE = '#continue';
+
+function exitedAtRunTime(env: Env): boolean {
+  if (!env.has(BREAK)) return false;
+  return env.lookup(BREAK)?.k === 'scalar' || env.lookup(CONTINUE)?.k === 'scalar';
+}
+
+/** `!(break || continue)` for the current trip, as a run-time bool. */
+function stillRunning(ctx: ScriptContext, env: Env): Value {
+  const flag = (name: string): Value => {
+    const v = env.lookup(name)!;
+    return v.k === 'scalar' ? v.v : ctx.scalar(!!(v.k === 'static' && v.value), 'bool');
+  };
+  const either = ctx.b.op('scalar_op', [flag(BREAK), flag(CONTINUE)], { fn: 'or' })[0];
+  return ctx.b.op('scalar_op', [either], { fn: 'not' })[0];
+}
+
+/** Lowers `rest` under `if (!(break || continue))`, merging the variables it assigns. */
+function guardRest(ctx: ScriptContext, f: Frame, env: Env, s: TsNode, rest: readonly Statement[], tail: readonly Statement[]): Completion {
+  const names = [...new Set([...rest.flatMap((r) => assignedNames(r)), BREAK, CONTINUE])].filter((n) => env.has(n));
+  const cond = stillRunning(ctx, env);
+  const label = `one of the variables ${names.filter((n) => !n.startsWith('#')).map((n) => `'${n}'`).join(', ') || '(none)'}`;
+  const merged = buildIf(ctx, f, s, cond, label, () => {
+    const e = new Env(env, true);
+    // Inside the guard neither has happened yet in this trip.
+    e.assign(BREAK, stat(false));
+    e.assign(CONTINUE, stat(false));
+    const r = lowerStatements(ctx, f, e, rest, tail);
+    if (r.kind === 'return') throw f.src.error(s, "'return' after a data-dependent 'break' or 'continue' in a loop is not supported; assign the result to a variable and return after the loop");
+    return { k: 'list', items: names.map((n) => e.lookup(n) ?? stat(undefined)) } as SValue;
+  }, () => ({ k: 'list', items: names.map((n) => env.lookup(n) ?? stat(undefined)) }));
+  if (merged.k === 'list') names.forEach((n, i) => env.assign(n, merged.items[i]));
   return NORMAL;
 }
 
@@ -76,7 +121,7 @@ export function blockOf(s: Statement): Statement[] {
 }
 
 /** Whether `n` contains a `kind` statement that leaves it (not inside a nested function/loop). */
-function mayExit(n: TsNode, kind: SyntaxKind): boolean {
+export function mayExit(n: TsNode, kind: SyntaxKind): boolean {
   let found = false;
   n.forEachDescendant((d, t) => {
     if (TsNode.isFunctionLikeDeclaration(d) || TsNode.isClassDeclaration(d) || TsNode.isClassExpression(d)) { t.skip(); return; }
@@ -146,15 +191,19 @@ export function buildIf(ctx: ScriptContext, f: Frame, at: TsNode, cond: Value, w
   throw f.src.error(at, `${what}: the branches of this 'if' do not settle on one type (internal limit)`);
 }
 
-function ifAssigning(ctx: ScriptContext, f: Frame, env: Env, s: TsNode, cond: Value, thenS: Statement[], elseS: Statement[]): void {
-  const names = assignedNames(s).filter((n) => env.has(n));
+function ifAssigning(ctx: ScriptContext, f: Frame, env: Env, s: TsNode, cond: Value, thenS: Statement[], elseS: Statement[], exits = false): void {
+  const names = [...assignedNames(s), ...(exits ? [BREAK, CONTINUE] : [])].filter((n) => env.has(n));
   const branch = (stmts: Statement[]) => () => {
     const e = new Env(env, true);
     const r = lowerStatements(ctx, f, e, stmts);
-    if (r.kind !== 'normal') throw f.src.error(s, `'${r.kind}' under a data-dependent condition is not supported here`);
+    // A break/continue has set its flag in `e` (see BREAK); the merge carries it out.
+    if (r.kind !== 'normal' && !(exits && (r.kind === 'break' || r.kind === 'continue'))) {
+      throw f.src.error(s, `'${r.kind}' under a data-dependent condition is not supported here`);
+    }
     return { k: 'list', items: names.map((n) => e.lookup(n) ?? stat(undefined)) } as SValue;
   };
-  const label = names.length === 1 ? `the variable '${names[0]}'` : `one of the variables ${names.map((n) => `'${n}'`).join(', ')}`;
+  const shown = names.filter((n) => !n.startsWith('#'));
+  const label = shown.length === 1 ? `the variable '${shown[0]}'` : `one of the variables ${shown.map((n) => `'${n}'`).join(', ')}`;
   const merged = buildIf(ctx, f, s, cond, label, branch(thenS), branch(elseS));
   if (merged.k === 'list') names.forEach((n, i) => env.assign(n, merged.items[i]));
 }
@@ -186,11 +235,14 @@ function lowerStatement(ctx: ScriptContext, f: Frame, env: Env, s: Statement): C
   if (TsNode.isBlock(s)) return lowerStatements(ctx, f, new Env(env), s.getStatements());
   if (TsNode.isBreakStatement(s) || TsNode.isContinueStatement(s)) {
     if (s.getLabel()) throw f.src.error(s, 'labelled break/continue is not supported by jit.script; restructure the loop');
-    return { kind: TsNode.isBreakStatement(s) ? 'break' : 'continue' };
+    const kind = TsNode.isBreakStatement(s) ? 'break' : 'continue';
+    if (env.has(BREAK)) env.assign(kind === 'break' ? BREAK : CONTINUE, stat(true));
+    return { kind };
   }
   if (TsNode.isEmptyStatement(s)) return NORMAL;
   if (TsNode.isForStatement(s)) return forLoop(ctx, f, env, s);
   if (TsNode.isWhileStatement(s)) return whileLoop(ctx, f, env, s);
+  if (TsNode.isDoStatement(s)) return doLoop(ctx, f, env, s);
   if (TsNode.isForOfStatement(s)) return forOf(ctx, f, env, s);
   throw f.src.error(s, unsupported(s));
 }
@@ -202,8 +254,6 @@ function unsupported(s: TsNode): string {
     ThrowStatement: "'throw' is reached in compiled code; jit.script cannot raise at run time. Check the condition outside the model, or move it into a @jit.ignore method",
     ClassDeclaration: 'class declarations inside a compiled method are not supported; declare the class at the top level of the file',
     FunctionDeclaration: 'nested function declarations are not supported (they can capture mutable state); declare the function at the top level of the file and call it',
-    SwitchStatement: "'switch' is not supported by jit.script yet; use if/else",
-    DoStatement: "'do ... while' is not supported by jit.script yet; use a 'while' loop",
     ForInStatement: "'for ... in' is not supported by jit.script; iterate with 'for ... of' over an array or a ModuleList",
     LabeledStatement: 'labelled statements are not supported by jit.script',
   };

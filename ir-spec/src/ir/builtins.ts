@@ -12,11 +12,17 @@
 //   if                         → (cond) regions [then, else] with no args, each yielding the results
 //   loop                       → (maxTrips?, cond?, ...init) region [body(i, ...carried)] yielding
 //                                (continue, ...carried); results are the final carried values
+//   to_tensor {dtype}          → a run-time scalar as a 0-d tensor (a number operand of a tensor op)
+//   host_call {name, types}    → calls the host function `name` (a @jit.ignore method) with the
+//                                inputs; results typed by `types`. Has effects; never saved.
+//   raise {message, types}     → fails the run with `message` when reached (a @jit.unused call);
+//                                `types` type the results the call site expects. Has effects.
 
 import { OpError, type Dim } from '../shape.js';
 import type { DType } from '../dtype.js';
 import { scalarType, tensorType, tupleType, typeEquals, typeToString, type IRType } from './types.js';
-import type { Attrs, Block, TensorData } from './graph.js';
+import type { Attrs, Block, Node, TensorData } from './graph.js';
+import { parseTypeString } from '../tsgraph/type-string.js';
 
 export const SCALAR_FNS = ['add', 'sub', 'mul', 'div', 'floordiv', 'mod', 'min', 'max', 'pow',
   'lt', 'le', 'gt', 'ge', 'eq', 'ne', 'and', 'or', 'not', 'neg'] as const;
@@ -176,6 +182,58 @@ const defs: BuiltinDef[] = [
     },
   },
 ];
+
+/** The `types` attribute of host_call/raise: the results' types in text form. */
+function typesAttr(op: string, attrs: Attrs): IRType[] {
+  const ts = attrs.types;
+  if (!Array.isArray(ts)) throw new OpError(op, `attribute types must be a list of type strings such as ["f32[N,4]", "i32"], got ${JSON.stringify(ts)}`);
+  return ts.map((t, i) => {
+    if (typeof t !== 'string') throw new OpError(op, `types[${i}] must be a type string, got ${JSON.stringify(t)}`);
+    try {
+      return parseTypeString(t);
+    } catch (e) {
+      throw new OpError(op, `types[${i}] '${t}' is not a type: ${(e as Error).message}`);
+    }
+  });
+}
+
+defs.push(
+  {
+    name: 'to_tensor', doc: 'a run-time scalar as a 0-d tensor of `dtype`',
+    infer(inputs, attrs) {
+      arity('to_tensor', inputs, 1);
+      const t = inputs[0];
+      if (!t || t.kind !== 'scalar') throw new OpError('to_tensor', `input must be a scalar, got ${t ? typeToString(t) : 'none'}`);
+      return [tensorType(dtypeAttr('to_tensor', attrs), [])];
+    },
+  },
+  {
+    name: 'host_call', doc: 'calls back into the host (a @jit.ignore method); results typed by `types`',
+    infer(inputs, attrs) {
+      if (typeof attrs.name !== 'string' || !attrs.name) throw new OpError('host_call', `attribute name must name the host function, got ${JSON.stringify(attrs.name)}`);
+      inputs.forEach((t, i) => {
+        if (!t || (t.kind !== 'tensor' && t.kind !== 'scalar')) throw new OpError('host_call', `input ${i} must be a tensor or a scalar, got ${t ? typeToString(t) : 'none'}`);
+      });
+      return typesAttr('host_call', attrs);
+    },
+  },
+  {
+    name: 'raise', doc: 'fails the run with `message` when reached; results typed by `types`',
+    infer(inputs, attrs) {
+      arity('raise', inputs, 0);
+      if (typeof attrs.message !== 'string' || !attrs.message) throw new OpError('raise', `attribute message must be a non-empty string, got ${JSON.stringify(attrs.message)}`);
+      return typesAttr('raise', attrs);
+    },
+  },
+);
+
+/** Structural ops with an effect besides their results: passes must keep them, in order. */
+export const EFFECT_OPS: ReadonlySet<string> = new Set(['host_call', 'raise']);
+
+/** Whether `n` has an effect (is an effect op, or owns a region that holds one). */
+export function hasEffects(n: Node): boolean {
+  return EFFECT_OPS.has(n.op) || n.regions.some((r) => r.nodes.some(hasEffects));
+}
 
 const builtins = new Map(defs.map((d) => [d.name, d]));
 

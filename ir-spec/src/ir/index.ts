@@ -4,6 +4,7 @@ export * from './graph.js';
 export * from './builtins.js';
 export * from './infer.js';
 export * from './builder.js';
+export * from './inline.js';
 export * from './text/index.js';
 export * from './dims.js';
 export * from './verify.js';

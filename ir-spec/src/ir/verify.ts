@@ -64,6 +64,9 @@ export const STRUCTURAL: Readonly<Record<string, StructuralRule>> = {
   tuple_get: { attrs: index, regions: 0 },
   if: { attrs: none, regions: 2, regionNames: ['then', 'else'] },
   loop: { attrs: none, regions: 1, regionNames: ['body'], optional: [0, 1] },
+  to_tensor: { attrs: z.object({ dtype }).strict(), regions: 0 },
+  host_call: { attrs: z.object({ name: z.string().min(1), types: z.array(z.string()) }).strict(), regions: 0 },
+  raise: { attrs: z.object({ message: z.string().min(1), types: z.array(z.string()) }).strict(), regions: 0 },
 };
 
 // ---- the walk ----------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 // (the verifier runs first), so a written file always reads back.
 
 import type { DType, TypedArray } from '../dtype.js';
-import type { Block, Graph, Node, TensorData, Value } from '../ir/graph.js';
+import { walkNodes, type Block, type Graph, type Node, type TensorData, type Value } from '../ir/graph.js';
 import { typeToString, type IRType } from '../ir/types.js';
 import { verifyGraph, VerifyError } from '../ir/verify.js';
 import { TsgraphError } from './errors.js';
@@ -24,6 +24,17 @@ export interface EncodeOptions {
   readonly producer?: ProducerJson;
   /** Reserved WGSL kernels (`{key, wgsl, ...}` JSON objects), carried through unchanged. */
   readonly kernels?: readonly unknown[];
+}
+
+/** A `host_call` calls JavaScript of the process that built the graph: a file cannot carry it. */
+function refuseHostCalls(graph: Graph): void {
+  for (const n of walkNodes(graph.body)) {
+    if (n.op !== 'host_call') continue;
+    const name = String(n.attrs.name);
+    throw new TsgraphError('SCHEMA', `encodeTsgraph: the graph calls back into JavaScript (host_call '${name}', a method marked @jit.ignore), ` +
+      `which a saved file cannot carry. Remove @jit.ignore from ${name} so it is compiled, mark it @jit.unused if compiled code never needs it, ` +
+      'or keep the model in this process instead of saving it');
+  }
 }
 
 /**
@@ -46,6 +57,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
     if (e instanceof VerifyError) throw new TsgraphError('VERIFY', `encodeTsgraph: the graph fails verification, so no reader would accept the file: ${e.message}`, { cause: e });
     throw e;
   }
+  refuseHostCalls(graph);
   for (const [k, v] of Object.entries(graph.metadata)) {
     if (typeof v !== 'string') throw new TsgraphError('SCHEMA', `encodeTsgraph: metadata '${k}' is a ${typeof v}; metadata values are strings`);
   }

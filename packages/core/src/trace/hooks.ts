@@ -2,6 +2,7 @@
 // tensor's value reaching JavaScript, and in-place writes. Invariant: `listener` is null except
 // while a trace is recording, so eager code pays one null check.
 
+import type { Graph } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 
 export interface TraceListener {
@@ -9,6 +10,14 @@ export interface TraceListener {
   onValueRead(what: string, t: Tensor): void;
   /** `t` was overwritten in place with the value of `result`. */
   onInplace(t: Tensor, result: Tensor): void;
+  /**
+   * A compiled graph (a jit.script or jit.trace module called inside the traced forward) ran
+   * on `args` (tensors, numbers, booleans for its inputs in order) and gave `outputs` (its
+   * outputs in order): the trace records the whole graph, regions included (hybrid mode).
+   */
+  onGraphCall?(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[]): void;
+  /** Runs `fn` without recording what it dispatches (compiling and running a graph eagerly). */
+  suspend?<R>(fn: () => R): R;
 }
 
 export const traceHooks: { listener: TraceListener | null } = { listener: null };

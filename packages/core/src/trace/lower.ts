@@ -1,10 +1,12 @@
 // Tape → IR graph. Inputs get the declared (possibly symbolic) types, parameters become named
 // `param` inputs, literals become 0-d constants, tensors made inside forward become named
 // constants in the tensor table, sizes and fills found by the generalizer are computed from the
-// symbols with `expand` (and `sum`); every node keeps its module scope and source location.
+// symbols with `expand` (and `sum`); every node keeps its module scope and source location; a
+// compiled graph called during the trace (a scripted submodule: hybrid mode) is inlined whole,
+// `if`/`loop` regions included, its params named under the submodule's scope.
 // An op whose types no longer check with symbolic dims is a TraceError naming the op and place.
 
-import { GraphBuilder, tensorType, type Dim, type Graph, type TypedArray, type Value } from '@kiln/ir-spec';
+import { GraphBuilder, inlineGraph, tensorType, type Dim, type Graph, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
 import { TraceError, type Tape } from './tape.js';
 import type { Tensor } from '../tensor.js';
 
@@ -23,6 +25,7 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
   const values = new Map<number, Value>();
   const params = new Map<string, Value>();
   let constants = 0;
+  const calls: CallState = { params, data: new Map(), live: opts.params, constants: 0 };
 
   tape.values.forEach((v, id) => {
     if (v.source.kind === 'input') {
@@ -59,7 +62,8 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
     b.meta = { ...(op.scope ? { scope: op.scope } : {}), ...(op.loc ? { loc: op.loc } : {}) };
     let outs: Value[];
     try {
-      outs = b.op(op.op, op.inputs.map((i) => (i === null ? null : valueOf(i))), op.attrs);
+      const ins = op.inputs.map((i) => (i === null ? null : valueOf(i)));
+      outs = op.graph ? inlineCall(b, op.graph, ins as Value[], op.scope, calls) : b.op(op.op, ins, op.attrs);
     } catch (e) {
       // Shapes that held at the example sizes no longer fit once dims are symbolic: something
       // was baked in (the caller appends the trace's warnings, which say what).
@@ -71,6 +75,52 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
   b.meta = {};
   tape.outputs.forEach((id, k) => b.output(opts.outputNames[k], valueOf(id)));
   return b.build();
+}
+
+/** What the inlined calls of one lowering share: params by name with their data, and a counter for constants. */
+interface CallState { params: Map<string, Value>; data: Map<string, TensorData>; live: ReadonlyMap<string, Tensor>; constants: number }
+
+/**
+ * A compiled graph inlined at its call: its symbols become the dims of the values it was called
+ * with, its params join the trace's (named `scope.name`; a name already taken by other data gets
+ * a suffix), its nodes keep their own scopes under the call's.
+ */
+function inlineCall(b: GraphBuilder, g: Graph, inputs: Value[], scope: string | undefined, st: CallState): Value[] {
+  const dims = new Map<string, Dim>();
+  g.inputs.filter((i) => i.kind === 'input').forEach((inp, k) => {
+    const want = inp.value.type, got = inputs[k]?.type;
+    if (want.kind !== 'tensor' || got?.kind !== 'tensor') return;
+    want.shape.forEach((d, j) => { if (typeof d === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(d) && !dims.has(d)) dims.set(d, got.shape[j]); });
+  });
+  const under = (name: string) => (scope ? `${scope}.${name}` : name);
+  const meta = b.meta;
+  return inlineGraph(b, g, {
+    inputs,
+    dims,
+    param: (name, data) => {
+      for (let k = 0; ; k++) {
+        const full = k ? `${under(name)}_${k}` : under(name);
+        const live = st.live.get(full);
+        const have = st.data.get(full) ?? (live && copyOf(live));
+        if (have && !sameData(have, data)) continue;
+        let v = st.params.get(full);
+        if (!v) {
+          v = b.param(full, have ?? data);
+          st.params.set(full, v);
+        }
+        st.data.set(full, have ?? data);
+        return v;
+      }
+    },
+    constant: (_, data) => b.constant(`call_const_${st.constants++}`, data),
+    meta: (m) => ({ ...meta, ...(m.loc ? { loc: m.loc } : {}), ...(m.scope || scope ? { scope: [scope, m.scope].filter(Boolean).join('.') } : {}) }),
+  });
+}
+
+function sameData(a: TensorData, b: TensorData): boolean {
+  if (a.dtype !== b.dtype || a.shape.length !== b.shape.length || a.shape.some((d, i) => d !== b.shape[i]) || a.data.length !== b.data.length) return false;
+  for (let i = 0; i < a.data.length; i++) if (!Object.is(a.data[i], b.data[i])) return false;
+  return true;
 }
 
 function copyOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[]; data: TypedArray } {

@@ -3,7 +3,7 @@
 // Invariant: the tape holds concrete shapes and attributes exactly as the run saw them;
 // generalization to symbolic dims happens later (generalize.ts), lowering to IR after that.
 
-import type { Dim, DType, OpDef, TypedArray } from '@kiln/ir-spec';
+import type { Dim, DType, Graph, OpDef, TypedArray } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver, type DispatchObserver } from '../dispatch.js';
 import { traceHooks, type TraceListener } from './hooks.js';
@@ -28,7 +28,10 @@ export interface TapeValue {
 }
 
 export interface TapeOp {
+  /** A registry op, or `call @name` for a compiled graph (see `graph`). */
   readonly op: string;
+  /** For a call of a compiled graph: the graph, inlined when lowering (regions included). */
+  readonly graph?: Graph;
   readonly inputs: readonly (number | null)[];
   readonly attrs: Record<string, unknown>;
   readonly outputs: readonly number[];
@@ -67,6 +70,8 @@ class Recorder implements DispatchObserver, TraceListener {
   private readonly byStorage = new Map<object, number[]>();
   private readonly paramsByStorage = new Map<object, { name: string; tensor: Tensor }>();
   scope: string | undefined;
+  /** While above 0, dispatched ops and value reads are not recorded (see suspend). */
+  private suspended = 0;
 
   constructor(params: [string, Tensor][], private readonly strict: boolean) {
     for (const [name, t] of params) this.paramsByStorage.set(t._storage, { name, tensor: t });
@@ -114,6 +119,7 @@ class Recorder implements DispatchObserver, TraceListener {
   }
 
   onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void {
+    if (this.suspended) return;
     const ins = inputs.map((t) => (t ? this.valueOf(t) : null));
     const opIndex = this.tape.ops.length;
     const outs = outputs.map((t, k) => {
@@ -125,13 +131,41 @@ class Recorder implements DispatchObserver, TraceListener {
   }
 
   onValueRead(what: string, t: Tensor): void {
-    if (!this.ids.has(t)) return; // a value that does not depend on the trace (e.g. a constant)
+    if (this.suspended || !this.ids.has(t)) return; // a value that does not depend on the trace (e.g. a constant)
     const loc = userLocation();
     const message = `${what} read a traced tensor's value (shape [${t.shape.join(',')}]) into JavaScript${loc ? ` at ${loc}` : ''}: ` +
       'whatever the code does with that number (a branch, a loop bound, arithmetic) is baked into the trace for this input only. ' +
       'Keep it in tensor ops, or compile this module with jit.script, which keeps data-dependent control flow.';
     if (this.strict) throw new TraceError(message, loc);
     this.tape.warnings.push({ kind: 'value-read', message, loc });
+  }
+
+  suspend<R>(fn: () => R): R {
+    this.suspended++;
+    try {
+      return fn();
+    } finally {
+      this.suspended--;
+    }
+  }
+
+  onGraphCall(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[]): void {
+    const declared = graph.inputs.filter((i) => i.kind === 'input');
+    if (args.length !== declared.length) throw new TraceError(`trace: the compiled graph @${graph.name} takes ${declared.length} inputs but was called with ${args.length}`);
+    const ins = args.map((a, i) => {
+      if (a instanceof Tensor) return this.valueOf(a);
+      const t = declared[i].value.type;
+      const dtype: DType = t.kind === 'tensor' || t.kind === 'scalar' ? t.dtype : 'float32';
+      if (typeof a !== 'number' && typeof a !== 'boolean') throw new TraceError(`trace: argument ${i} of the compiled graph @${graph.name} is ${typeof a}; it takes tensors, numbers and booleans`);
+      return this.push({ kind: 'literal', value: Number(a), dtype }, { dtype, shape: [] });
+    });
+    const opIndex = this.tape.ops.length;
+    const outs = outputs.map((t, k) => {
+      const id = this.push({ kind: 'op', op: opIndex, output: k }, t);
+      this.bind(t, id);
+      return id;
+    });
+    this.tape.ops.push({ op: `call @${graph.name}`, graph, inputs: ins, attrs: {}, outputs: outs, scope: this.scope, loc: userLocation() });
   }
 
   onInplace(t: Tensor, result: Tensor): void {

@@ -27,7 +27,7 @@ export function graphListing(g: Graph): string {
     const lhs = outs.length === 1 ? `const ${outs[0]} = ` : outs.length ? `const [${outs.join(', ')}] = ` : '';
     const note = n.meta.scope ? `  // ${n.meta.scope}` : '';
     if (n.op === 'if') {
-      lines.push(`${indent}let ${outs.join(', ')};${note}`);
+      if (outs.length) lines.push(`${indent}let ${outs.join(', ')};${note}`);
       lines.push(`${indent}if (${id(n.inputs[0])}) {`);
       block(n.regions[0], indent + '  ');
       lines.push(`${indent}  ${assign(outs, n.regions[0].yields.map(id))}`);

@@ -1,7 +1,7 @@
 // The jit decorators (TypeScript 5 standard decorators). `@jit.script` on a class makes its
 // instances run compiled: forward (and every @jit.export method) compiles lazily on first
-// call, per instance. `@jit.ignore`, `@jit.unused`, `@jit.export` mark methods; the scripter
-// reads the marks through the module adapter. Invariant: the original methods stay reachable
+// call, per instance. `@jit.ignore` (a call back into JavaScript), `@jit.unused` (an error if
+// reached), `@jit.export` mark methods; the scripter reads the marks through the module adapter. Invariant: the original methods stay reachable
 // (script-host.ts `wrapped`), so the scripter always compiles the user's code, not a wrapper.
 
 import { nn, trace as tracer } from '@kiln/core';
@@ -53,13 +53,22 @@ export function scriptClass<C extends AnyClass>(cls: C, ctx: ClassDecoratorConte
   }
 }
 
-/** `@jit.ignore`: the method stays eager JavaScript (calling it from compiled code is refused for now). */
+/**
+ * `@jit.ignore`: the method stays eager JavaScript. Compiled code calls back into it at run time
+ * (a `host_call` node; it takes tensors, numbers and booleans and returns tensors, numbers,
+ * booleans, arrays of them or nothing). Compiling runs it once on example inputs to learn the
+ * types it returns. A graph with such a call runs in this process only: saving it fails.
+ */
 export function ignore<F extends Function>(fn: F, _ctx: ClassMethodDecoratorContext): F {
   methodMarks.set(fn, 'ignore');
   return fn;
 }
 
-/** `@jit.unused`: the method is not compiled; a call that can run is a compile-time ScriptError. */
+/**
+ * `@jit.unused`: the method is not compiled. A call on a path that is dead when compiling
+ * disappears; any other call becomes a `raise` node that fails the run if reached, naming the
+ * method (typed by running the method once on example inputs). Saving works.
+ */
 export function unused<F extends Function>(fn: F, _ctx: ClassMethodDecoratorContext): F {
   methodMarks.set(fn, 'unused');
   return fn;

@@ -6,7 +6,7 @@
 
 import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import * as core from '@kiln/core';
-import type { CallResult, MethodMark, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
+import type { CallResult, MethodMark, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
 import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
 import { TracedModule } from './traced-module.js';
 
@@ -176,6 +176,16 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
   };
   return {
     hasFunction: (name) => !!resolveFunction(name) || name === 'F',
+    probeMethod(module, method, inputs, args): ProbeResult {
+      const target: TraceTarget = { kind: 'module', module, method };
+      const run = (bump: number) => {
+        const ts = inputs.map((inp, i) => exampleTensor({ ...inp, shape: inp.shape.map((d, k) => (k in inp.axes ? d + bump : d)) }, i));
+        return noGrad(() => invoke(target, inputs, ts, args));
+      };
+      const dynamic = inputs.some((inp) => Object.keys(inp.axes).length);
+      const base = run(0);
+      return probed(base, dynamic ? run(1) : base, '');
+    },
     traceCall(target, inputs, args): TracedCall {
       const examples = inputs.map((inp, i) => exampleTensor(inp, i));
       let result: unknown;
@@ -213,6 +223,23 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       return { graph: r.graph, result: first, warnings };
     },
   };
+}
+
+/** The types of a probed method's results (`a` at the example sizes, `b` with the sizes bumped). */
+function probed(a: unknown, b: unknown, where: string): ProbeResult {
+  const at = where ? ` at ${where}` : '';
+  if (a === undefined || a === null) return { kind: 'none' };
+  if (a instanceof Tensor) {
+    if (!(b instanceof Tensor) || b.ndim !== a.ndim || b.dtype !== a.dtype) throw new Error(`it returns a tensor${at} whose rank or dtype changes with the input sizes`);
+    return { kind: 'tensor', dtype: a.dtype, shape: [...a.shape], bumped: [...b.shape] };
+  }
+  if (typeof a === 'number') return { kind: 'number' };
+  if (typeof a === 'boolean') return { kind: 'boolean' };
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || b.length !== a.length) throw new Error(`it returns an array${at} whose length changes with the input sizes`);
+    return { kind: 'list', items: a.map((x, i) => probed(x, b[i], `${where}[${i}]`)) };
+  }
+  throw new Error(`it returns ${typeof a === 'object' ? 'an object' : typeof a}${at}; a method called from compiled code may return tensors, numbers, booleans, arrays of them or nothing`);
 }
 
 function hasStatic(r: CallResult): boolean {

@@ -6,10 +6,10 @@
 // Weights are copied into the graph when compiling, as jit.trace does. Tensor dim 0 is a symbolic batch `N` unless `dynamicBatch: false`.
 // Invariant: the compiled graph computes what eager computes, or jit.script throws a ScriptError.
 
-import { nn, Tensor } from '@kiln/core';
+import { nn, Tensor, trace as tracer } from '@kiln/core';
 import { scriptFunction, scriptModule, type CallResult, type ScriptInput, type ScriptedGraph } from '@kiln/compiler';
-import type { Dim, Graph } from '@kiln/ir-spec';
-import { createModel, type InputValue, type Model } from '@kiln/runtime';
+import { walkNodes, type Dim, type Graph } from '@kiln/ir-spec';
+import { createModel, type HostFunction, type HostValue, type InputValue, type Model } from '@kiln/runtime';
 import { Adapters, createScriptHost } from './script-host.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
@@ -66,8 +66,19 @@ export class ScriptModule {
 
   /** Compiles (if needed) for these arguments and runs the graph on the CPU executor. */
   forward(...args: unknown[]): any {
-    const c = this.compileFor(args);
-    const outs = c.model.runSync(args.map(toInput)).map(toTensor);
+    const run = () => {
+      const c = this.compileFor(args);
+      return { c, outs: c.model.runSync(args.map(toInput)).map(toTensor) };
+    };
+    // Inside jit.trace (hybrid mode) the trace records this whole graph, if/loop regions included,
+    // not the one path these inputs take; compiling and running it are not recorded.
+    const listener = tracer.traceHooks.listener;
+    if (listener?.onGraphCall && listener.suspend) {
+      const { c, outs } = listener.suspend(run);
+      listener.onGraphCall(c.scripted.graph, args, outs);
+      return rebuild(c.scripted.result, outs);
+    }
+    const { c, outs } = run();
     return rebuild(c.scripted.result, outs);
   }
 
@@ -83,11 +94,34 @@ export class ScriptModule {
       const scripted = this.target.kind === 'module'
         ? scriptModule(host, adapters.of(this.target.module), symbolize(kinds), this.methodName, { name: this.opts.name })
         : scriptFunction(host, Function.prototype.toString.call(this.target.fn), this.target.fn.name, symbolize(kinds), this.opts.sourceFile, { name: this.opts.name });
-      c = { scripted, model: createModel(scripted.graph) };
+      c = { scripted, model: createModel(scripted.graph, { hostFunctions: this.hostFunctions(scripted.graph) }) };
       this.cache.set(key, c);
     }
     this.last = c;
     return c;
+  }
+
+  /**
+   * The functions the graph's `host_call` nodes call: each @jit.ignore method of the instance it
+   * was called on (`blocks.1:Block.debugHook` is that method of submodule `blocks.1`), with
+   * runtime tensors converted to kiln Tensors and back.
+   */
+  private hostFunctions(graph: Graph): Record<string, HostFunction> {
+    const fns: Record<string, HostFunction> = {};
+    if (this.target.kind !== 'module') return fns;
+    const root = this.target.module;
+    for (const node of walkNodes(graph.body)) {
+      if (node.op !== 'host_call') continue;
+      const name = String(node.attrs.name);
+      const colon = name.lastIndexOf(':');
+      const mod = colon < 0 ? root : root.getSubmodule(name.slice(0, colon));
+      const method = name.slice(name.lastIndexOf('.') + 1);
+      fns[name] = (...args) => {
+        const ts = args.map((a) => (typeof a === 'object' ? new Tensor({ data: a.data, version: 0 }, [...a.shape], a.dtype) : a));
+        return hostValue(Reflect.apply(Reflect.get(mod, method) as Function, mod, ts));
+      };
+    }
+    return fns;
   }
 
   /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
@@ -128,6 +162,13 @@ function toInput(a: unknown): InputValue {
   if (typeof a === 'boolean') return { data: Uint8Array.of(a ? 1 : 0), shape: [], dtype: 'bool' };
   const n = a as number;
   return Number.isInteger(n) ? { data: Int32Array.of(n), shape: [], dtype: 'int32' } : { data: Float32Array.of(n), shape: [], dtype: 'float32' };
+}
+
+/** A host function's result for the runtime: tensors as dense `{ data, shape, dtype }`, arrays element-wise. */
+function hostValue(r: unknown): unknown {
+  if (r instanceof Tensor) return { data: r.data.slice(0, r.numel), shape: [...r.shape], dtype: r.dtype } satisfies HostValue;
+  if (Array.isArray(r)) return r.map(hostValue);
+  return r;
 }
 
 function rebuild(r: CallResult, outs: readonly Tensor[]): unknown {

@@ -43,8 +43,15 @@ export class TracedModule {
 
   /** Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object). */
   forward(...inputs: Tensor[]): any {
-    const outs = this.model.runSync(inputs).map(toTensor);
-    return tracer.unflattenOutput(this.outputSpec, outs);
+    const run = () => this.model.runSync(inputs).map(toTensor);
+    // Inside another jit.trace, that trace records this graph as it is (not a baked constant).
+    const listener = tracer.traceHooks.listener;
+    if (listener?.onGraphCall && listener.suspend) {
+      const outs = listener.suspend(run);
+      listener.onGraphCall(this.graph, inputs, outs);
+      return tracer.unflattenOutput(this.outputSpec, outs);
+    }
+    return tracer.unflattenOutput(this.outputSpec, run());
   }
 
   /** The graph as a readable TypeScript-like listing. */
