@@ -72,6 +72,12 @@ describe('@jit.script', () => {
     // Dead-code elimination and CSE keep both calls (the log's result is unused: it is kept for its effect).
     const optimized = eliminateCommonSubexpressions(eliminateDeadCode(s.graph));
     expect(optimized.toString().match(/host_call\(/g)?.length).toBe(2);
+    // jit.optimizeForInference (-O2) keeps the calls and wires them to the same methods.
+    const fast = jit.optimizeForInference(s);
+    m.seen.length = 0;
+    const x6 = randn([6, 4]);
+    close(fast.forward(x6) as Tensor, x6.mul(2).sub(3).relu());
+    expect(m.seen).toEqual([6]);
     expect(() => s.toBytes()).toThrow(/host_call 'CallsIgnored\.(log|debug)'[\s\S]*@jit\.ignore[\s\S]*@jit\.unused[\s\S]*in this process/);
     expect(() => createModel(s.graph).runSync([randn([2, 4])])).toThrow(/host function 'CallsIgnored\.log'[\s\S]*hostFunctions/);
   });

@@ -6,6 +6,7 @@
 import { trace as tracer, zeros, type Tensor } from '@kiln/core';
 import { runPipeline, type PassRecord, type PipelineOptions } from '@kiln/compiler';
 import type { Graph } from '@kiln/ir-spec';
+import type { HostFunction } from '@kiln/runtime';
 import { TracedModule } from './traced-module.js';
 
 export interface OptimizeOptions {
@@ -26,12 +27,14 @@ export interface CompiledModule {
   readonly graph: Graph;
   forward(...inputs: Tensor[]): unknown;
   readonly warnings?: readonly tracer.TraceWarning[];
+  /** The JavaScript functions the graph's host_call nodes (@jit.ignore methods) call. */
+  hostFunctions?(graph: Graph): Record<string, HostFunction>;
 }
 
 /** A module whose graph the compiler optimized; `timings` says what each pass took. */
 export class OptimizedModule extends TracedModule {
   constructor(graph: Graph, source: CompiledModule, readonly timings: readonly PassRecord[]) {
-    super(graph, source.warnings ?? [], outputSpecOf(source));
+    super(graph, source.warnings ?? [], outputSpecOf(source), source.hostFunctions?.(graph));
   }
 }
 

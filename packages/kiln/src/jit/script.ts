@@ -104,9 +104,9 @@ export class ScriptModule {
   /**
    * The functions the graph's `host_call` nodes call: each @jit.ignore method of the instance it
    * was called on (`blocks.1:Block.debugHook` is that method of submodule `blocks.1`), with
-   * runtime tensors converted to kiln Tensors and back.
+   * runtime tensors converted to kiln Tensors and back. jit.optimizeForInference uses them too.
    */
-  private hostFunctions(graph: Graph): Record<string, HostFunction> {
+  hostFunctions(graph: Graph): Record<string, HostFunction> {
     const fns: Record<string, HostFunction> = {};
     if (this.target.kind !== 'module') return fns;
     const root = this.target.module;

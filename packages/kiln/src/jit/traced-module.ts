@@ -4,7 +4,7 @@
 
 import { noGrad, trace as tracer, type Tensor } from '@kiln/core';
 import type { Graph } from '@kiln/ir-spec';
-import { createModel, type Model } from '@kiln/runtime';
+import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
@@ -37,8 +37,9 @@ export class TracedModule {
     readonly graph: Graph,
     readonly warnings: readonly tracer.TraceWarning[],
     private readonly outputSpec: tracer.OutputSpec,
+    hostFunctions: Readonly<Record<string, HostFunction>> = {},
   ) {
-    this.model = createModel(graph);
+    this.model = createModel(graph, { hostFunctions });
   }
 
   /** Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object). */
