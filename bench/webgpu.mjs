@@ -1,8 +1,8 @@
 // WebGPU figures, measured on the BUILT packages (`npm run build` first): the small CNN of
 // bench/runtime.mjs ([N,3,32,32], conv-relu-pool ×2, linear) at batch 1 and 32, on the CPU
 // executor and on WebGPU through Dawn (npm `webgpu`), each at -O0 (one kernel per op) and -O2
-// (the compiler's fused graph; for WebGPU without prepack-weights, whose packed layouts are
-// CPU-only), measured side by side in one process: median latency per run,
+// (the compiler's fused graph, every pass of the level: prepack-weights' Winograd layout has its
+// own WGSL kernel), measured side by side in one process: median latency per run,
 // dispatches per run, kernels compiled and the time to compile them (load). Without a GPU the
 // WebGPU rows run on SwiftShader, a CPU emulation of Vulkan: its absolute figures say little
 // about a real GPU; compare the -O2/-O0 ratio. `node bench/webgpu.mjs [--quick] [--profile] [--seed]` prints a
@@ -21,9 +21,6 @@ import { seededValues, isMain, summarize } from './stats.mjs';
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
 mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
-
-/** The passes of -O`level` for WebGPU: all but the CPU-only weight packing (no WGSL for its layouts). */
-const passesFor = (level) => LEVELS[level].filter((p) => p !== 'prepack-weights');
 
 /** Milliseconds of each timed call of async `fn`, after `warmup` untimed calls. */
 async function timeAsync(fn, { warmup = 2, minRuns = 5, maxRuns = 30, budgetMs = 4000 } = {}) {
@@ -62,7 +59,7 @@ export async function benchWebGpu({ model = 'small CNN', quick = false, log = ()
   const timing = quick || heavy ? { warmup: 1, minRuns: 3, maxRuns: heavy ? 3 : 30, budgetMs: 1500 } : { warmup: 2, minRuns: 7, budgetMs: 6000 };
   const rows = [];
   for (const level of [0, 2]) {
-    const g = runPipeline(graph, { passes: passesFor(level) }).graph;
+    const g = runPipeline(graph, { level }).graph;
     const { kernels, unsupported } = generateWgsl(g);
     if (unsupported.length) throw new Error(`-O${level}: no WGSL for ${unsupported.map((u) => `${u.op} (${u.reason})`).join(', ')}`);
     const t0 = performance.now();
@@ -94,7 +91,7 @@ export async function profileWebGpu(n = 32) {
   const { graph } = decodeTsgraph(smallCnnTsgraph());
   const out = [];
   for (const level of [0, 2]) {
-    const g = runPipeline(graph, { passes: passesFor(level) }).graph;
+    const g = runPipeline(graph, { level }).graph;
     const device = await createWebGpuDevice({ kernels: generateWgsl(g).kernels, profile: true });
     const model = createModel(g, { device });
     const x = { data: seededValues(n * 3 * 32 * 32, 7 + n), shape: [n, 3, 32, 32], dtype: 'float32' };
@@ -113,6 +110,7 @@ if (isMain(import.meta.url)) {
   const rows = [];
   for (const model of models) rows.push(...await benchWebGpu({ model, quick: process.argv.includes('--quick'), log: (s) => process.stderr.write(`${s}\n`) }));
   console.log('input [N,3,32,32]; medians; WebGPU = Dawn on SwiftShader (a CPU emulation of Vulkan) unless a GPU is present');
+  console.log(`-O2 = every pass, on both backends: ${LEVELS[2].join(', ')}`);
   console.log('| model | level | batch | backend | median ms (min-max, runs) | dispatches/run | kernels | compile ms |');
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {

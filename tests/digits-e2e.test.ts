@@ -1,5 +1,5 @@
 // The end-to-end digits demo (examples/digits/end-to-end.mjs, `npm run demo`): eager training,
-// compile, -O2, save, then the runtime alone on the 360 test images. Checks the accuracy, that
+// compile, -O2, save, then the runtime alone on the 360 test images, on the CPU and on WebGPU. Checks the accuracy, that
 // every prediction equals eager's and that the saved file loads again. Times are never asserted.
 
 import { describe, expect, it } from 'vitest';
@@ -22,6 +22,10 @@ describe('digits end to end: train → compile → optimize → save → runtime
       expect(r.cpu.identical).toBe(360);
       expect(r.cpu.worstRelDiff).toBeLessThanOrEqual(1e-5);
       expect(['script', 'trace']).toContain(r.compiledWith);
+      // The same file on WebGPU (SwiftShader here): every prediction equal to eager's.
+      if (r.webgpu.status !== 'ran') throw new Error(`the WebGPU leg did not run: ${r.webgpu.reason}`);
+      expect(r.webgpu.identical).toBe(360);
+      expect(r.webgpu.worstRelDiff).toBeLessThanOrEqual(1e-4);
 
       expect(r.path).toBe(join(dir, 'digits.tsgraph'));
       expect(existsSync(r.path)).toBe(true);

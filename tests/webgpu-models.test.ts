@@ -1,7 +1,8 @@
 // Whole graphs on WebGPU (Dawn; SwiftShader on CI) equal the CPU runtime: the fixture graphs
 // (CNN, loop, if, tuples) stored as `.tsgraph` files WITH their WGSL and loaded by the runtime
 // alone; a CNN traced with jit.trace from an eager kiln model; `if`/`loop` whose conditions are
-// tensors read back from the GPU; a dispatch too large for one grid dimension. Also: what the
+// tensors read back from the GPU; a dispatch too large for one grid dimension; 3×3 convs at full
+// -O2, their weights prepacked for the Winograd F(4×4, 3×3) kernel. Also: what the
 // WebGPU device reports when a kernel does not compile or is missing (backend choice:
 // tests/backend-choice.test.ts).
 
@@ -27,6 +28,11 @@ function expectClose(got: readonly Output[], want: readonly Output[], tol: numbe
       if (!(Math.abs(g.data[k] - w[k]) <= tol * Math.max(1, Math.abs(w[k])))) expect(g.data[k], `${g.name}[${k}]`).toBe(w[k]);
     }
   });
+}
+
+/** fused_conv2d nodes of `g` that read a Winograd-prepacked weight. */
+function winogradConvs(g: Graph): number {
+  return g.body.nodes.filter((n) => n.op === 'fused_conv2d' && n.attrs.layout === 'winograd4x4').length;
 }
 
 function fill(shape: number[], salt: number): Float32Array {
@@ -99,8 +105,8 @@ describe('graphs on WebGPU equal the CPU runtime', () => {
     const input: InputValue[] = [{ data: x.data as TypedArray, shape: [...x.shape], dtype: 'float32' }];
     const want = createModel(traced.graph).runSync(input);
     const dispatches: number[] = [];
-    // -O2 for WebGPU: every pass but the CPU-only weight packing (its layouts have no WGSL).
-    for (const passes of [LEVELS[0], LEVELS[2].filter((p) => p !== 'prepack-weights')]) {
+    // -O2 with every pass: prepack-weights' Winograd layout runs on its own WGSL kernel.
+    for (const passes of [LEVELS[0], LEVELS[2]]) {
       const { graph } = runPipeline(traced.graph, { passes });
       const { kernels, unsupported } = generateWgsl(graph);
       expect(unsupported).toEqual([]);
@@ -115,7 +121,7 @@ describe('graphs on WebGPU equal the CPU runtime', () => {
     expect(dispatches[1]).toBeLessThan(dispatches[0]);
   });
 
-  it('the seed ResearchModel (eval) on WebGPU equals the CPU at -O0 and -O2, batch 2', async () => {
+  it('the seed ResearchModel (eval) on WebGPU equals the CPU at -O0 and full -O2 (Winograd convs), batch 2', async () => {
     manualSeed(3);
     const model = new ResearchModel();
     model.eval();
@@ -123,16 +129,43 @@ describe('graphs on WebGPU equal the CPU runtime', () => {
     const x = randn(seedInputShape(2));
     const input: InputValue[] = [{ data: x.data as TypedArray, shape: [...x.shape], dtype: 'float32' }];
     const want = createModel(traced.graph).runSync(input);
-    for (const passes of [LEVELS[0], LEVELS[2].filter((p) => p !== 'prepack-weights')]) {
+    for (const passes of [LEVELS[0], LEVELS[2]]) {
       const { graph } = runPipeline(traced.graph, { passes });
       const { kernels, unsupported } = generateWgsl(graph);
       expect(unsupported).toEqual([]);
+      if (passes === LEVELS[2]) expect(winogradConvs(graph)).toBe(2);
       const dev = await createWebGpuDevice({ kernels });
       try {
         expectClose(await createModel(graph, { device: dev }).run(input), want, 1e-4);
       } finally {
         dev.destroy();
       }
+    }
+  });
+
+  it('3×3 convs prepacked for Winograd F(4×4, 3×3) equal the CPU: padding, ragged tiles, bias, pools, odd channel counts', async () => {
+    manualSeed(5);
+    // 7×7 with padding 0 leaves a 5×5 output: partial 4×4 tiles, and a 2×2 pool that drops a row.
+    const model = new nn.Sequential(
+      new nn.Conv2d(3, 6, 3, { padding: 1 }), new nn.BatchNorm2d(6), new nn.ReLU(), new nn.MaxPool2d(2),
+      new nn.Conv2d(6, 20, 3), new nn.Sigmoid(),
+      new nn.Conv2d(20, 5, 3, { padding: 1, bias: false }), new nn.MaxPool2d(2),
+      new nn.Flatten(), new nn.Linear(5 * 2 * 2, 3),
+    );
+    model.eval();
+    const traced = jit.trace(model, [randn([1, 3, 14, 14])], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
+    const { graph } = runPipeline(traced.graph, { level: 2 });
+    expect(winogradConvs(graph)).toBe(3);
+    const { kernels, unsupported } = generateWgsl(graph);
+    expect(unsupported).toEqual([]);
+    await device.addKernels(kernels);
+    const gpu = createModel(graph, { device });
+    for (const n of [1, 3]) {
+      // Realistic magnitudes: inputs of scale 4 put the conv outputs in the tens.
+      const x = randn([n, 3, 14, 14]);
+      const input: InputValue[] = [{ data: (x.data as Float32Array).map((v) => 4 * v), shape: [n, 3, 14, 14], dtype: 'float32' }];
+      expectClose(await gpu.run(input), createModel(graph).runSync(input), 1e-4);
+      expectClose(await gpu.run(input), createModel(traced.graph).runSync(input), 1e-4);
     }
   });
 
@@ -224,6 +257,27 @@ describe('the WebGPU device', () => {
       dev.destroy();
     }
     await expect(device.profile()).rejects.toThrow(/profile: true/);
+  });
+
+  it('serves a repeated run of a planned (-O2) graph from pooled buffers: no GPU buffer is created, inputs included', async () => {
+    manualSeed(13);
+    const model = new nn.Sequential(new nn.Conv2d(3, 8, 3, { padding: 1 }), new nn.ReLU(), new nn.MaxPool2d(2), new nn.Flatten(), new nn.Linear(8 * 4 * 4, 5), new nn.Sigmoid());
+    model.eval();
+    const traced = jit.trace(model, [randn([2, 3, 8, 8])], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
+    const { graph } = runPipeline(traced.graph, { level: 2 });
+    expect(graph.metadata['kiln.memory_plan']).toBeDefined();
+    const dev = await createWebGpuDevice({ kernels: generateWgsl(graph).kernels });
+    try {
+      const gpu = createModel(graph, { device: dev }), cpu = createModel(graph);
+      const input = INPUTS.cnn(3);
+      await gpu.run(input);
+      const created = dev.stats.buffersCreated;
+      expect(created).toBeGreaterThan(0);
+      expectClose(await gpu.run(input), cpu.runSync(input), 1e-4);
+      expect(dev.stats.buffersCreated).toBe(created);
+    } finally {
+      dev.destroy();
+    }
   });
 
   it('runs a model with one submit per read and counts dispatches and compiled kernels', async () => {

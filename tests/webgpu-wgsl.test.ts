@@ -1,6 +1,6 @@
-// WGSL codegen is deterministic and reviewed like code: the kernels of the fixture CNN are a
-// snapshot (tests/__snapshots__/webgpu-wgsl.test.ts.snap; update with `npx vitest run -u` and
-// review the diff), the same graph always gives byte-identical WGSL and `.tsgraph` bytes, and
+// WGSL codegen is deterministic and reviewed like code: the kernels of the fixture CNN and the
+// Winograd conv kernels are snapshots (tests/__snapshots__/webgpu-wgsl.test.ts.snap; update with
+// `npx vitest run -u` and review the diff), the same graph always gives byte-identical WGSL and `.tsgraph` bytes, and
 // kernel keys depend on dtypes, ranks and attrs but not on dims (one kernel serves every batch).
 // Pure codegen: no GPU needed.
 
@@ -18,6 +18,20 @@ describe('WGSL codegen', () => {
       const few = k.fewRows ? `\n// few rows (<= ${k.fewRows.maxRows}): grid ${JSON.stringify(k.fewRows.grid)}\n${k.fewRows.wgsl}` : '';
       expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}${few}`).toMatchSnapshot(k.name);
     }
+  });
+
+  it('matches the snapshot of the Winograd F(4×4, 3×3) conv kernels (prepacked weights, with and without a fused pool)', () => {
+    const f = { dtype: 'float32' as const, rank: 4 };
+    const conv = { stride: [1, 1], padding: [1, 1, 1, 1], dilation: [1, 1], groups: 1, layout: 'winograd4x4' };
+    const plain = kernelFor('fused_conv2d', [f, f, { dtype: 'float32', rank: 1 }], [f], { ...conv, activation: 'none' }, 'winograd');
+    const pooled = kernelFor('fused_conv2d', [f, f, null], [f], { ...conv, activation: 'relu', pool: { kernel_size: [2, 2], stride: [2, 2] } }, 'winograd_pool');
+    for (const k of [plain, pooled]) {
+      if (!('key' in k)) throw new Error(k.reason);
+      expect(k.wgsl).toContain('workgroupBarrier');
+      expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`).toMatchSnapshot(k.name);
+    }
+    expect('key' in plain && plain.grid).toEqual({ tile: [1, 16, 16, 16], per: 1 });
+    expect('key' in pooled && pooled.grid).toEqual({ tile: [1, 16, 8, 8], per: 1 });
   });
 
   it('gives byte-identical kernels and files for the same graph', () => {
@@ -49,7 +63,7 @@ describe('WGSL codegen', () => {
     b.output('y', b.op1('linear', [x, b.param('w', { dtype: 'float32', shape: [3, 16], data: new Float32Array(48) })]));
     const [k] = generateWgsl(b.build()).kernels;
     expect(k.fewRows?.maxRows).toBe(4);
-    expect(k.fewRows?.grid).toEqual({ tile: [], per: 1 });
+    expect(k.fewRows?.grid).toEqual({ tile: [1, 64], per: 1 });
     expect(k.fewRows?.wgsl).toContain('partial[lid]');
   });
 
@@ -58,7 +72,8 @@ describe('WGSL codegen', () => {
     const r = kernelFor('batch_norm', [f, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }], [f], {}, 'bn', { maxStorageBuffers: 4 });
     expect(r).toEqual({ op: 'batch_norm', reason: 'needs 6 storage buffers, over the limit of 4' });
     expect(kernelFor('masked_select', [f, { dtype: 'bool', rank: 4 }], [{ dtype: 'float32', rank: 1 }], {})).toEqual({ op: 'masked_select', reason: "op 'masked_select' has no WGSL kernel yet" });
-    expect(kernelFor('fused_conv2d', [f, { ...f, rank: 3 }, null], [f], { layout: 'winograd4x4' })).toEqual({ op: 'fused_conv2d', reason: "weight layout 'winograd4x4' is a CPU-only packing (pass prepack-weights); compile for WebGPU without that pass" });
+    const pool3 = { layout: 'winograd4x4', pool: { kernel_size: [3, 3], stride: [2, 2] } };
+    expect(kernelFor('fused_conv2d', [f, f, null], [f], pool3)).toEqual({ op: 'fused_conv2d', reason: 'weight layout \'winograd4x4\' with pool {"kernel_size":[3,3],"stride":[2,2]} has no WGSL (the Winograd kernel fuses only a 2×2, stride-2 max pool); leave the pool unfused or compile without prepack-weights' });
     // cat of 8 inputs + 1 output is over the WebGPU guaranteed minimum of 8 storage buffers.
     const eight = Array.from({ length: 8 }, () => ({ dtype: 'float32' as const, rank: 1 }));
     expect(kernelFor('cat', eight, [{ dtype: 'float32', rank: 1 }], { dim: 0 })).toEqual({ op: 'cat', reason: 'needs 9 storage buffers, over the limit of 8' });

@@ -13,7 +13,8 @@ export interface RunDemoOptions {
   log?: { write(s: string): unknown; isTTY?: boolean };
 }
 export interface BackendFigures { identical: number; maxAbsDiff: number; worstRelDiff: number; ms: number }
-export type WebGpuFigures = ({ status: 'ran' } & BackendFigures) | { status: 'skipped'; reason: string };
+/** emulated: the adapter is a fallback (SwiftShader, a CPU emulation); adapter: its description. */
+export type WebGpuFigures = ({ status: 'ran'; emulated: boolean; adapter: string } & BackendFigures) | { status: 'skipped'; reason: string };
 export interface DemoResult {
   compiledWith: 'script' | 'trace';
   /** Absolute path of the saved digits.tsgraph. */

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jit, noGrad, tensor } from 'kiln';
-import { load } from '@kiln/runtime';
+import { load, requestAdapter } from '@kiln/runtime';
 import { isMain, loadDigits, trainDigits } from './train.mjs';
 
 const TRAIN_ROWS = 1437; // as in train.mjs: rows 1438–1797 of digits.csv are the test set
@@ -143,7 +143,9 @@ export async function runDemo(options = {}) {
   say(`forward of ${n} images, median of ${runs} runs:`);
   say(`  eager            ${eagerMs.toFixed(2).padStart(9)} ms`);
   say(`  runtime (cpu)    ${cpuMs.toFixed(2).padStart(9)} ms   speedup ${(eagerMs / cpuMs).toFixed(2)}x`);
-  if (gpu.status === 'ran') say(`  runtime (webgpu) ${gpu.ms.toFixed(2).padStart(9)} ms   speedup ${(eagerMs / gpu.ms).toFixed(2)}x`);
+  if (gpu.status === 'ran') {
+    say(`  runtime (webgpu) ${gpu.ms.toFixed(2).padStart(9)} ms   speedup ${(eagerMs / gpu.ms).toFixed(2)}x   (${gpu.adapter}${gpu.emulated ? ': a CPU emulation of a GPU, far slower than a real one' : ''})`);
+  }
 
   return {
     compiledWith: how, path, fileBytes: bytes.length, images: n,
@@ -170,7 +172,8 @@ async function runWebGpu(bytes, input, eager, labels, n, runs, enabled) {
   const cmp = compare(eager, gpuOut.data, labels);
   check(cmp, n, 'runtime (webgpu)');
   const ms = await timeMs(() => gpuModel.run(input), runs);
-  return { status: 'ran', identical: cmp.identical, maxAbsDiff: cmp.maxAbsDiff, worstRelDiff: cmp.worstRelDiff, ms };
+  const adapter = (await requestAdapter()).info;
+  return { status: 'ran', identical: cmp.identical, maxAbsDiff: cmp.maxAbsDiff, worstRelDiff: cmp.worstRelDiff, ms, emulated: adapter.isFallbackAdapter, adapter: adapter.description || adapter.vendor };
 }
 
 if (isMain(import.meta.url)) {

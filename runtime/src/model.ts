@@ -226,12 +226,14 @@ export class Model {
     const mem = new LiveBuffers(this.device, external, this.plan.slots);
     const scope = new Scope(mem);
     for (const { value, tensor } of this.bound) scope.bind(value, tensor);
+    const inputBuffers: unknown[] = []; // this run's copies of the inputs, freed when it ends
     decl.forEach((d, k) => {
       const v = values[k];
       if (typeof v === 'number' || typeof v === 'boolean') { scope.bind(d.value, v); return; }
       const t = this.device.alloc(v.dtype, v.shape);
       this.device.write(t, v.data);
       external.add(t.buffer);
+      inputBuffers.push(t.buffer);
       scope.bind(d.value, t);
     });
     const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, nodesRun: 0, loopTrips: 0 };
@@ -246,6 +248,7 @@ export class Model {
       yield* this.collect(o.name, rt, o.value.type, outputs);
     }
     scope.releaseAll();
+    for (const b of inputBuffers) this.device.free(b);
     this.stats = { peakIntermediateBytes: mem.peak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: performance.now() - t0 };
     return outputs;
   }

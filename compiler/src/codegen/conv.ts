@@ -1,6 +1,7 @@
-// conv2d and fused_conv2d: the tiled implicit-GEMM kernel (conv-gemm.ts) for groups = 1 and
-// small pool windows; otherwise a direct kernel where each thread computes one output pixel for up
-// to 4 output channels (groups = 1), so every input value it loads is reused 4 times; grouped
+// conv2d and fused_conv2d: Winograd F(4×4, 3×3) for a prepacked weight (winograd.ts); the
+// tiled implicit-GEMM kernel (conv-gemm.ts) for groups = 1 and small pool windows; otherwise a
+// direct kernel where each thread computes one output pixel for up to 4 output channels
+// (groups = 1), so every input value it loads is reused 4 times; grouped
 // convolutions take one channel per thread. fused_conv2d adds its activation and max pool in the
 // epilogue: a thread then owns one pooled pixel and takes the max over its window of activated
 // conv outputs. Invariant: padding taps are skipped (read as 0), bias is added before the
@@ -8,12 +9,16 @@
 
 import { activation, activationHelpers } from './epilogue.js';
 import { conv2dGemmKernel, gemmConvApplies } from './conv-gemm.js';
+import { winogradConvKernel } from './winograd.js';
 import type { KernelGen } from './shell.js';
 
 const num = (v: unknown, i: number): number => (Array.isArray(v) ? Number(v[i]) : Number(v));
 
-/** conv2d / fused_conv2d: the tiled GEMM kernel where it applies (conv-gemm.ts), else direct. */
-export const conv2dKernel: KernelGen = (sig, d) => (gemmConvApplies(sig) ? conv2dGemmKernel(sig, d) : conv2dDirectKernel(sig, d));
+/** conv2d / fused_conv2d: Winograd for a prepacked weight (winograd.ts), else the tiled GEMM kernel where it applies (conv-gemm.ts), else direct. */
+export const conv2dKernel: KernelGen = (sig, d) => {
+  if (sig.attrs.layout === 'winograd4x4') return winogradConvKernel(sig, d);
+  return gemmConvApplies(sig) ? conv2dGemmKernel(sig, d) : conv2dDirectKernel(sig, d);
+};
 
 const conv2dDirectKernel: KernelGen = (sig, d) => {
   const a = sig.attrs;

@@ -7,6 +7,7 @@ import { getOp, hasOp, isBuiltin, walkNodes, type DType, type Graph, type Node, 
 import { kernelKey, type KernelRecord } from '@kiln/runtime';
 import { assemble, DimsLayout, storageBindings, type KernelSig, type TensorSig } from './shell.js';
 import { FEW_ROWS_KERNELS, KERNELS, VIEW_OPS } from './table.js';
+import { winogradApplies } from './winograd.js';
 
 export interface CodegenOptions {
   /** Storage buffers a kernel may bind (default 8, the WebGPU guaranteed minimum). */
@@ -43,10 +44,10 @@ export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], out
   } catch (e) {
     return { op, reason: `attrs ${JSON.stringify(rawAttrs)} are not concrete (${e instanceof Error ? e.message.split('\n')[0] : String(e)})` };
   }
-  if (typeof attrs.layout === 'string') {
-    return { op, reason: `weight layout '${attrs.layout}' is a CPU-only packing (pass prepack-weights); compile for WebGPU without that pass` };
-  }
   const sig: KernelSig = { op, inputs, outputs, attrs };
+  if (attrs.layout !== undefined && !winogradApplies(sig)) {
+    return { op, reason: `weight layout '${String(attrs.layout)}' with pool ${JSON.stringify(attrs.pool)} has no WGSL (the Winograd kernel fuses only a 2×2, stride-2 max pool); leave the pool unfused or compile without prepack-weights` };
+  }
   const limit = opts.maxStorageBuffers ?? 8;
   if (storageBindings(sig) > limit) return { op, reason: `needs ${storageBindings(sig)} storage buffers, over the limit of ${limit}` };
   const key = kernelKey(op, inputs, rawAttrs);

@@ -9,7 +9,8 @@
 // same conv (hi/lo weight pairs and double intermediates keep it within ~1e-7 of the output's
 // RMS of an exact conv, like the direct form; tests/passes-perf.test.ts checks it and the seed
 // model against eager); convs sharing one weight share one packed constant; other nodes are
-// untouched. The layout is CPU-only: WGSL codegen reports such nodes as unsupported.
+// untouched. On WebGPU the layout runs as codegen/winograd.ts's kernel (with a fused pool only
+// when it is 2×2, stride 2; codegen reports any other fused pool as unsupported).
 
 import { fused, type Graph, type Value } from '@kiln/ir-spec';
 import { floatData, rewriteGraph } from '../rewrite.js';

@@ -33,6 +33,12 @@ export interface WebGpuStats {
   submits: number;
   /** Milliseconds spent compiling pipelines. */
   compileMs: number;
+  /**
+   * GPU buffers the pool has created (a reuse does not count): once a graph has run at a shape,
+   * running it again at that shape creates none — the pool then serves every intermediate from
+   * the buffers of the previous run, as a static memory plan's slots would.
+   */
+  buffersCreated: number;
 }
 
 export interface WebGpuDevice extends Device<GPUBuffer> {
@@ -126,7 +132,7 @@ const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32
 
 class GpuDevice implements WebGpuDevice {
   readonly backend = 'webgpu' as const;
-  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0 };
+  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, buffersCreated: 0 };
   private readonly pool: BufferPool;
   private readonly kernels = new Map<string, CachedKernel>();
   private readonly metas = new Map<string, GPUBuffer>();
@@ -167,7 +173,9 @@ class GpuDevice implements WebGpuDevice {
     if (bytes > this.maxBinding) {
       throw new RuntimeError('TOO_LARGE', `a ${dtype} tensor of shape [${shape.join(',')}] needs ${bytes} bytes, over this WebGPU device's maxStorageBufferBindingSize of ${this.maxBinding}; use a smaller batch or backend: 'cpu'`);
     }
-    return { buffer: this.pool.take(bytes), shape: [...shape], dtype };
+    const buffer = this.pool.take(bytes);
+    this.stats.buffersCreated = this.pool.created;
+    return { buffer, shape: [...shape], dtype };
   }
 
   write(t: DeviceTensor<GPUBuffer>, data: TypedArray): void {
