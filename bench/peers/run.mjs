@@ -4,8 +4,8 @@
 // eager forward pass within TOLERANCE (else the script exits non-zero); timed runs are
 // interleaved round-robin across runtimes (a rotating start), so load on the machine falls on all
 // rows alike; one idle interval timer stays alive throughout, for every row (see KEEP_AWAKE).
-// Run with `npm run bench:peers` (installs bench/'s own dependencies first; needs
-// the build, which the script runs first). `--runs=N` sets the timed runs at batch 32 (default 3; batch 1 gets 2N+1).
+// Run with `npm run bench:peers` (builds, then installs bench/'s own dependencies). `--runs=N`
+// sets the timed runs at batch 32 (default 3; batch 1 gets 2N+1).
 
 import { loadavg } from 'node:os';
 import { summarize } from '../stats.mjs';
