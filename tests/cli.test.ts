@@ -81,9 +81,10 @@ describe('kiln CLI', () => {
       const w = weightsFile(model, TMP, 'cnn.safetensors');
       const out = join(TMP, 'cnn.tsgraph');
       const r = ok('compile', `${FIX}/small-cnn.ts`, '--weights', w, '-o', out);
-      for (const stage of ['load', 'weights', 'script', 'optimize', 'fold-conv-bn', 'fuse-epilogue', 'write']) expect(r.stderr).toMatch(new RegExp(`^ +${stage} +\\d+\\.\\d ms`, 'm'));
-      expect(r.stderr).toMatch(/wrote .*cnn\.tsgraph: \d+ nodes/);
-      const { graph } = decodeTsgraph(new Uint8Array(readFileSync(out)));
+      for (const stage of ['load', 'weights', 'script', 'optimize', 'fold-conv-bn', 'fuse-epilogue', 'codegen', 'write']) expect(r.stderr).toMatch(new RegExp(`^ +${stage} +\\d+\\.\\d ms`, 'm'));
+      expect(r.stderr).toMatch(/wrote .*cnn\.tsgraph: \d+ nodes, \d+ tensors, \d+ WGSL kernels, -O2; runs on CPU and WebGPU/);
+      const { graph, header } = decodeTsgraph(new Uint8Array(readFileSync(out)));
+      expect(header.kernels.length).toBeGreaterThan(0);
       expect(graph.toString()).toContain('%x: f32[N,3,8,8]');
       expect(graph.toString()).toContain('fused_conv2d');
       await expectMatchesEager(out, model, [1, 3].map((n) => randn([n, 3, 8, 8])));
@@ -201,6 +202,7 @@ describe('kiln CLI', () => {
       const { header, graph } = decodeTsgraph(new Uint8Array(readFileSync(cnnFile)));
       expect(r.stdout).toMatch(/format +1\.\d/);
       expect(r.stdout).toMatch(/producer +name kiln, version \d/);
+      expect(r.stdout).toMatch(/backends +cpu, webgpu$/m);
       expect(r.stdout).toContain('Inputs:\n  x: f32[N,3,8,8]');
       expect(r.stdout).toContain('Outputs:\n  output: f32[N,5]');
       expect(r.stdout).toContain(graph.toString().trim());
@@ -227,6 +229,10 @@ describe('kiln CLI', () => {
         expect(row).toMatch(new RegExp(`per workgroup +${k.wgsl.length}$`));
       }
       expect(r.stdout).not.toContain('IR:');
+      // Without the conv's kernel the file runs on the CPU only, and inspect says why.
+      const partial = join(TMP, 'partial-kernels.tsgraph');
+      writeFileSync(partial, encodeTsgraph(g, { kernels: kernels.filter((k) => !k.key.includes('conv2d')) }));
+      expect(ok('inspect', partial, '--no-ir').stdout).toMatch(/backends +cpu \(webgpu: no WGSL for \d+ nodes?: [a-z_0-9, ]*conv2d/);
     });
 
     it('viz --format dot: one box per node, the if regions as clusters, fused kernels outlined', () => {
