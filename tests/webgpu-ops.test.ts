@@ -5,28 +5,26 @@
 // No adapter is a failure, not a skip: .ci/run installs the software stack.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { GraphBuilder, allOps, tensorType, type DType, type TypedArray } from '@kiln/ir-spec';
-import { createModel, createWebGpuDevice, type WebGpuDevice } from '@kiln/runtime';
+import { createModel, createWebGpuDevice, nodesWithoutKernels, type WebGpuDevice } from '@kiln/runtime';
 import { generateWgsl, KERNELS, VIEW_OPS } from '../compiler/src/codegen/index.js';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
 mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
-/** Registry ops with no WGSL kernel (they run on the CPU backend only): masked_select's length
- * depends on the mask's contents, which the device cannot read back in the middle of a dispatch. */
-const WITHOUT_WGSL = [
-  'masked_select',
-];
+/** Registry ops with no WGSL kernel (they run on the CPU backend only). */
+const WITHOUT_WGSL: string[] = [];
 
-type In = { shape: number[]; dtype?: DType; kind?: 'pos' | 'int' | 'bool' | 'small' | 'index'; max?: number } | null;
+type In = { shape: number[]; dtype?: DType; kind?: 'pos' | 'int' | 'bool' | 'false' | 'small' | 'index'; max?: number } | null;
 interface Case { op: string; inputs: In[]; attrs?: Record<string, unknown>; tol?: number }
 
 const f = (...shape: number[]): In => ({ shape });
 const pos = (...shape: number[]): In => ({ shape, kind: 'pos' });
 const int = (...shape: number[]): In => ({ shape, dtype: 'int32', kind: 'int' });
 const bool = (...shape: number[]): In => ({ shape, dtype: 'bool', kind: 'bool' });
+const none = (...shape: number[]): In => ({ shape, dtype: 'bool', kind: 'false' });
 
 const unary = ['clone', 'neg', 'exp', 'relu', 'sin', 'cos', 'abs', 'sign', 'erf', 'sigmoid', 'tanh'];
 const binary = ['add', 'sub', 'mul', 'div', 'maximum', 'minimum', 'eq', 'ne', 'lt', 'le', 'gt', 'ge'];
@@ -112,6 +110,11 @@ const CASES: Case[] = [
   // 3·70 positions: several 64-wide chunks of the scan; the mask broadcasts over the rows.
   { op: 'masked_scatter', inputs: [f(3, 70), bool(70), f(300)] },
   { op: 'masked_scatter', inputs: [int(2, 1, 5), bool(4, 5), int(40)] },
+  // masked_select: its length is read back before the dispatch (the executor's DATA_DIMS).
+  { op: 'masked_select', inputs: [f(3, 70), bool(70)] },
+  { op: 'masked_select', inputs: [int(3, 1), bool(2, 1, 5)] },
+  { op: 'masked_select', inputs: [f(4, 5), none(4, 5)] },
+  { op: 'masked_select', inputs: [f(2, 3), bool()] },
   { op: 'avg_pool2d_backward', inputs: [f(2, 3, 5, 4)], attrs: { ...pool, input_size: [9, 8] }, tol: 1e-4 },
   { op: 'avg_pool2d_backward', inputs: [f(2, 3, 5, 4)], attrs: { ...pool, count_include_pad: false, input_size: [9, 8] }, tol: 1e-4 },
   { op: 'avg_pool2d_backward', inputs: [f(1, 1, 3, 3)], attrs: { kernel_size: [2, 2], stride: [2, 2], divisor_override: 3, input_size: [6, 6] }, tol: 1e-4 },
@@ -131,6 +134,7 @@ function rand(): number {
 function data(i: NonNullable<In>): TypedArray {
   const n = i.shape.reduce((a, d) => a * d, 1);
   const dtype = i.dtype ?? 'float32';
+  if (i.kind === 'false') return new Uint8Array(n);
   if (dtype === 'bool') return Uint8Array.from({ length: n }, () => (rand() < 0.5 ? 1 : 0));
   if (i.kind === 'index') return Int32Array.from({ length: n }, () => Math.floor(rand() * i.max!));
   if (dtype === 'int32') return Int32Array.from({ length: n }, () => Math.floor(rand() * 9) - 4);
@@ -184,4 +188,66 @@ describe('WGSL kernels on WebGPU match the CPU kernels', () => {
       });
     });
   }
+});
+
+describe('masked_select on WebGPU: the count is read back before the dispatch', () => {
+  /** y = masked_select(x, mask); s = sum(relu(y)) — the selected length flows into later ops. */
+  function selectSum(xShape: number[], maskShape: number[]) {
+    const b = new GraphBuilder('select_sum');
+    const x = b.input('x', tensorType('float32', xShape));
+    const m = b.input('mask', tensorType('bool', maskShape));
+    const y = b.op1('masked_select', [x, m]);
+    b.output('y', y);
+    b.output('s', b.op1('sum', [b.op1('relu', [y])], { dim: null }));
+    return b.build();
+  }
+
+  it('matches PyTorch\'s golden input[mask] (index_bool_mask)', async () => {
+    const file = JSON.parse(readFileSync(new URL('./golden/ops/indexing.json', import.meta.url), 'utf8')) as { cases: { name: string; inputs: { shape: number[]; data: number[] }[]; output: { shape: number[]; data: number[] } }[] };
+    const c = file.cases.find((k) => k.name === 'index_bool_mask')!;
+    const [x, mask] = c.inputs;
+    const b = new GraphBuilder('golden');
+    b.output('y', b.op1('masked_select', [b.input('x', tensorType('float32', x.shape)), b.input('mask', tensorType('bool', mask.shape))]));
+    const graph = b.build();
+    const { kernels } = generateWgsl(graph);
+    await device.addKernels(kernels);
+    const [y] = await createModel(graph, { device }).run([
+      { data: Float32Array.from(x.data), shape: x.shape, dtype: 'float32' },
+      { data: Uint8Array.from(mask.data), shape: mask.shape, dtype: 'bool' },
+    ]);
+    expect(y.shape).toEqual(c.output.shape);
+    expectClose(y.data, Float32Array.from(c.output.data), 1e-6, 'index_bool_mask');
+  });
+
+  it('feeds later ops, equal to the CPU runtime, with one kernel for every count (none, some, all)', async () => {
+    const graph = selectSum([3, 1, 70], [2, 70]);
+    const { kernels, unsupported } = generateWgsl(graph);
+    expect(unsupported).toEqual([]);
+    expect(nodesWithoutKernels(graph, kernels)).toEqual([]);
+    await device.addKernels(kernels);
+    const model = createModel(graph, { device });
+    const counts: number[] = [];
+    for (const [k, p] of [0, 0.3, 1].entries()) {
+      seed = 100 + k;
+      const inputs = [
+        { data: data(f(3, 1, 70)!), shape: [3, 1, 70], dtype: 'float32' as const },
+        { data: Uint8Array.from({ length: 140 }, () => (rand() < p ? 1 : 0)), shape: [2, 70], dtype: 'bool' as const },
+      ];
+      const want = createModel(graph).runSync(inputs);
+      const got = await model.run(inputs);
+      expect(got[0].shape).toEqual(want[0].shape);
+      expectClose(got[0].data, want[0].data, 0, 'masked_select');
+      expectClose(got[1].data, want[1].data, 1e-5, 'sum(relu(masked_select))');
+      counts.push(got[0].shape[0]);
+    }
+    expect(counts[0]).toBe(0);
+    expect(counts[2]).toBe(3 * 2 * 70);
+  });
+
+  it('a dispatch without the count names the missing dim', () => {
+    const x = device.alloc('float32', [4]), m = device.alloc('bool', [4]);
+    expect(() => device.dispatch('masked_select', [x, m], {})).toThrow(/data-dependent dim 'nnz'.*not given/);
+    device.free(x.buffer);
+    device.free(m.buffer);
+  });
 });

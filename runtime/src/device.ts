@@ -28,8 +28,10 @@ export interface Device<B = unknown> {
   /**
    * Runs registry op `op` on `inputs` (null: an omitted optional input) with concrete attrs.
    * An output may share an input's buffer (a reshape is a view); it never changes an input.
+   * `dataDims` gives the sizes of the data-dependent dims the op's shape rule names (e.g.
+   * masked_select's `nnz`), which the executor reads before dispatching on a non-CPU device.
    */
-  dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs): DeviceTensor<B>[];
+  dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs, dataDims?: Readonly<Record<string, number>>): DeviceTensor<B>[];
   /** Returns a buffer no value refers to any more (the executor calls it once per buffer). */
   free(buffer: B): void;
   /** Size of a buffer in bytes, for memory accounting. */

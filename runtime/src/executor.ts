@@ -4,10 +4,12 @@
 // RuntimeError naming the node; and the executor reads tensor contents only through
 // `device.read`, which it requests by yielding the tensor — a synchronous driver answers at
 // once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation.
+// A result whose size depends on data (masked_select) is sized the same way on a non-CPU
+// device: the executor reads what DATA_DIMS names and hands the dims to the dispatch.
 // `host_call` nodes call back into JavaScript through the model's host functions with host
 // copies of their inputs; `raise` nodes fail the run with their message.
 
-import { convertArray, OpError, typeToString, type DType, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { broadcastShapes, convertArray, numel, OpError, typeToString, type DType, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -95,8 +97,35 @@ function bindOutputs(ctx: ExecContext, np: NodePlan, scope: Scope, outs: readonl
   }
 }
 
+/**
+ * Ops whose result size depends on input data, for devices whose kernels cannot size their own
+ * results (any but the CPU): the inputs to read on the host and the data-dependent dims
+ * (symbols of the op's shape rule) they give.
+ */
+const DATA_DIMS: Readonly<Record<string, { readonly reads: readonly number[]; dims(inputs: readonly (DeviceTensor | null)[], data: readonly TypedArray[]): Record<string, number> }>> = {
+  // Broadcasting repeats every mask element numel(x ⊕ mask) / numel(mask) times.
+  masked_select: {
+    reads: [1],
+    dims([x, mask], [m]) {
+      const all = numel(broadcastShapes('masked_select', x!.shape, mask!.shape));
+      let trues = 0;
+      for (let k = 0; k < m.length; k++) if (m[k] !== 0) trues++;
+      return { nnz: m.length ? (trues * all) / m.length : 0 };
+    },
+  },
+};
+
+/** Reads what a non-CPU device needs to size a data-dependent result (DATA_DIMS), or nothing. */
+function* dataDims(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTensor | null)[]): Exec<Record<string, number> | undefined> {
+  const rule = ctx.device.backend === 'cpu' ? undefined : DATA_DIMS[np.node.op];
+  if (!rule) return undefined;
+  const data: TypedArray[] = [];
+  for (const i of rule.reads) data.push(yield inputs[i] ?? missing(np, `input ${i}`));
+  return rule.dims(inputs, data);
+}
+
 /** A registry op: concrete attrs, shape rule, size limit, then the device kernel. */
-function runOp(ctx: ExecContext, np: NodePlan, scope: Scope): RtValue[] {
+function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   const def = np.def!;
   const inputs = np.node.inputs.map((_, i) => tensorInput(scope, np, i));
   let attrs = np.node.attrs;
@@ -111,6 +140,8 @@ function runOp(ctx: ExecContext, np: NodePlan, scope: Scope): RtValue[] {
   } catch (e) {
     throw fail(np, errText(e), e);
   }
+  const dims = yield* dataDims(ctx, np, inputs);
+  if (dims) types = types.map((t) => ({ ...t, shape: t.shape.map((d) => (typeof d === 'string' && Object.hasOwn(dims, d) ? dims[d] : d)) }));
   for (const t of types) {
     if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
     const bytes = t.shape.reduce((a, d) => a * d, BYTES[t.dtype]);
@@ -120,7 +151,7 @@ function runOp(ctx: ExecContext, np: NodePlan, scope: Scope): RtValue[] {
   }
   let outs: DeviceTensor[];
   try {
-    outs = ctx.device.dispatch(np.node.op, inputs, attrs);
+    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims);
   } catch (e) {
     if (e instanceof RuntimeError) throw e;
     throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);
@@ -242,7 +273,7 @@ function missing(np: NodePlan, what: string): never {
 function* runNode(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
   const { node } = np;
   ctx.nodesRun++;
-  if (np.def) { bindOutputs(ctx, np, scope, runOp(ctx, np, scope)); return; }
+  if (np.def) { bindOutputs(ctx, np, scope, yield* runOp(ctx, np, scope)); return; }
   switch (node.op) {
     case 'constant': {
       const t = ctx.constants.get(node);

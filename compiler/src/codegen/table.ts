@@ -11,7 +11,7 @@ import { fusedElementwiseKernel } from './epilogue.js';
 import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, triangleKernel } from './layout.js';
 import { FEW_ROWS, linearFewRowsKernel, matmulKernel } from './matmul.js';
 import { batchNormKernel, batchNormStatsKernel } from './norm.js';
-import { maskedScatterKernel } from './masked.js';
+import { maskedScatterKernel, maskedSelectKernel } from './masked.js';
 import { avgPoolKernel, maxPoolKernel } from './pool.js';
 import { REDUCERS, reduceKernel } from './reduce.js';
 import type { KernelGen } from './shell.js';
@@ -52,6 +52,7 @@ export const KERNELS: Readonly<Record<string, KernelGen>> = {
   adaptive_avg_pool2d_backward: avgPoolBackwardKernel,
   conv2d_weight_grad: convWeightGradKernel,
   masked_scatter: maskedScatterKernel,
+  masked_select: maskedSelectKernel,
 };
 
 /** Ops the WebGPU device runs without a kernel (its result shares the input's buffer). */

@@ -4,7 +4,8 @@
 // is submitted when the host needs data (read) or writes a buffer (write); pipelines come only
 // from the cache filled by addKernels, which compiles every kernel asynchronously up front, so a
 // run never compiles; a kernel's dims reach it through a uniform "meta" block (kernel.ts), so
-// one pipeline serves every shape. Bool tensors live as one u32 per element on the GPU.
+// one pipeline serves every shape (a data-dependent dim, such as masked_select's count, arrives
+// as `dataDims` and sizes only the output). Bool tensors live as one u32 per element on the GPU.
 
 import { getOp, numel, type Attrs, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from '../device.js';
@@ -202,13 +203,15 @@ class GpuDevice implements WebGpuDevice {
     return Uint8Array.from(new Uint32Array(raw), (v) => (v !== 0 ? 1 : 0));
   }
 
-  dispatch(op: string, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs): DeviceTensor<GPUBuffer>[] {
+  dispatch(op: string, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs, dataDims: Readonly<Record<string, number>> = {}): DeviceTensor<GPUBuffer>[] {
     const def = getOp(op);
     const types = def.infer(inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null)), attrs);
-    const shapes = types.map((t, i) => {
-      if (!t.shape.every((d): d is number => typeof d === 'number')) throw new Error(`result ${i} of ${op} has a data-dependent size, which the WebGPU backend does not support; use backend: 'cpu'`);
-      return t.shape;
-    });
+    const shapes = types.map((t, i) => t.shape.map((d) => {
+      if (typeof d === 'number') return d;
+      const n = Object.hasOwn(dataDims, d) ? dataDims[d] : undefined;
+      if (n === undefined) throw new Error(`result ${i} of ${op} has the data-dependent dim '${d}', which this dispatch was not given; run it through the executor (which reads it first) or use backend: 'cpu'`);
+      return n;
+    }));
     if (isView(op, attrs)) return [{ buffer: inputs[0]!.buffer, shape: shapes[0], dtype: types[0].dtype }];
     const key = kernelKey(op, inputs.map((t) => (t ? { dtype: t.dtype, rank: t.shape.length } : null)), attrs);
     const k = this.kernels.get(key);
