@@ -70,6 +70,30 @@ describe('a scripted block inside a traced model', () => {
   });
 });
 
+describe('@jit.ignore methods of a scripted block inside a traced model', () => {
+  it('are called back from the traced graph, from its -O2 form too; saving names them', async () => {
+    const src = readFileSync(fileURLToPath(new URL('./script-models/decorated.ts', import.meta.url)), 'utf8');
+    const out = await transform(src, { loader: 'ts', target: 'es2022', format: 'esm', tsconfigRaw: { compilerOptions: { experimentalDecorators: false } } });
+    const file = join(mkdtempSync(join(tmpdir(), 'kiln-hybrid-')), 'decorated.gen.ts');
+    writeFileSync(file, out.code);
+    const mod = await import(/* @vite-ignore */ file) as { CallsIgnored: new () => nn.Module & { seen: number[] } };
+    manualSeed(34);
+    const block = new mod.CallsIgnored();
+    const m = new Around(jit.script(block, { sourceFile: file }));
+    const traced = jit.trace(m, [randn([3, 4])], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
+    expect(traced.graph.toString()).toMatch(/host_call\([^)]*\) \{name="CallsIgnored\.log"/);
+    const fast = jit.optimizeForInference(traced);
+    for (const n of [2, 5]) {
+      const x = randn([n, 4]);
+      block.seen.length = 0;
+      close(traced.forward(x), noGrad(() => m.forward(x)));
+      close(fast.forward(x), noGrad(() => m.forward(x)));
+      expect(block.seen).toEqual([n, n, n, n]); // traced, eager, -O2, eager: each run called log
+    }
+    expect(() => traced.toBytes()).toThrow(/host_call 'CallsIgnored\.log'/);
+  });
+});
+
 describe('a traced model inside a scripted one', () => {
   it('still inlines, now with the if regions the trace kept, inside a run-time loop', () => {
     manualSeed(33);

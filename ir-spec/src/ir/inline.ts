@@ -23,6 +23,8 @@ export interface InlineOptions {
   readonly dims?: ReadonlyMap<string, Dim>;
   /** The meta of each copied node from the callee's (default: kept as it is). */
   meta?(m: NodeMeta): NodeMeta;
+  /** The name a copied `host_call` calls (default: the callee's name). */
+  hostName?(name: string): string;
 }
 
 /**
@@ -68,7 +70,9 @@ export function inlineGraph(b: GraphBuilder, g: Graph, opts: InlineOptions): Val
           return { next, continue: go };
         });
       } else {
-        outs = b.op(n.op, n.inputs.map((v) => (v ? get(v) : null)), substituteAttrs(n.op, n.attrs, dims) as Record<string, unknown>);
+        const attrs = substituteAttrs(n.op, n.attrs, dims);
+        const named = n.op === 'host_call' && opts.hostName ? { ...attrs, name: opts.hostName(String(attrs.name)) } : attrs;
+        outs = b.op(n.op, n.inputs.map((v) => (v ? get(v) : null)), named as Record<string, unknown>);
       }
       n.outputs.forEach((o, j) => map.set(o, outs[j]));
     }

@@ -5,6 +5,9 @@
 import type { Graph } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 
+/** The JavaScript functions a compiled graph's `host_call` nodes call (@jit.ignore methods), by name. */
+export type HostFunctions = Readonly<Record<string, (...args: any[]) => unknown>>;
+
 export interface TraceListener {
   /** A tensor's value was read into JavaScript (`item()`, `toArray()`, a `>` comparison...). */
   onValueRead(what: string, t: Tensor): void;
@@ -13,9 +16,10 @@ export interface TraceListener {
   /**
    * A compiled graph (a jit.script or jit.trace module called inside the traced forward) ran
    * on `args` (tensors, numbers, booleans for its inputs in order) and gave `outputs` (its
-   * outputs in order): the trace records the whole graph, regions included (hybrid mode).
+   * outputs in order): the trace records the whole graph, regions included (hybrid mode), and
+   * keeps `host` for its host_call nodes.
    */
-  onGraphCall?(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[]): void;
+  onGraphCall?(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions): void;
   /** Runs `fn` without recording what it dispatches (compiling and running a graph eagerly). */
   suspend?<R>(fn: () => R): R;
 }

@@ -7,12 +7,13 @@ import { Tensor } from '../tensor.js';
 import { noGrad } from '../autograd/grad-mode.js';
 import { recordTape, TraceError, type TraceableModule, type TraceWarning } from './tape.js';
 import { generalizeTape, type Variant } from './generalize.js';
-import { lowerTape } from './lower.js';
+import type { HostFunctions } from './hooks.js';
+import { lowerTape, scopedHostName } from './lower.js';
 import { flattenOutput, type OutputSpec } from './outputs.js';
 
 export { TraceError, type TraceWarning, type TraceableModule } from './tape.js';
 export { flattenOutput, unflattenOutput, type OutputSpec } from './outputs.js';
-export { traceHooks } from './hooks.js';
+export { traceHooks, type HostFunctions } from './hooks.js';
 export { userLocation } from './location.js';
 
 export interface TraceOptions {
@@ -32,6 +33,8 @@ export interface TraceResult {
   outputNames: string[];
   /** The eager result of the example run. */
   result: unknown;
+  /** The functions of the graph's host_call nodes (@jit.ignore methods of scripted submodules), by name. */
+  hostFunctions: HostFunctions;
 }
 
 /** Records `model.forward(...inputs)` into a graph. */
@@ -69,7 +72,9 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
     if (!(e instanceof TraceError) || !warnings.length) throw e;
     throw new TraceError(`${e.message}\nThe trace warned before that; the cause is likely among these:\n${warnings.map((w) => `  - ${w.message}`).join('\n')}`, e.loc);
   }
-  return { graph, warnings, outputSpec: flat.spec!, outputNames: flat.names, result };
+  const hostFunctions: Record<string, (...args: any[]) => unknown> = {};
+  for (const op of tape.ops) for (const [name, fn] of Object.entries(op.host ?? {})) hostFunctions[scopedHostName(op.scope, name)] = fn;
+  return { graph, warnings, outputSpec: flat.spec!, outputNames: flat.names, result, hostFunctions };
 }
 
 function accepts(op: string, attrs: Record<string, unknown>): boolean {

@@ -77,6 +77,11 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
   return b.build();
 }
 
+/** A host_call name of a graph called at `scope`: `Class.m` becomes `scope:Class.m`, `path:Class.m` `scope.path:Class.m`. */
+export function scopedHostName(scope: string | undefined, name: string): string {
+  return !scope ? name : name.includes(':') ? `${scope}.${name}` : `${scope}:${name}`;
+}
+
 /** What the inlined calls of one lowering share: params by name with their data, and a counter for constants. */
 interface CallState { params: Map<string, Value>; data: Map<string, TensorData>; live: ReadonlyMap<string, Tensor>; constants: number }
 
@@ -114,6 +119,7 @@ function inlineCall(b: GraphBuilder, g: Graph, inputs: Value[], scope: string | 
     },
     constant: (_, data) => b.constant(`call_const_${st.constants++}`, data),
     meta: (m) => ({ ...meta, ...(m.loc ? { loc: m.loc } : {}), ...(m.scope || scope ? { scope: [scope, m.scope].filter(Boolean).join('.') } : {}) }),
+    hostName: (name) => scopedHostName(scope, name),
   });
 }
 

@@ -6,7 +6,7 @@
 import type { Dim, DType, Graph, OpDef, TypedArray } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver, type DispatchObserver } from '../dispatch.js';
-import { traceHooks, type TraceListener } from './hooks.js';
+import { traceHooks, type HostFunctions, type TraceListener } from './hooks.js';
 import { userLocation } from './location.js';
 
 /** Where a tape value comes from. */
@@ -32,6 +32,8 @@ export interface TapeOp {
   readonly op: string;
   /** For a call of a compiled graph: the graph, inlined when lowering (regions included). */
   readonly graph?: Graph;
+  /** For a call of a compiled graph: the functions of its host_call nodes. */
+  readonly host?: HostFunctions;
   readonly inputs: readonly (number | null)[];
   readonly attrs: Record<string, unknown>;
   readonly outputs: readonly number[];
@@ -149,7 +151,7 @@ class Recorder implements DispatchObserver, TraceListener {
     }
   }
 
-  onGraphCall(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[]): void {
+  onGraphCall(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions): void {
     const declared = graph.inputs.filter((i) => i.kind === 'input');
     if (args.length !== declared.length) throw new TraceError(`trace: the compiled graph @${graph.name} takes ${declared.length} inputs but was called with ${args.length}`);
     const ins = args.map((a, i) => {
@@ -165,7 +167,7 @@ class Recorder implements DispatchObserver, TraceListener {
       this.bind(t, id);
       return id;
     });
-    this.tape.ops.push({ op: `call @${graph.name}`, graph, inputs: ins, attrs: {}, outputs: outs, scope: this.scope, loc: userLocation() });
+    this.tape.ops.push({ op: `call @${graph.name}`, graph, host, inputs: ins, attrs: {}, outputs: outs, scope: this.scope, loc: userLocation() });
   }
 
   onInplace(t: Tensor, result: Tensor): void {

@@ -34,7 +34,7 @@ export interface CompiledModule {
 /** A module whose graph the compiler optimized; `timings` says what each pass took. */
 export class OptimizedModule extends TracedModule {
   constructor(graph: Graph, source: CompiledModule, readonly timings: readonly PassRecord[]) {
-    super(graph, source.warnings ?? [], outputSpecOf(source), source.hostFunctions?.(graph));
+    super(graph, source.warnings ?? [], outputSpecOf(source), (g) => source.hostFunctions?.(g) ?? {});
   }
 }
 

@@ -8,8 +8,9 @@
 
 import { nn, Tensor, trace as tracer } from '@kiln/core';
 import { scriptFunction, scriptModule, type CallResult, type ScriptInput, type ScriptedGraph } from '@kiln/compiler';
-import { walkNodes, type Dim, type Graph } from '@kiln/ir-spec';
-import { createModel, type HostFunction, type HostValue, type InputValue, type Model } from '@kiln/runtime';
+import type { Dim, Graph } from '@kiln/ir-spec';
+import { createModel, type HostFunction, type InputValue, type Model } from '@kiln/runtime';
+import { hostFunctionsFor } from './host-functions.js';
 import { Adapters, createScriptHost } from './script-host.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
@@ -75,7 +76,7 @@ export class ScriptModule {
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
       const { c, outs } = listener.suspend(run);
-      listener.onGraphCall(c.scripted.graph, args, outs);
+      listener.onGraphCall(c.scripted.graph, args, outs, this.hostFunctions(c.scripted.graph));
       return rebuild(c.scripted.result, outs);
     }
     const { c, outs } = run();
@@ -107,21 +108,7 @@ export class ScriptModule {
    * runtime tensors converted to kiln Tensors and back. jit.optimizeForInference uses them too.
    */
   hostFunctions(graph: Graph): Record<string, HostFunction> {
-    const fns: Record<string, HostFunction> = {};
-    if (this.target.kind !== 'module') return fns;
-    const root = this.target.module;
-    for (const node of walkNodes(graph.body)) {
-      if (node.op !== 'host_call') continue;
-      const name = String(node.attrs.name);
-      const colon = name.lastIndexOf(':');
-      const mod = colon < 0 ? root : root.getSubmodule(name.slice(0, colon));
-      const method = name.slice(name.lastIndexOf('.') + 1);
-      fns[name] = (...args) => {
-        const ts = args.map((a) => (typeof a === 'object' ? new Tensor({ data: a.data, version: 0 }, [...a.shape], a.dtype) : a));
-        return hostValue(Reflect.apply(Reflect.get(mod, method) as Function, mod, ts));
-      };
-    }
-    return fns;
+    return this.target.kind === 'module' ? hostFunctionsFor(this.target.module, graph) : {};
   }
 
   /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
@@ -165,12 +152,6 @@ function toInput(a: unknown): InputValue {
 }
 
 /** A host function's result for the runtime: tensors as dense `{ data, shape, dtype }`, arrays element-wise. */
-function hostValue(r: unknown): unknown {
-  if (r instanceof Tensor) return { data: r.data.slice(0, r.numel), shape: [...r.shape], dtype: r.dtype } satisfies HostValue;
-  if (Array.isArray(r)) return r.map(hostValue);
-  return r;
-}
-
 function rebuild(r: CallResult, outs: readonly Tensor[]): unknown {
   if (r.kind === 'tensor') return outs[r.output];
   if (r.kind === 'list') return r.items.map((x) => rebuild(x, outs));

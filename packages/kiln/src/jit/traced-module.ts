@@ -37,10 +37,13 @@ export class TracedModule {
     readonly graph: Graph,
     readonly warnings: readonly tracer.TraceWarning[],
     private readonly outputSpec: tracer.OutputSpec,
-    hostFunctions: Readonly<Record<string, HostFunction>> = {},
+    private readonly host?: (graph: Graph) => Record<string, HostFunction>,
   ) {
-    this.model = createModel(graph, { hostFunctions });
+    this.model = createModel(graph, { hostFunctions: this.hostFunctions(graph) });
   }
+
+  /** The JavaScript functions `graph`'s host_call nodes (@jit.ignore methods of scripted submodules) call. */
+  hostFunctions(graph: Graph): Record<string, HostFunction> { return this.host?.(graph) ?? {}; }
 
   /** Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object). */
   forward(...inputs: Tensor[]): any {
@@ -49,7 +52,7 @@ export class TracedModule {
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
       const outs = listener.suspend(run);
-      listener.onGraphCall(this.graph, inputs, outs);
+      listener.onGraphCall(this.graph, inputs, outs, this.hostFunctions(this.graph));
       return tracer.unflattenOutput(this.outputSpec, outs);
     }
     return tracer.unflattenOutput(this.outputSpec, run());
@@ -76,7 +79,7 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | Ten
   const inputs = Array.isArray(exampleInputs) ? exampleInputs : [exampleInputs];
   const r = tracer.traceModule(model, inputs, opts);
   if (opts.warn ?? true) for (const w of r.warnings) console.warn(`TraceWarning: ${w.message}`);
-  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec);
+  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>);
   if (opts.checkTrace ?? true) {
     const sets = [inputs, ...(opts.checkInputs ?? [])];
     sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
