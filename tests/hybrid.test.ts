@@ -41,6 +41,19 @@ function checkTraced(m: Around & { stem: nn.Linear }): jit.TracedModule {
   return traced;
 }
 
+/** tests/script-models/decorated.ts with real TS 5 decorators (esbuild), imported once. */
+let decoratedFile: Promise<{ mod: unknown; file: string }> | undefined;
+function decorated(): Promise<{ mod: unknown; file: string }> {
+  decoratedFile ??= (async () => {
+    const src = readFileSync(fileURLToPath(new URL('./script-models/decorated.ts', import.meta.url)), 'utf8');
+    const out = await transform(src, { loader: 'ts', target: 'es2022', format: 'esm', tsconfigRaw: { compilerOptions: { experimentalDecorators: false } } });
+    const file = join(mkdtempSync(join(tmpdir(), 'kiln-hybrid-')), 'decorated.gen.ts');
+    writeFileSync(file, out.code);
+    return { mod: await import(/* @vite-ignore */ file), file };
+  })();
+  return decoratedFile;
+}
+
 describe('a scripted block inside a traced model', () => {
   it('jit.script(block) as a field: the trace inlines its if regions; eager-equal on both branches; runs from .tsgraph', async () => {
     manualSeed(31);
@@ -56,11 +69,7 @@ describe('a scripted block inside a traced model', () => {
   });
 
   it('an instance of a @jit.script class as a submodule: its params keep their module path', async () => {
-    const src = readFileSync(fileURLToPath(new URL('./script-models/decorated.ts', import.meta.url)), 'utf8');
-    const out = await transform(src, { loader: 'ts', target: 'es2022', format: 'esm', tsconfigRaw: { compilerOptions: { experimentalDecorators: false } } });
-    const file = join(mkdtempSync(join(tmpdir(), 'kiln-hybrid-')), 'decorated.gen.ts');
-    writeFileSync(file, out.code);
-    const mod = await import(/* @vite-ignore */ file) as { DecoratedGate: new () => nn.Module };
+    const { mod } = await decorated() as { mod: { DecoratedGate: new () => nn.Module } };
     manualSeed(32);
     const m = new Around(new mod.DecoratedGate()) as Around & { stem: nn.Linear };
     const traced = checkTraced(m);
@@ -72,11 +81,7 @@ describe('a scripted block inside a traced model', () => {
 
 describe('@jit.ignore methods of a scripted block inside a traced model', () => {
   it('are called back from the traced graph, from its -O2 form too; saving names them', async () => {
-    const src = readFileSync(fileURLToPath(new URL('./script-models/decorated.ts', import.meta.url)), 'utf8');
-    const out = await transform(src, { loader: 'ts', target: 'es2022', format: 'esm', tsconfigRaw: { compilerOptions: { experimentalDecorators: false } } });
-    const file = join(mkdtempSync(join(tmpdir(), 'kiln-hybrid-')), 'decorated.gen.ts');
-    writeFileSync(file, out.code);
-    const mod = await import(/* @vite-ignore */ file) as { CallsIgnored: new () => nn.Module & { seen: number[] } };
+    const { mod, file } = await decorated() as { mod: { CallsIgnored: new () => nn.Module & { seen: number[] } }; file: string };
     manualSeed(34);
     const block = new mod.CallsIgnored();
     const m = new Around(jit.script(block, { sourceFile: file }));
@@ -91,6 +96,20 @@ describe('@jit.ignore methods of a scripted block inside a traced model', () => 
       expect(block.seen).toEqual([n, n, n, n]); // traced, eager, -O2, eager: each run called log
     }
     expect(() => traced.toBytes()).toThrow(/host_call 'CallsIgnored\.log'/);
+  });
+
+  it('two scripted instances of one class at one scope each call their own methods', async () => {
+    const { mod, file } = await decorated() as { mod: { CallsIgnored: new () => nn.Module & { seen: number[] } }; file: string };
+    const a = new mod.CallsIgnored(), b = new mod.CallsIgnored();
+    const sa = jit.script(a, { sourceFile: file }), sb = jit.script(b, { sourceFile: file });
+    const twice = { forward: (x: Tensor) => sb.forward(sa.forward(x).mul(0.5)) as Tensor };
+    const traced = jit.trace(twice as unknown as nn.Module, [randn([3, 4])], { dynamicAxes: { 0: { 0: 'N' } }, warn: false, checkTrace: false });
+    const text = traced.graph.toString();
+    expect(text).toContain('name="CallsIgnored.log"');
+    expect(text).toContain('name="CallsIgnored.log#2"');
+    a.seen.length = 0; b.seen.length = 0;
+    traced.forward(randn([2, 4]));
+    expect([a.seen, b.seen]).toEqual([[2], [2]]);
   });
 });
 

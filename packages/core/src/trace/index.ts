@@ -8,7 +8,7 @@ import { noGrad } from '../autograd/grad-mode.js';
 import { recordTape, TraceError, type TraceableModule, type TraceWarning } from './tape.js';
 import { generalizeTape, type Variant } from './generalize.js';
 import type { HostFunctions } from './hooks.js';
-import { lowerTape, scopedHostName } from './lower.js';
+import { lowerTape } from './lower.js';
 import { flattenOutput, type OutputSpec } from './outputs.js';
 
 export { TraceError, type TraceWarning, type TraceableModule } from './tape.js';
@@ -56,9 +56,9 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
   const dims = shapes.dims.map((ds) => ds.map((d) => (typeof d === 'string' && general.specialized.includes(d) ? shapes.symbols.get(d)!.size : d)));
   if (opts.strict && warnings.length) throw new TraceError(warnings[0].message, warnings[0].loc);
   const params = new Map<string, Tensor>([...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])]);
-  let graph: Graph;
+  let graph: Graph, hostFunctions: HostFunctions;
   try {
-    graph = lowerTape(tape, {
+    ({ graph, hostFunctions } = lowerTape(tape, {
       name: opts.name ?? model.constructor?.name ?? 'traced',
       inputNames: opts.inputNames ?? forwardParamNames(model, inputs.length),
       inputShapes: dims,
@@ -67,13 +67,11 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
       // As traced: eval-mode dropout is in the graph as `dropout {training=false}`, batch_norm
       // with running statistics; a pass may rely on it.
       metadata: typeof model.training === 'boolean' ? { training: String(model.training) } : {},
-    });
+    }));
   } catch (e) {
     if (!(e instanceof TraceError) || !warnings.length) throw e;
     throw new TraceError(`${e.message}\nThe trace warned before that; the cause is likely among these:\n${warnings.map((w) => `  - ${w.message}`).join('\n')}`, e.loc);
   }
-  const hostFunctions: Record<string, (...args: any[]) => unknown> = {};
-  for (const op of tape.ops) for (const [name, fn] of Object.entries(op.host ?? {})) hostFunctions[scopedHostName(op.scope, name)] = fn;
   return { graph, warnings, outputSpec: flat.spec!, outputNames: flat.names, result, hostFunctions };
 }
 

@@ -3,11 +3,13 @@
 // constants in the tensor table, sizes and fills found by the generalizer are computed from the
 // symbols with `expand` (and `sum`); every node keeps its module scope and source location; a
 // compiled graph called during the trace (a scripted submodule: hybrid mode) is inlined whole,
-// `if`/`loop` regions included, its params named under the submodule's scope.
+// `if`/`loop` regions included, its params named under the submodule's scope, its host functions
+// (@jit.ignore callbacks) kept under names prefixed with that scope.
 // An op whose types no longer check with symbolic dims is a TraceError naming the op and place.
 
 import { GraphBuilder, inlineGraph, tensorType, type Dim, type Graph, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
 import { TraceError, type Tape } from './tape.js';
+import type { HostFunctions } from './hooks.js';
 import type { Tensor } from '../tensor.js';
 
 export interface LowerOptions {
@@ -20,12 +22,15 @@ export interface LowerOptions {
   metadata?: Record<string, string>;
 }
 
-export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
+/** A lowered trace: the graph, and the functions its host_call nodes call, by name. */
+export interface Lowered { readonly graph: Graph; readonly hostFunctions: HostFunctions }
+
+export function lowerTape(tape: Tape, opts: LowerOptions): Lowered {
   const b = new GraphBuilder(opts.name, opts.metadata ?? {});
   const values = new Map<number, Value>();
   const params = new Map<string, Value>();
   let constants = 0;
-  const calls: CallState = { params, data: new Map(), live: opts.params, constants: 0 };
+  const calls: CallState = { params, data: new Map(), live: opts.params, constants: 0, host: {} };
 
   tape.values.forEach((v, id) => {
     if (v.source.kind === 'input') {
@@ -63,7 +68,7 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
     let outs: Value[];
     try {
       const ins = op.inputs.map((i) => (i === null ? null : valueOf(i)));
-      outs = op.graph ? inlineCall(b, op.graph, ins as Value[], op.scope, calls) : b.op(op.op, ins, op.attrs);
+      outs = op.graph ? inlineCall(b, op.graph, op.host ?? {}, ins as Value[], op.scope, calls) : b.op(op.op, ins, op.attrs);
     } catch (e) {
       // Shapes that held at the example sizes no longer fit once dims are symbolic: something
       // was baked in (the caller appends the trace's warnings, which say what).
@@ -74,23 +79,37 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Graph {
   }
   b.meta = {};
   tape.outputs.forEach((id, k) => b.output(opts.outputNames[k], valueOf(id)));
-  return b.build();
+  return { graph: b.build(), hostFunctions: calls.host };
 }
 
-/** A host_call name of a graph called at `scope`: `Class.m` becomes `scope:Class.m`, `path:Class.m` `scope.path:Class.m`. */
-export function scopedHostName(scope: string | undefined, name: string): string {
-  return !scope ? name : name.includes(':') ? `${scope}.${name}` : `${scope}:${name}`;
-}
+/**
+ * What the inlined calls of one lowering share: params by name with their data, a counter for
+ * constants, and the host functions by their names in the trace.
+ */
+interface CallState { params: Map<string, Value>; data: Map<string, TensorData>; live: ReadonlyMap<string, Tensor>; constants: number; host: Record<string, HostFunctions[string]> }
 
-/** What the inlined calls of one lowering share: params by name with their data, and a counter for constants. */
-interface CallState { params: Map<string, Value>; data: Map<string, TensorData>; live: ReadonlyMap<string, Tensor>; constants: number }
+/**
+ * The name in the trace of host function `name` of a graph called at `scope` (`Class.m` →
+ * `scope:Class.m`, `path:Class.m` → `scope.path:Class.m`); a name already bound to another
+ * function (two instances at one scope) gets a suffix `#2`, `#3`, ...
+ */
+function traceHostName(st: CallState, scope: string | undefined, name: string, fn: HostFunctions[string] | undefined): string {
+  const base = !scope ? name : name.includes(':') ? `${scope}.${name}` : `${scope}:${name}`;
+  for (let k = 1; ; k++) {
+    const full = k === 1 ? base : `${base}#${k}`;
+    if (!st.host[full] || st.host[full] === fn || !fn) {
+      if (fn) st.host[full] = fn;
+      return full;
+    }
+  }
+}
 
 /**
  * A compiled graph inlined at its call: its symbols become the dims of the values it was called
  * with, its params join the trace's (named `scope.name`; a name already taken by other data gets
  * a suffix), its nodes keep their own scopes under the call's.
  */
-function inlineCall(b: GraphBuilder, g: Graph, inputs: Value[], scope: string | undefined, st: CallState): Value[] {
+function inlineCall(b: GraphBuilder, g: Graph, host: HostFunctions, inputs: Value[], scope: string | undefined, st: CallState): Value[] {
   const dims = new Map<string, Dim>();
   g.inputs.filter((i) => i.kind === 'input').forEach((inp, k) => {
     const want = inp.value.type, got = inputs[k]?.type;
@@ -119,7 +138,7 @@ function inlineCall(b: GraphBuilder, g: Graph, inputs: Value[], scope: string | 
     },
     constant: (_, data) => b.constant(`call_const_${st.constants++}`, data),
     meta: (m) => ({ ...meta, ...(m.loc ? { loc: m.loc } : {}), ...(m.scope || scope ? { scope: [scope, m.scope].filter(Boolean).join('.') } : {}) }),
-    hostName: (name) => scopedHostName(scope, name),
+    hostName: (name) => traceHostName(st, scope, name, host[name]),
   });
 }
 
