@@ -6,7 +6,6 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +13,7 @@ import { decodeTsgraph } from '@kiln/ir-spec';
 import { manualSeed, noGrad, randn, zeros } from 'kiln';
 import { ResearchModel } from '../examples/cli/research-model.js';
 import { AdaptiveResNet } from '../examples/cli/adaptive-resnet.js';
-import { expectMatchesEager, weightsFile } from './helpers/cli-models.js';
+import { buildCli, expectMatchesEager, weightsFile } from './helpers/cli-models.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'packages/cli/dist/kiln.mjs');
@@ -32,13 +31,7 @@ const cases = [
 ];
 
 describe('kiln on examples/cli', () => {
-  beforeAll(() => {
-    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    const b = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
-    if (b.status !== 0) throw new Error(`tsc -b failed:\n${b.stdout}${b.stderr}`);
-    const e = spawnSync(process.execPath, ['packages/cli/bundle.mjs'], { cwd: ROOT, encoding: 'utf8' });
-    if (e.status !== 0) throw new Error(`the CLI bundle failed:\n${e.stdout}${e.stderr}`);
-  }, 300_000);
+  beforeAll(() => buildCli(ROOT), 300_000);
 
   for (const c of cases) {
     it(`${c.file}: compile (-O2, --weights), then run, inspect and viz; the file matches eager`, async () => {

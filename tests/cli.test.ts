@@ -7,7 +7,6 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +17,7 @@ import { Gate } from './cli-fixtures/gate.js';
 import { isUserError } from '../packages/cli/src/errors.js';
 import { generateWgsl } from '../compiler/src/codegen/index.js';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
-import { expectMatchesEager, weightsFile } from './helpers/cli-models.js';
+import { buildCli, expectMatchesEager, weightsFile } from './helpers/cli-models.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'packages/cli/dist/kiln.mjs');
@@ -43,13 +42,7 @@ const countNodes = (nodes: readonly { regions: readonly { nodes: readonly unknow
   nodes.reduce((n: number, node) => n + 1 + node.regions.reduce((m, r) => m + countNodes(r.nodes as typeof nodes), 0), 0);
 
 describe('kiln CLI', () => {
-  beforeAll(() => {
-    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    const b = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
-    if (b.status !== 0) throw new Error(`tsc -b failed:\n${b.stdout}${b.stderr}`);
-    const e = spawnSync(process.execPath, ['packages/cli/bundle.mjs'], { cwd: ROOT, encoding: 'utf8' });
-    if (e.status !== 0) throw new Error(`the CLI bundle failed:\n${e.stdout}${e.stderr}`);
-  }, 300_000);
+  beforeAll(() => buildCli(ROOT), 300_000);
 
   describe('help and usage', () => {
     it('kiln --help lists every command; each command has --help', () => {

@@ -3,14 +3,9 @@
 // (runtime/src/webgpu/kernel.ts, the same rule the compiler's codegen and the WebGPU device use)
 // is among the records' keys — so `auto` only picks WebGPU for a file it can run to the end.
 
-import { isBuiltin, walkNodes, type Attrs, type DType, type Graph, type Node } from '@kiln/ir-spec';
+import { isBuiltin, walkNodes, type DType, type Graph, type Node } from '@kiln/ir-spec';
+import { isView } from './webgpu/device.js';
 import { kernelKey } from './webgpu/kernel.js';
-
-/** Whether the WebGPU device runs this node as a view (its output shares the input's buffer). */
-function isView(op: string, attrs: Attrs): boolean {
-  if (op === 'reshape') return true;
-  return op === 'dropout' && !(attrs.training === true && typeof attrs.p === 'number' && attrs.p > 0);
-}
 
 function keyOf(node: Node): string {
   const sigs = node.inputs.map((v) => (v && v.type.kind === 'tensor' ? { dtype: v.type.dtype as DType, rank: v.type.shape.length } : null));

@@ -1,6 +1,9 @@
-// Shared by the CLI tests: weights with non-trivial BN statistics saved for `--weights`, and the
-// check that a compiled file run by the runtime alone matches the eager model.
+// Shared by the CLI tests: building the packages and the CLI bundle they run, weights with
+// non-trivial BN statistics saved for `--weights`, and the check that a compiled file run by the
+// runtime alone matches the eager model.
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { load } from '@kiln/runtime';
@@ -29,4 +32,13 @@ export async function expectMatchesEager(file: string, model: nn.Module, inputs:
     expect(got.data.length).toBe(want.length);
     for (let i = 0; i < want.length; i++) expect(Math.abs(got.data[i] - want[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want[i])));
   }
+}
+
+/** Builds the packages (`tsc -b`) and the CLI bundle in `root`, as `npm run build` does. */
+export function buildCli(root: string): void {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const b = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  if (b.status !== 0) throw new Error(`tsc -b failed:\n${b.stdout}${b.stderr}`);
+  const e = spawnSync(process.execPath, ['packages/cli/bundle.mjs'], { cwd: root, encoding: 'utf8' });
+  if (e.status !== 0) throw new Error(`the CLI bundle failed:\n${e.stdout}${e.stderr}`);
 }

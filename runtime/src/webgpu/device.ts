@@ -63,7 +63,7 @@ export interface WebGpuDevice extends Device<GPUBuffer> {
 export const VIEW_OPS: readonly string[] = ['reshape', 'dropout'];
 
 /** Whether this dispatch is a view (training-mode dropout with p > 0 is not: it has no kernel). */
-function isView(op: string, attrs: Attrs): boolean {
+export function isView(op: string, attrs: Attrs): boolean {
   if (op === 'reshape') return true;
   return op === 'dropout' && !(attrs.training === true && typeof attrs.p === 'number' && attrs.p > 0);
 }
