@@ -18,8 +18,8 @@ export default defineConfig({
     include: ['**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 60_000,
-    // Every graph a test builds must round-trip through the IR text form (and verify).
-    setupFiles: ['./tests/setup/ir-roundtrip.ts'],
+    // Dawn's driver defaults; every graph a test builds must round-trip through the IR text form (and verify).
+    setupFiles: ['./tests/setup/webgpu-env.ts', './tests/setup/ir-roundtrip.ts'],
     pool: 'forks',
   },
 });

@@ -5,15 +5,11 @@
 // with `if`/`loop` run from such a file on WebGPU equal to eager on every branch and trip count.
 
 import { describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
 import { GraphBuilder, decodeTsgraph, encodeTsgraph, tensorType } from '@kiln/ir-spec';
 import { load, nodesWithoutKernels, requestAdapter, type Output } from '@kiln/runtime';
 import { jit, manualSeed, nn, noGrad, ones, randn, type Tensor } from 'kiln';
 import { AdaptiveResNet, Halver, Repeat } from './script-models/control-flow.js';
 
-process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
-process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
-mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
 /** relu → exp → reshape: exp has no kernel in `reluOnly`, reshape is a view. */
 function reluExpGraph() {

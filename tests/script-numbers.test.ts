@@ -4,7 +4,6 @@
 // eager at several batch sizes and values, and runs from .tsgraph in the runtime alone, on the
 // CPU and on WebGPU (the structural ops run host-side there too).
 import { describe, it, expect } from 'vitest';
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { load } from '@kiln/runtime';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
@@ -12,9 +11,6 @@ import { ManualMean, ScaleShift } from './script-models/numbers.js';
 import { EarlyStop } from './script-models/loops.js';
 
 // WebGPU in Node runs on SwiftShader here (DESIGN.md §7).
-process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
-process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
-mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
 const FILE = fileURLToPath(new URL('./script-models/numbers.ts', import.meta.url));
 

@@ -7,7 +7,6 @@
 // tests/backend-choice.test.ts).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
 import { GraphBuilder, encodeTsgraph, scalarType, tensorType, type Graph, type TypedArray } from '@kiln/ir-spec';
 import { createModel, createWebGpuDevice, load, RuntimeError, splitGrid, type InputValue, type Output, type WebGpuDevice } from '@kiln/runtime';
 import { generateWgsl } from '../compiler/src/codegen/index.js';
@@ -16,9 +15,6 @@ import { jit, manualSeed, nn, noGrad, randn } from 'kiln';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
 import { ResearchModel, seedInputShape } from '../examples/seed/models.mjs';
 
-process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
-process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
-mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
 function expectClose(got: readonly Output[], want: readonly Output[], tol: number): void {
   expect(got.map((o) => [o.name, o.shape, o.dtype])).toEqual(want.map((o) => [o.name, o.shape, o.dtype]));

@@ -5,14 +5,11 @@
 // No adapter is a failure, not a skip: .ci/run installs the software stack.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { GraphBuilder, allOps, tensorType, type DType, type TypedArray } from '@kiln/ir-spec';
 import { createModel, createWebGpuDevice, nodesWithoutKernels, type WebGpuDevice } from '@kiln/runtime';
 import { generateWgsl, KERNELS, VIEW_OPS } from '../compiler/src/codegen/index.js';
 
-process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
-process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
-mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
 /** Registry ops with no WGSL kernel (they run on the CPU backend only). */
 const WITHOUT_WGSL: string[] = [];
