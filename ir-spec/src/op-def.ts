@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { DType, TypedArray } from './dtype.js';
 import type { TensorType } from './shape.js';
 import type { GradBuilder } from './grad-builder.js';
+import type { CpuPrimitives } from './kernels/primitives.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
 export interface CpuTensor {
@@ -49,8 +50,11 @@ export interface OpDef<A = any> {
   readonly elementwise?: boolean;
   /** Dtype/shape rule; throws OpError naming the op and the offending shapes. */
   infer(inputs: readonly (TensorType | null)[], attrs: A): TensorType[];
-  /** Reference CPU kernel over dense row-major buffers; never mutates its inputs. */
-  cpu(inputs: readonly (CpuTensor | null)[], attrs: A): CpuTensor[];
+  /**
+   * Reference CPU kernel over dense row-major buffers; never mutates its inputs. `prims` are the
+   * running device's hot loops (REFERENCE_PRIMITIVES when omitted).
+   */
+  cpu(inputs: readonly (CpuTensor | null)[], attrs: A, prims?: CpuPrimitives): CpuTensor[];
   /** `null`: not differentiable (comparisons, argmax, integer results). */
   readonly grad: GradDef<A> | null;
 }

@@ -32,6 +32,11 @@ export interface Device<B = unknown> {
    * masked_select's `nnz`), which the executor reads before dispatching on a non-CPU device.
    */
   dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs, dataDims?: Readonly<Record<string, number>>): DeviceTensor<B>[];
+  /**
+   * Marks a written tensor as a graph constant: never written or freed while the model lives, so
+   * the device may keep derived forms of it (packed weights). Optional.
+   */
+  pin?(t: DeviceTensor<B>): void;
   /** Returns a buffer no value refers to any more (the executor calls it once per buffer). */
   free(buffer: B): void;
   /** Size of a buffer in bytes, for memory accounting. */

@@ -358,8 +358,8 @@ export const fused_linear = defineOp({
   doc: 'linear(input, weight, bias?) followed by activation (none, relu, sigmoid, tanh) in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: z.object({ activation }).strict(),
   infer(inputs) { return getOp('linear').infer(inputs, {}); },
-  cpu(inputs, { activation: act }) {
-    const [y] = getOp('linear').cpu(inputs, {});
+  cpu(inputs, { activation: act }, prims) {
+    const [y] = getOp('linear').cpu(inputs, {}, prims);
     applyActivation(y.data as Float32Array, act);
     return [y];
   },

@@ -1,0 +1,113 @@
+// The CPU device's WebAssembly instance and its linear memory. The kernels (runtime/wasm/*.ts,
+// built by scripts/build-wasm.mjs) allocate nothing: this file hands out 64-byte-aligned blocks
+// of the memory (first fit over a free list that merges neighbours, growing the memory when no
+// block fits). Feature detection picks relaxed SIMD, else SIMD128; where WebAssembly or SIMD is
+// missing `wasmKernels()` is null and callers keep the JavaScript kernels.
+// Invariant: a typed-array view of the memory is only used until the next alloc (growing the
+// memory detaches the old buffer): take `f32()` after allocating.
+
+import * as binaries from './binaries.generated.js';
+
+/** The kernels' exports (see runtime/wasm/gemm.ts for their contracts). */
+export interface KernelExports {
+  packedSize(K: number, N: number): number;
+  packB(K: number, N: number, b: number, sbk: number, sbj: number, dst: number): void;
+  gemmPacked(m0: number, m1: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void;
+  heapBase(): number;
+}
+
+const ALIGN = 64;
+const PAGE = 65536;
+
+export class WasmHeap {
+  /** Free blocks, sorted by address, never adjacent (merged on free). */
+  private readonly freeList: { at: number; size: number }[] = [];
+  private readonly sizes = new Map<number, number>();
+  private top: number;
+  private view = new Float32Array(0);
+
+  constructor(readonly memory: WebAssembly.Memory, base: number, readonly variant: 'simd' | 'relaxed', readonly k: KernelExports) {
+    this.top = base;
+  }
+
+  /** A block of at least `bytes` bytes, 64-byte aligned. */
+  alloc(bytes: number): number {
+    const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+    for (let i = 0; i < this.freeList.length; i++) {
+      const b = this.freeList[i];
+      if (b.size < size) continue;
+      const at = b.at;
+      if (b.size === size) this.freeList.splice(i, 1);
+      else { b.at += size; b.size -= size; }
+      this.sizes.set(at, size);
+      return at;
+    }
+    const at = this.top;
+    const end = at + size;
+    const have = this.memory.buffer.byteLength;
+    if (end > have) this.memory.grow(Math.ceil((end - have) / PAGE));
+    this.top = end;
+    this.sizes.set(at, size);
+    return at;
+  }
+
+  /** Returns a block from alloc(). */
+  free(at: number): void {
+    const size = this.sizes.get(at);
+    if (size === undefined) throw new Error(`WasmHeap.free: ${at} is not an allocated block`);
+    this.sizes.delete(at);
+    let i = this.freeList.findIndex((b) => b.at > at);
+    if (i < 0) i = this.freeList.length;
+    this.freeList.splice(i, 0, { at, size });
+    const next = this.freeList[i + 1];
+    if (next && at + size === next.at) { this.freeList[i].size += next.size; this.freeList.splice(i + 1, 1); }
+    const prev = this.freeList[i - 1];
+    if (prev && prev.at + prev.size === at) { prev.size += this.freeList[i].size; this.freeList.splice(i, 1); }
+    // A free block at the top gives its bytes back to the bump region.
+    const last = this.freeList[this.freeList.length - 1];
+    if (last && last.at + last.size === this.top) { this.top = last.at; this.freeList.pop(); }
+  }
+
+  /** A float32 view of the whole memory (valid until the next alloc). */
+  f32(): Float32Array {
+    if (this.view.buffer !== this.memory.buffer) this.view = new Float32Array(this.memory.buffer);
+    return this.view;
+  }
+
+  /** Bytes in use by live blocks. */
+  get liveBytes(): number {
+    let n = 0;
+    for (const s of this.sizes.values()) n += s;
+    return n;
+  }
+}
+
+function decode(b64: string): Uint8Array<ArrayBuffer> {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+let heap: WasmHeap | null | undefined;
+
+/**
+ * The shared kernel instance, made on first use; null where this engine lacks WebAssembly
+ * SIMD128, or when `KILN_WASM=0` is set in the environment (the JavaScript kernels then run).
+ */
+export function wasmKernels(): WasmHeap | null {
+  if (heap !== undefined) return heap;
+  heap = null;
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  if (typeof WebAssembly !== 'object' || env?.KILN_WASM === '0') return heap;
+  for (const variant of ['relaxed', 'simd'] as const) {
+    const bytes = decode(binaries[variant]);
+    if (!WebAssembly.validate(bytes)) continue;
+    const memory = new WebAssembly.Memory({ initial: 16 });
+    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory, abort: () => { throw new Error('wasm kernel abort'); } } });
+    const k = instance.exports as unknown as KernelExports;
+    heap = new WasmHeap(memory, k.heapBase(), variant, k);
+    break;
+  }
+  return heap;
+}
