@@ -6,13 +6,17 @@
 // to float32 rounding of the sums.
 
 import { gemm } from './gemm.js';
+import { conv2dForward } from './conv.js';
 
 /** C[M,N] (+)= A[M,K]·B[K,N] with explicit element strides (see kernels/gemm.ts). */
 export type GemmFn = typeof gemm;
+/** conv2d over NCHW float32 (weight [Cout, C/G, kh, kw], optional bias), a fresh output. */
+export type Conv2dFn = typeof conv2dForward;
 
 export interface CpuPrimitives {
   readonly gemm: GemmFn;
+  readonly conv2d: Conv2dFn;
 }
 
 /** The plain-JavaScript primitives (ir-spec's own kernels). */
-export const REFERENCE_PRIMITIVES: CpuPrimitives = { gemm };
+export const REFERENCE_PRIMITIVES: CpuPrimitives = { gemm, conv2d: conv2dForward };

@@ -8,11 +8,13 @@
 
 import * as binaries from './binaries.generated.js';
 
-/** The kernels' exports (see runtime/wasm/gemm.ts for their contracts). */
+/** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
   packedSize(K: number, N: number): number;
   packB(K: number, N: number, b: number, sbk: number, sbj: number, dst: number): void;
   gemmPacked(m0: number, m1: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void;
+  packIm2col(C: number, H: number, W: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, dst: number): void;
+  addBias(C: number, P: number, out: number, bias: number): void;
   heapBase(): number;
 }
 

@@ -5,6 +5,7 @@
 import { REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { WasmGemm } from './gemm.js';
+import { wasmConv2d } from './conv.js';
 
 export interface FastPrimitives extends CpuPrimitives {
   /** Which kernels run: 'relaxed-simd', 'simd' or 'js'. */
@@ -22,7 +23,7 @@ export function fastPrimitives(): FastPrimitives {
     chosen = { ...REFERENCE_PRIMITIVES, kind: 'js', pin() {} };
   } else {
     const g = new WasmGemm(heap);
-    chosen = { gemm: g.gemm, kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
+    chosen = { gemm: g.gemm, conv2d: wasmConv2d(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
   }
   return chosen;
 }
