@@ -56,15 +56,16 @@ export function packB(K: i32, N: i32, b: usize, sbk: i32, sbj: i32, dst: usize):
 
 /**
  * C (row stride ldc floats) (+)= A (row stride lda, unit stride along K) · packed B, for rows
- * [m0, m1) of C only — so threads can split M. `accumulate` adds to C instead of overwriting it.
+ * [m0, m1) and column panels [p0, p1) of C only — so threads can split M or N. `accumulate`
+ * adds to C instead of overwriting it.
  */
-export function gemmPacked(m0: i32, m1: i32, N: i32, K: i32, a: usize, lda: i32, bp: usize, c: usize, ldc: i32, accumulate: i32): void {
+export function gemmPacked(m0: i32, m1: i32, p0: i32, p1: i32, N: i32, K: i32, a: usize, lda: i32, bp: usize, c: usize, ldc: i32, accumulate: i32): void {
   const panels = (N + NR - 1) / NR;
   for (let k0 = 0; k0 < K; k0 += KC) {
     const kb = min(KC, K - k0);
     const acc = accumulate != 0 || k0 > 0;
     const block = bp + (<usize>(k0 * panels * NR) << 2);
-    for (let p = 0; p < panels; p++) {
+    for (let p = p0; p < p1; p++) {
       const j = p * NR;
       const w = min(NR, N - j);
       const panel = block + (<usize>(p * kb * NR) << 2);

@@ -25,7 +25,7 @@ export function wasmConv2d(heap: WasmHeap): Conv2dFn {
       for (let n = 0; n < N; n++) {
         for (let g = 0; g < G; g++) {
           k.packIm2col(Cg, H, W, win.kh, win.kw, win.sh, win.sw, win.pt, win.pl, win.dh, win.dw, OH, OW, xa + ((n * C + g * Cg) * H * W) * 4, pa);
-          k.gemmPacked(0, Coutg, P, K, wa + g * Coutg * K * 4, K, pa, oa + (n * Cout + g * Coutg) * P * 4, P, 0);
+          heap.gemm(Coutg, P, K, wa + g * Coutg * K * 4, K, pa, oa + (n * Cout + g * Coutg) * P * 4, P, 0);
         }
         if (bias) k.addBias(Cout, P, oa + n * Cout * P * 4, ba);
       }

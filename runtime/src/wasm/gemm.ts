@@ -32,7 +32,7 @@ export class WasmGemm {
       REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate);
       return;
     }
-    const h = this.heap, k = h.k;
+    const h = this.heap;
     const constant = this.pinned.has(B);
     // A small M with a B that must be packed on every call: packing costs as much as the product.
     if (!constant && M < 4) {
@@ -47,7 +47,7 @@ export class WasmGemm {
       const f = h.f32();
       copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
       if (accumulate) for (let i = 0; i < M; i++) f.set(C.subarray(cOff + i * ldc, cOff + i * ldc + N), (c >> 2) + i * N);
-      k.gemmPacked(0, M, N, K, a, K, bp, c, N, accumulate ? 1 : 0);
+      h.gemm(M, N, K, a, K, bp, c, N, accumulate ? 1 : 0);
       const g = h.f32();
       if (ldc === N) C.set(g.subarray(c >> 2, (c >> 2) + M * N), cOff);
       else for (let i = 0; i < M; i++) C.set(g.subarray((c >> 2) + i * N, (c >> 2) + (i + 1) * N), cOff + i * ldc);

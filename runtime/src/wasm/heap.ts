@@ -1,18 +1,20 @@
 // The CPU device's WebAssembly instance and its linear memory. The kernels (runtime/wasm/*.ts,
 // built by scripts/build-wasm.mjs) allocate nothing: this file hands out 64-byte-aligned blocks
 // of the memory (first fit over a free list that merges neighbours, growing the memory when no
-// block fits). Feature detection picks relaxed SIMD, else SIMD128; where WebAssembly or SIMD is
-// missing `wasmKernels()` is null and callers keep the JavaScript kernels.
+// block fits). Feature detection picks relaxed SIMD, else SIMD128, over a shared memory where
+// the engine can share one with worker threads (threads.ts), else a private one; where
+// WebAssembly or SIMD is missing `wasmKernels()` is null and callers keep the JavaScript kernels.
 // Invariant: a typed-array view of the memory is only used until the next alloc (growing the
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
+import { CONTROL_BYTES, ThreadPool } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
   packedSize(K: number, N: number): number;
   packB(K: number, N: number, b: number, sbk: number, sbj: number, dst: number): void;
-  gemmPacked(m0: number, m1: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void;
+  gemmPacked(m0: number, m1: number, p0: number, p1: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void;
   packIm2col(C: number, H: number, W: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, dst: number): void;
   addBias(C: number, P: number, out: number, bias: number): void;
   heapBase(): number;
@@ -20,6 +22,30 @@ export interface KernelExports {
 
 const ALIGN = 64;
 const PAGE = 65536;
+/** Below this many multiply-adds a product runs on one thread: waking workers costs more. */
+const PARALLEL_WORK = 1 << 20;
+
+let threadCount = defaultThreads();
+
+function defaultThreads(): number {
+  const g = globalThis as { navigator?: { hardwareConcurrency?: number }; process?: { getBuiltinModule?: (id: string) => unknown } };
+  const os = g.process?.getBuiltinModule?.('node:os') as { availableParallelism?: () => number } | undefined;
+  return Math.max(1, os?.availableParallelism?.() ?? g.navigator?.hardwareConcurrency ?? 1);
+}
+
+/**
+ * How many threads the CPU kernels use (the caller's included), like torch.set_num_threads;
+ * default: the available cores. 1 never starts a worker.
+ */
+export function setNumThreads(n: number): void {
+  if (!Number.isInteger(n) || n < 1) throw new RangeError(`setNumThreads: expected an integer ≥ 1, got ${n}`);
+  threadCount = n;
+}
+
+/** The thread count the CPU kernels use (see setNumThreads). */
+export function getNumThreads(): number {
+  return threadCount;
+}
 
 export class WasmHeap {
   /** Free blocks, sorted by address, never adjacent (merged on free). */
@@ -27,9 +53,24 @@ export class WasmHeap {
   private readonly sizes = new Map<number, number>();
   private top: number;
   private view = new Float32Array(0);
+  private readonly pool: ThreadPool | null;
 
-  constructor(readonly memory: WebAssembly.Memory, base: number, readonly variant: 'simd' | 'relaxed', readonly k: KernelExports) {
+  constructor(readonly memory: WebAssembly.Memory, base: number, readonly variant: 'simd' | 'relaxed', readonly k: KernelExports, module: WebAssembly.Module, shared: boolean) {
     this.top = base;
+    this.pool = shared ? new ThreadPool(module, memory, this.alloc(CONTROL_BYTES), k) : null;
+  }
+
+  /** Whether products can be split over worker threads here. */
+  get threaded(): boolean { return this.pool?.available ?? false; }
+
+  /** How many products ran split over worker threads so far. */
+  get splitProducts(): number { return this.pool?.splits ?? 0; }
+
+  /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */
+  gemm(M: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void {
+    const threads = threadCount;
+    if (this.pool?.available && threads > 1 && M * N * K >= PARALLEL_WORK) this.pool.gemm(threads, M, N, K, a, lda, bp, c, ldc, accumulate);
+    else this.k.gemmPacked(0, M, 0, (N + 7) >> 3, N, K, a, lda, bp, c, ldc, accumulate);
   }
 
   /** A block of at least `bytes` bytes, 64-byte aligned. */
@@ -102,13 +143,24 @@ export function wasmKernels(): WasmHeap | null {
   heap = null;
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
   if (typeof WebAssembly !== 'object' || env?.KILN_WASM === '0') return heap;
-  for (const variant of ['relaxed', 'simd'] as const) {
-    const bytes = decode(binaries[variant]);
+  const canShare = typeof SharedArrayBuffer === 'function' && (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated !== false;
+  const variants = [
+    ...(canShare ? [['relaxedShared', 'relaxed', true], ['simdShared', 'simd', true]] as const : []),
+    ['relaxed', 'relaxed', false], ['simd', 'simd', false],
+  ] as const;
+  for (const [name, variant, shared] of variants) {
+    const bytes = decode(binaries[name]);
     if (!WebAssembly.validate(bytes)) continue;
-    const memory = new WebAssembly.Memory({ initial: 16 });
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory, abort: () => { throw new Error('wasm kernel abort'); } } });
+    let memory: WebAssembly.Memory;
+    try {
+      memory = new WebAssembly.Memory(shared ? { initial: 16, maximum: 65536, shared: true } : { initial: 16 });
+    } catch {
+      continue;
+    }
+    const module = new WebAssembly.Module(bytes);
+    const instance = new WebAssembly.Instance(module, { env: { memory, abort: () => { throw new Error('wasm kernel abort'); } } });
     const k = instance.exports as unknown as KernelExports;
-    heap = new WasmHeap(memory, k.heapBase(), variant, k);
+    heap = new WasmHeap(memory, k.heapBase(), variant, k, module, shared);
     break;
   }
   return heap;

@@ -4,6 +4,8 @@
 
 import { REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
+
+export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
 
