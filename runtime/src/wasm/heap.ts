@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, ThreadPool } from './threads.js';
+import { CONTROL_BYTES, ThreadPool, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -25,13 +25,8 @@ const PAGE = 65536;
 /** Below this many multiply-adds a product runs on one thread: waking workers costs more. */
 const PARALLEL_WORK = 1 << 20;
 
-let threadCount = defaultThreads();
-
-function defaultThreads(): number {
-  const g = globalThis as { navigator?: { hardwareConcurrency?: number }; process?: { getBuiltinModule?: (id: string) => unknown } };
-  const os = g.process?.getBuiltinModule?.('node:os') as { availableParallelism?: () => number } | undefined;
-  return Math.max(1, os?.availableParallelism?.() ?? g.navigator?.hardwareConcurrency ?? 1);
-}
+/** Set by setNumThreads; undefined: the available cores. */
+let threadCount: number | undefined;
 
 /**
  * How many threads the CPU kernels use (the caller's included), like torch.set_num_threads;
@@ -44,7 +39,7 @@ export function setNumThreads(n: number): void {
 
 /** The thread count the CPU kernels use (see setNumThreads). */
 export function getNumThreads(): number {
-  return threadCount;
+  return threadCount ?? Math.max(1, threadHost()?.cores ?? 1);
 }
 
 export class WasmHeap {
@@ -68,7 +63,7 @@ export class WasmHeap {
 
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */
   gemm(M: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void {
-    const threads = threadCount;
+    const threads = getNumThreads();
     if (this.pool?.available && threads > 1 && M * N * K >= PARALLEL_WORK) this.pool.gemm(threads, M, N, K, a, lda, bp, c, ldc, accumulate);
     else this.k.gemmPacked(0, M, 0, (N + 7) >> 3, N, K, a, lda, bp, c, ldc, accumulate);
   }

@@ -5,6 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { getNumThreads, setNumThreads, wasmKernels } from './heap.js';
 import { WasmGemm } from './gemm.js';
+import { setThreadHost } from './threads.js';
+import { nodeThreadHost } from './node-threads.js';
+
+// What the Node entry point (runtime/src/index.ts) installs.
+setThreadHost(nodeThreadHost);
 
 function buffer(n: number, seed: number): Float32Array {
   const out = new Float32Array(n);

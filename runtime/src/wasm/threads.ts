@@ -49,40 +49,52 @@ function workerMain(data: { module: WebAssembly.Module; memory: WebAssembly.Memo
   }
 }
 
-const NODE_SOURCE = `const { workerData } = require('node:worker_threads');
-(${workerMain.toString()})(workerData, ${runSlice.toString()});`;
-const WEB_SOURCE = `self.onmessage = (e) => (${workerMain.toString()})(e.data, ${runSlice.toString()});`;
+/** The program a worker runs, as source text: `start(data)` begins serving. */
+export const WORKER_PROGRAM = `(data) => (${workerMain.toString()})(data, ${runSlice.toString()})`;
 
-type Spawn = (data: { module: WebAssembly.Module; memory: WebAssembly.Memory; control: number }) => void;
+/** What a worker is given: the kernel module, the shared memory and the control block's address. */
+export interface WorkerData { module: WebAssembly.Module; memory: WebAssembly.Memory; control: number }
 
-/** How this environment starts a worker, or null where it cannot share memory with one. */
-function spawner(): Spawn | null {
+/** How an environment starts workers running WORKER_PROGRAM, and how many cores it has. */
+export interface ThreadHost {
+  spawn(data: WorkerData): void;
+  readonly cores: number;
+}
+
+let host: ThreadHost | null | undefined;
+
+/** Installs how workers start here (the Node entry point does; null: never start workers). */
+export function setThreadHost(h: ThreadHost | null): void {
+  host = h;
+}
+
+/** Web Workers, in a cross-origin-isolated page (where memory can be shared with them). */
+function webHost(): ThreadHost | null {
   const g = globalThis as {
-    process?: { getBuiltinModule?: (id: string) => unknown };
     Worker?: new (url: string) => { postMessage(d: unknown): void };
     crossOriginIsolated?: boolean; Blob?: typeof Blob; URL?: typeof URL;
+    navigator?: { hardwareConcurrency?: number };
   };
-  const wt = g.process?.getBuiltinModule?.('node:worker_threads') as
-    { Worker: new (src: string, o: { eval: true; workerData: unknown }) => { unref(): void } } | undefined;
-  if (wt) return (data) => new wt.Worker(NODE_SOURCE, { eval: true, workerData: data }).unref();
-  if (g.Worker && g.crossOriginIsolated && g.Blob && g.URL) {
-    const url = g.URL.createObjectURL(new g.Blob([WEB_SOURCE], { type: 'text/javascript' }));
-    return (data) => new g.Worker!(url).postMessage(data);
-  }
-  return null;
+  if (!g.Worker || !g.crossOriginIsolated || !g.Blob || !g.URL) return null;
+  const url = g.URL.createObjectURL(new g.Blob([`self.onmessage = (e) => (${WORKER_PROGRAM})(e.data);`], { type: 'text/javascript' }));
+  return { spawn: (data) => new g.Worker!(url).postMessage(data), cores: g.navigator?.hardwareConcurrency ?? 1 };
+}
+
+/** The installed host, else Web Workers where possible, else null. */
+export function threadHost(): ThreadHost | null {
+  if (host === undefined) host = webHost();
+  return host;
 }
 
 /** The workers of one shared-memory kernel instance. */
 export class ThreadPool {
   private readonly c: Int32Array;
   private started = 0;
-  private readonly spawn: Spawn | null;
   /** Atomics.wait is not allowed on a browser's main thread: spin there instead. */
   private readonly canBlock: boolean;
 
   constructor(private readonly module: WebAssembly.Module, private readonly memory: WebAssembly.Memory, private readonly control: number, private readonly k: KernelExports) {
     this.c = new Int32Array(memory.buffer, control, SLOT + MAX_WORKERS);
-    this.spawn = spawner();
     this.canBlock = !!(globalThis as { process?: unknown }).process || typeof (globalThis as { document?: unknown }).document === 'undefined';
   }
 
@@ -90,7 +102,7 @@ export class ThreadPool {
   splits = 0;
 
   /** Whether workers can exist here at all (shared memory and a way to start them). */
-  get available(): boolean { return this.spawn !== null; }
+  get available(): boolean { return threadHost() !== null; }
 
   /**
    * C (+)= A·packed B over `threads` threads (the caller included); workers are started on first
@@ -100,8 +112,9 @@ export class ThreadPool {
     const c = this.c, panels = (N + 7) >> 3;
     const byRows = M >= 8 * threads ? 1 : 0;
     const want = Math.min(threads - 1, MAX_WORKERS, byRows ? ((M + 3) >> 2) - 1 : panels - 1);
-    while (this.spawn && this.started < want) {
-      this.spawn({ module: this.module, memory: this.memory, control: this.control });
+    const host = threadHost();
+    while (host && this.started < want) {
+      host.spawn({ module: this.module, memory: this.memory, control: this.control });
       this.started++;
     }
     const helpers = Math.min(want, Atomics.load(c, READY));
