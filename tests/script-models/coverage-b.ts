@@ -1,0 +1,172 @@
+// Test models for jit.script coverage (issue 12, part B): arrow functions over static arrays,
+// `for` loops with any step, arrays built in loops, branches whose shapes differ under a
+// static condition, and recursion over data known when compiling.
+import { nn, F, cat, stack, type Tensor } from 'kiln';
+
+/** map / forEach / reduce / filter over arrays of tensors, with arrow-function callbacks. */
+export class ArrayMethods extends nn.Module {
+  forward(x: Tensor): Tensor {
+    const parts = [x, x.mul(2), x.neg()].map((t) => t.relu());
+    const total = parts.reduce((acc, t) => acc.add(t));
+    const scaled = parts.map((t, i) => t.mul(i + 1));
+    const seeded = scaled.reduce((acc: Tensor, t: Tensor) => acc.sub(t), x);
+    const wide = [x, x.sum(1, { keepdim: true }), x.abs()].filter((t) => t.shape[1] > 1);
+    const out: Tensor[] = [];
+    wide.forEach((t, i) => {
+      out.push(t.add(i));
+    });
+    return cat([total, seeded, cat(out, 1)], 1);
+  }
+}
+
+/** An array of submodules mapped over, and a local arrow function called twice. */
+export class ModuleArray extends nn.Module {
+  l1 = new nn.Linear(4, 3);
+  l2 = new nn.Linear(4, 3);
+  scale = 0.5;
+  forward(x: Tensor): Tensor {
+    const act = (t: Tensor): Tensor => F.gelu(t).mul(this.scale);
+    const ys = [this.l1, this.l2].map((l) => act(l.forward(x)));
+    const square = function (t: Tensor): Tensor { return t.mul(t); };
+    return stack(ys.map((y) => square(y)), 0).sum(0);
+  }
+}
+
+/** A closure that reads a variable reassigned after it was created, and one that updates a counter. */
+export class ClosureState extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let h = x;
+    const addH = (t: Tensor) => t.add(h);
+    h = h.mul(3);
+    let steps = 0;
+    const step = () => { steps += 1; h = h.tanh(); };
+    step();
+    step();
+    return addH(x).mul(steps);
+  }
+}
+
+/** `for` loops counting down and with steps other than 1, static and run-time bounds. */
+export class Steps extends nn.Module {
+  forward(x: Tensor, n: number, k: number): Tensor {
+    let h = x;
+    for (let i = 4; i >= 0; i--) h = h.mul(0.9).add(i);          // static, counting down (unrolled)
+    for (let i = 0; i < 7; i += 2) h = h.sub(i * 0.1);            // static, step 2
+    for (let i = n - 1; i >= 0; i--) h = h.add(i).mul(0.5);       // run-time bound, counting down
+    for (let i = 1; i <= n; i += 3) h = h.add(i * 0.01);          // run-time bound, step 3
+    for (let i = n; 0 < i; i -= 2) h = h.mul(1.1);                // bound on the left, step -2
+    for (let i = 0; i < n; i += k) h = h.add(0.25);               // run-time step
+    for (let i = n; i > 0; i -= k) h = h.sub(0.125);              // run-time step counting down
+    return h;
+  }
+}
+
+/** Arrays built by push in loops with a static trip count, concatenated and stacked. */
+export class Collect extends nn.Module {
+  fc = new nn.Linear(3, 3);
+  forward(x: Tensor): Tensor {
+    const out: Tensor[] = [];
+    let h = x;
+    for (let i = 0; i < 3; i++) {
+      h = this.fc.forward(h).tanh();
+      out.push(h);
+    }
+    const rows: Tensor[] = [];
+    for (let i = 2; i >= 0; i--) rows.push(out[i].mul(i));
+    return cat([cat(out, 1), stack(rows, 1).flatten(1)], 1);
+  }
+}
+
+/** An array pushed to in a loop whose trip count is only known at run time. */
+export class CollectRuntime extends nn.Module {
+  forward(x: Tensor, n: number): Tensor {
+    const out: Tensor[] = [];
+    for (let i = 0; i < n; i++) {
+      out.push(x.mul(i));
+    }
+    return cat(out, 1);
+  }
+}
+
+/** Branches whose tensors differ in shape under a static condition (a flag and a static size). */
+export class StaticShapes extends nn.Module {
+  pool = true;
+  forward(x: Tensor): Tensor {
+    let y = x;
+    if (this.pool) {
+      y = x.sum(1);
+    } else {
+      y = x.mul(2);
+    }
+    const z = x.shape[1] === 3 ? x.mean(1, { keepdim: true }) : x;
+    return y.unsqueeze(1).add(z);
+  }
+}
+
+/** Branches whose tensors differ in shape under a run-time condition. */
+export class RuntimeShapes extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let y = x;
+    if (x.sum().item() > 0) {
+      y = x.sum(1);
+    }
+    return y;
+  }
+}
+
+/** One node of a binary tree of modules; leaves have no children. */
+export class TreeNode extends nn.Module {
+  fc = new nn.Linear(3, 3);
+  left: TreeNode | null;
+  right: TreeNode | null;
+  constructor(depth: number) {
+    super();
+    this.left = depth > 0 ? new TreeNode(depth - 1) : null;
+    this.right = depth > 1 ? new TreeNode(depth - 2) : null;
+  }
+}
+
+/** A recursive helper method over a tree of modules stored on the model, and over a static count. */
+export class TreeModel extends nn.Module {
+  root = new TreeNode(3);
+  rounds = 4;
+  forward(x: Tensor): Tensor {
+    return this.repeat(this.visit(this.root, x), this.rounds);
+  }
+  visit(node: TreeNode, x: Tensor): Tensor {
+    let y = node.fc.forward(x).tanh();
+    if (node.left) y = y.add(this.visit(node.left, y));
+    if (node.right !== null) y = y.sub(this.visit(node.right, y).mul(0.5));
+    return y;
+  }
+  repeat(x: Tensor, n: number): Tensor {
+    return n === 0 ? x : this.repeat(halve(x, n), n - 1);
+  }
+}
+
+/** A recursive function of the file, over a static number. */
+function halve(x: Tensor, n: number): Tensor {
+  return n <= 1 ? x.mul(0.5) : halve(x, n - 2).add(0.1);
+}
+
+/** Recursion whose depth a tensor value decides. */
+export class DataRecursion extends nn.Module {
+  forward(x: Tensor): Tensor {
+    return this.shrink(x);
+  }
+  shrink(x: Tensor): Tensor {
+    if (x.abs().sum().item() > 1) return this.shrink(x.mul(0.5));
+    return x;
+  }
+}
+
+/** Recursion driven by a static number, deeper than jit.script unrolls. */
+export class DeepRecursion extends nn.Module {
+  depth = 100;
+  forward(x: Tensor): Tensor {
+    return this.count(x, this.depth);
+  }
+  count(x: Tensor, n: number): Tensor {
+    return n <= 0 ? x : this.count(x.add(1), n - 1);
+  }
+}
