@@ -32,17 +32,34 @@ export class ModuleArray extends nn.Module {
   }
 }
 
-/** A closure that reads a variable reassigned after it was created, and one that updates a counter. */
+/**
+ * Closures read captured variables where they are called (after a reassignment, inside a
+ * data-dependent branch, in a loop region, past a shadowing declaration) and may update them
+ * in straight-line code and unrolled loops.
+ */
 export class ClosureState extends nn.Module {
-  forward(x: Tensor): Tensor {
+  forward(x: Tensor, n: number): Tensor {
     let h = x;
     const addH = (t: Tensor) => t.add(h);
     h = h.mul(3);
     let steps = 0;
     const step = () => { steps += 1; h = h.tanh(); };
     step();
-    step();
-    return addH(x).mul(steps);
+    for (const _ of [1, 2]) step();
+    let y = addH(x).mul(steps);
+    if (x.sum().item() > 0) {
+      h = h.neg();
+      y = addH(y);
+    }
+    for (let i = 0; i < n; i++) {
+      h = h.mul(0.5);
+      y = addH(y);
+    }
+    {
+      const h = x.mul(100);
+      y = addH(y).add(h.mean());
+    }
+    return y;
   }
 }
 
@@ -140,11 +157,17 @@ export class TreeModel extends nn.Module {
     return y;
   }
   repeat(x: Tensor, n: number): Tensor {
-    return n === 0 ? x : this.repeat(halve(x, n), n - 1);
+    return n === 0 ? x : this.repeat(x.mul(0.5).add(n), n - 1);
   }
 }
 
-/** A recursive function of the file, over a static number. */
+/** A recursive function of the file (needs the .ts file: the runtime text of forward lacks it). */
+export class FileRecursion extends nn.Module {
+  forward(x: Tensor): Tensor {
+    return halve(x, 5);
+  }
+}
+
 function halve(x: Tensor, n: number): Tensor {
   return n <= 1 ? x.mul(0.5) : halve(x, n - 2).add(0.1);
 }
@@ -168,5 +191,56 @@ export class DeepRecursion extends nn.Module {
   }
   count(x: Tensor, n: number): Tensor {
     return n <= 0 ? x : this.count(x.add(1), n - 1);
+  }
+}
+
+/** A .filter() whose predicate only run-time data decides. */
+export class RuntimeFilter extends nn.Module {
+  forward(x: Tensor): Tensor {
+    return cat([x, x.neg()].filter((t) => t.sum().item() > 0), 1);
+  }
+}
+
+/** A closure passed to another method, reading a variable reassigned where it was created. */
+export class EscapingClosure extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let scale = 2;
+    if (x.sum().item() > 0) scale = 3;
+    return this.apply2(x, (t: Tensor) => t.mul(scale));
+  }
+  apply2(x: Tensor, fn: (t: Tensor) => Tensor): Tensor {
+    return fn(fn(x));
+  }
+}
+
+/** A closure passed to another method that reads only values fixed when it is created. */
+export class PassedClosure extends nn.Module {
+  fc = new nn.Linear(3, 3);
+  forward(x: Tensor): Tensor {
+    const shift = x.mean();
+    return this.twice(x, (t: Tensor) => this.fc.forward(t).sub(shift));
+  }
+  twice(x: Tensor, fn: (t: Tensor) => Tensor): Tensor {
+    return fn(fn(x));
+  }
+}
+
+/** A loop whose bound the body changes. */
+export class MovingBound extends nn.Module {
+  forward(x: Tensor, n: number): Tensor {
+    let end = n;
+    for (let i = 0; i < end; i += 2) {
+      x = x.add(1);
+      end = end - 1;
+    }
+    return x;
+  }
+}
+
+/** A loop that steps away from its bound. */
+export class WrongWay extends nn.Module {
+  forward(x: Tensor, n: number): Tensor {
+    for (let i = 0; i < n; i -= 2) x = x.add(1);
+    return x;
   }
 }
