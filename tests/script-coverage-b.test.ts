@@ -12,7 +12,7 @@ import { load } from '@kiln/runtime';
 import { verifyGraph } from '@kiln/ir-spec';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
 import {
-  ArrayMethods, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
+  ArrayMethods, ArrayQueries, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
   MovingBound, PassedClosure, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
 } from './script-models/coverage-b.js';
 
@@ -47,6 +47,12 @@ describe.each(sources)('jit.script coverage from the %s', (_, opts) => {
     const text = s.graph.toString();
     expect(count(text, 'loop')).toBe(0);
     expect(count(text, 'relu')).toBe(3);
+  });
+
+  it('some, every, find, findIndex and reduceRight with static predicates', async () => {
+    manualSeed(1210);
+    const s = await agree(new ArrayQueries(), opts, [[randn([2, 3])], [randn([3, 3])]]);
+    expect(count(s.graph.toString(), 'if')).toBe(0);
   });
 
   it('an array of submodules mapped over, a local arrow function and a function expression called per element', async () => {

@@ -19,6 +19,21 @@ export class ArrayMethods extends nn.Module {
   }
 }
 
+/** some, every, find, findIndex and reduceRight with static predicates (shapes). */
+export class ArrayQueries extends nn.Module {
+  forward(x: Tensor): Tensor {
+    const parts = [x, x.sum(1, { keepdim: true }), x.mul(3)];
+    const narrow = parts.find((t) => t.shape[1] === 1);
+    const firstWide = parts.findIndex((t) => t.shape[1] > 1);
+    const anyNarrow = parts.some((t) => t.shape[1] === 1);
+    const allTwoD = parts.every((t) => t.ndim === 2);
+    const back = parts.filter((t) => t.shape[1] > 1).reduceRight((acc, t) => acc.sub(t.mul(0.5)));
+    let y = back.add(firstWide);
+    if (anyNarrow && allTwoD && narrow !== undefined) y = y.mul(narrow);
+    return y;
+  }
+}
+
 /** An array of submodules mapped over, and a local arrow function called twice. */
 export class ModuleArray extends nn.Module {
   l1 = new nn.Linear(4, 3);
@@ -74,6 +89,7 @@ export class Steps extends nn.Module {
     for (let i = n; 0 < i; i -= 2) h = h.mul(1.1);                // bound on the left, step -2
     for (let i = 0; i < n; i += k) h = h.add(0.25);               // run-time step
     for (let i = n; i > 0; i -= k) h = h.sub(0.125);              // run-time step counting down
+    for (let s = 1; s <= 8; s *= 2) h = h.add(s * 0.01);           // another update, static (unrolled)
     return h;
   }
 }

@@ -1,5 +1,6 @@
 // `for` loops beyond `for (let i = a; i < b; i++)`: counting down (`i--`, `i -= k`), any step
-// (`i += 2`, `i = i + k`), and the tests `<`, `<=`, `>`, `>=` (the loop variable on either side).
+// (`i += 2`, `i = i + k`), and the tests `<`, `<=`, `>`, `>=` (the loop variable on either side);
+// any other update (`s *= 2`) when the start is known when compiling, run on static values.
 // With static start, bound and step the loop is unrolled, as the counting-up loop is; otherwise
 // it is a `loop` region whose index i gives the loop variable start + i·step: with a static step
 // the trip count is computed before the loop (max(0, ⌊(distance + step − 1)/step⌋)), with a
@@ -12,9 +13,10 @@ import { Node as TsNode, SyntaxKind, type Expression, type ForStatement } from '
 import type { Value } from '@kiln/ir-spec';
 import type { Frame, ScriptContext } from './context.js';
 import { lowerExpr } from './expr.js';
+import { condition } from './scalars.js';
 import { runtimeLoop, unrolled } from './loops.js';
 import { assignedNames, type Completion } from './stmt.js';
-import { stat, type Env, type SValue } from './values.js';
+import { Env, stat, type SValue } from './values.js';
 
 const FLIP: Record<string, string> = { '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 
@@ -34,23 +36,16 @@ interface Stepped {
 
 /**
  * Lowers `s` when it is a counting loop other than the plain `i < b; i++` form (which loops.ts
- * lowers itself); returns undefined for that form and for shapes it does not recognise.
+ * lowers itself), or another loop over a static variable (`s *= 2`, simulated and unrolled);
+ * returns undefined for the plain form and for shapes it does not recognise.
  */
 export function steppedFor(ctx: ScriptContext, f: Frame, env: Env, s: ForStatement): Completion | undefined {
   const p = parse(s);
-  if (!p) return undefined;
+  if (!p) return simulated(ctx, f, env, s);
   const body = s.getStatement();
   const assigned = new Set(assignedNames(body));
   if (assigned.has(p.name)) return undefined; // loops.ts reports it
-  const reads = (e: TsNode) => [e, ...e.getDescendantsOfKind(SyntaxKind.Identifier)].filter((n) => TsNode.isIdentifier(n)).map((n) => n.getText());
-  for (const [what, e] of [['bound', p.bound], ['step', p.step]] as const) {
-    if (e === 1) continue;
-    const changed = reads(e).find((n) => n !== p.name && assigned.has(n) && env.has(n));
-    if (changed) {
-      throw f.src.error(e, `the ${what} of this loop reads '${changed}', which the loop body assigns; JavaScript would re-read it on every trip and jit.script evaluates it once. ` +
-        `Copy it into a const before the loop (const end = ${changed}), or write a 'while' loop`);
-    }
-  }
+  checkBound(f, env, p.name, assigned, [['bound', p.bound], ['step', p.step]]);
   const plainUp = (p.op === '<' || p.op === '<=') && p.step === 1 && !p.negate && !p.flipped;
   if (plainUp) return undefined;
   const start = lowerExpr(ctx, f, env, p.start);
@@ -96,6 +91,61 @@ export function steppedFor(ctx: ScriptContext, f: Frame, env: Env, s: ForStateme
     if (cur?.k !== 'scalar') throw f.src.error(s, `internal: the loop variable '${p.name}' is not a run-time number`);
     return test(op('add', cur.v, d));
   });
+}
+
+/** Refuses a bound or step that reads a variable the loop body assigns (JavaScript re-reads it every trip). */
+function checkBound(f: Frame, env: Env, name: string, assigned: ReadonlySet<string>, parts: readonly (readonly [string, TsNode | 1])[]): void {
+  for (const [what, e] of parts) {
+    if (e === 1) continue;
+    // Identifiers that name variables (not the property of `a.b`).
+    const ids = [e, ...e.getDescendantsOfKind(SyntaxKind.Identifier)].filter((n) => {
+      const parent = n.getParent();
+      return TsNode.isIdentifier(n) && !(parent && TsNode.isPropertyAccessExpression(parent) && parent.getNameNode() === n);
+    });
+    const changed = ids.map((n) => n.getText()).find((n) => n !== name && assigned.has(n) && env.has(n));
+    if (changed) {
+      throw f.src.error(e, `the ${what} of this loop reads '${changed}', which the loop body assigns; JavaScript would re-read it on every trip and jit.script evaluates it once. ` +
+        `Copy it into a const before the loop (const end = ${changed}), or write a 'while' loop`);
+    }
+  }
+}
+
+/**
+ * Any other `for (let v = start; cond; update)` whose start is known when compiling and whose
+ * condition and update keep it so (`s *= 2`, `s = s * 2 + 1`): run on static values and unrolled.
+ * Undefined when the loop is not of that kind (loops.ts then says which forms it compiles).
+ */
+function simulated(ctx: ScriptContext, f: Frame, env: Env, s: ForStatement): Completion | undefined {
+  const init = s.getInitializer(), cond = s.getCondition(), inc = s.getIncrementor();
+  if (!init || !TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) return undefined;
+  const decl = init.getDeclarations()[0], startExpr = decl.getInitializer();
+  if (!startExpr || !TsNode.isIdentifier(decl.getNameNode())) return undefined;
+  const name = decl.getName();
+  const assigned = new Set(assignedNames(s.getStatement()));
+  if (assigned.has(name)) return undefined;
+  const start = lowerExpr(ctx, f, env, startExpr);
+  if (start.k !== 'static') return undefined;
+  checkBound(f, env, name, assigned, [['condition', cond], ['update', inc]]);
+  // A private scope holding only the loop variable: the condition and the update run there.
+  const scratch = new Env(env);
+  scratch.declare(name, start, true);
+  const holds = (): boolean => {
+    const c = condition(ctx, f.src, cond, lowerExpr(ctx, f, scratch, cond));
+    if (typeof c !== 'boolean') {
+      throw f.src.error(cond, "the condition of this loop depends on a run-time value; jit.script compiles such a 'for' loop when it steps by addition " +
+        "(for (let i = a; i < n; i += k)); rewrite it in that form or as a 'while' loop");
+    }
+    return c;
+  };
+  function* steps() {
+    while (holds()) {
+      const v = scratch.lookup(name)!;
+      if (v.k !== 'static') throw f.src.error(inc!, `the update of this loop makes '${name}' a run-time value; write the loop with a step (${name} += k) or as a 'while' loop`);
+      yield (e: Env) => e.declare(name, v, false);
+      lowerExpr(ctx, f, scratch, inc!);
+    }
+  }
+  return unrolled(ctx, f, env, s.getStatement(), steps());
 }
 
 function negate(ctx: ScriptContext, f: Frame, at: TsNode, v: SValue): SValue {

@@ -1,5 +1,5 @@
 // Loops → SSA. `for...of` over arrays and ModuleLists, and `for (let i = a; i < b; i++)` with
-// static bounds, are unrolled (the body lowered once per iteration, break/continue folded);
+// static bounds (other steps, counting down and other updates: for-steps.ts), are unrolled (the body lowered once per iteration, break/continue folded);
 // other `for`, `while` and `do ... while` loops become one `loop` node carrying the outer
 // variables the body assigns, with a final `if (c) break;` folded into the continue condition.
 // A `break`/`continue` under a data-dependent condition sets a hidden flag (stmt.ts BREAK): the
@@ -81,7 +81,8 @@ export function forLoop(ctx: ScriptContext, f: Frame, env: Env, s: ForStatement)
   // Counting down, steps other than 1, and bounds the body must not change: for-steps.ts.
   const stepped = steppedFor(ctx, f, env, s);
   if (stepped) return stepped;
-  const shape = () => f.src.error(s, "jit.script compiles 'for' loops of the form for (let i = start; i < end; i++) (or i <= end, i += 1); rewrite the loop in that form or as a 'while' loop");
+  const shape = () => f.src.error(s, "jit.script compiles 'for' loops of the form for (let i = start; i < end; i++): any of <, <=, >, >= and a step i++, i--, i += k or i -= k " +
+    "(other updates such as i *= 2 when the start is known when compiling); rewrite the loop in that form or as a 'while' loop");
   const init = s.getInitializer(), cond = s.getCondition(), inc = s.getIncrementor();
   if (!init || !TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) throw shape();
   const decl = init.getDeclarations()[0];

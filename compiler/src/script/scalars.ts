@@ -44,14 +44,17 @@ export function scalarBinary(ctx: ScriptContext, src: SourceInfo, at: TsNode, op
 }
 
 /**
- * `===`/`!==` (and `==`/`!=`) between a module and a static value (`node.left !== null`) or two
- * modules: known when compiling, as the structure they compare is.
+ * `===`/`!==` (and `==`/`!=`) known when compiling: two modules (same instance or not), a module
+ * and a static value (`node.left !== null`), and any value that exists at run time (a tensor, a
+ * run-time number, an array) against null or undefined (`t !== undefined` after a find).
  */
 function identity(op: string, a: SValue, b: SValue): boolean | undefined {
   if (!['===', '!==', '==', '!='].includes(op)) return undefined;
+  const nullish = (v: SValue) => v.k === 'static' && (v.value === null || v.value === undefined);
   let equal: boolean;
   if (a.k === 'module' && b.k === 'module') equal = a.mod === b.mod;
   else if ((a.k === 'module' && b.k === 'static') || (a.k === 'static' && b.k === 'module')) equal = false;
+  else if ((nullish(a) && b.k !== 'static') || (nullish(b) && a.k !== 'static')) equal = false;
   else return undefined;
   return op.startsWith('!') ? !equal : equal;
 }
