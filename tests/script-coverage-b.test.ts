@@ -6,7 +6,7 @@
 // .ts file), saves to .tsgraph and runs from the file with @kiln/runtime alone; each refusal is
 // a ScriptError at file:line:col with a caret under the construct.
 import { describe, it, expect } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { load } from '@kiln/runtime';
 import { verifyGraph } from '@kiln/ir-spec';
@@ -15,6 +15,11 @@ import {
   ArrayMethods, ArrayQueries, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
   MovingBound, PassedClosure, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
 } from './script-models/coverage-b.js';
+
+// WebGPU in Node runs on SwiftShader here (DESIGN.md §7).
+process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
+process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
+mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
 const FILE = fileURLToPath(new URL('./script-models/coverage-b.ts', import.meta.url));
 
@@ -113,6 +118,22 @@ describe('jit.script coverage that needs the .ts file', () => {
     manualSeed(1209);
     await agree(new FileRecursion(), { sourceFile: FILE }, [[randn([2, 3])]]);
   });
+});
+
+describe('jit.script coverage on WebGPU', () => {
+  it('the stepped loops and the unrolled recursion run from .tsgraph on WebGPU', async () => {
+    manualSeed(1211);
+    const steps = new Steps(), tree = new TreeModel();
+    const a = await load(jit.script(steps, { inputs: [randn([2, 4]), 3, 2] }).toBytes(), { backend: 'webgpu' });
+    const b = await load(jit.script(tree, { inputs: [randn([2, 3])] }).toBytes(), { backend: 'webgpu' });
+    expect(a.backend).toBe('webgpu');
+    for (const [n, k] of [[0, 1], [5, 2], [7, 3]]) {
+      const x = randn([3, 4]);
+      close((await a.run([x, n, k]))[0], noGrad(() => steps.forward(x, n, k)));
+    }
+    const x = randn([4, 3]);
+    close((await b.run([x]))[0], noGrad(() => tree.forward(x)));
+  }, 60_000);
 });
 
 function scriptError(m: nn.Module, ...args: unknown[]): jit.ScriptError {

@@ -17,11 +17,13 @@ import { Env, type SValue } from './values.js';
 
 type FnValue = Extract<SValue, { k: 'fn' }>;
 
+const ANONYMOUS = '(anonymous)';
+
 /** The value of an arrow function or function expression met at `e`. */
 export function makeClosure(f: Frame, env: Env, e: ArrowFunction | FunctionExpression): SValue {
   const parent = e.getParent();
   const name = (TsNode.isFunctionExpression(e) ? e.getName() : undefined)
-    ?? (parent && TsNode.isVariableDeclaration(parent) ? parent.getName() : undefined) ?? 'an arrow function';
+    ?? (parent && TsNode.isVariableDeclaration(parent) ? parent.getName() : undefined) ?? ANONYMOUS;
   return { k: 'fn', name, decl: e, closure: { frame: f, env } };
 }
 
@@ -36,7 +38,8 @@ export function callFunction(ctx: ScriptContext, caller: Frame, env: Env, fn: Fn
   const decl = fn.decl as ArrowFunction | FunctionExpression;
   const { frame: def, env: defEnv } = fn.closure;
   const reaches = dynamicChainReaches(env, defEnv);
-  const where = `${fn.name === 'an arrow function' ? 'the arrow function' : `'${fn.name}'`} (declared at ${def.src.display}:${line - def.src.lineOffset}:${column})`;
+  const kind = TsNode.isArrowFunction(decl) ? 'the arrow function' : 'the function expression';
+  const where = `${fn.name === ANONYMOUS ? kind : `'${fn.name}'`} (declared at ${def.src.display}:${line - def.src.lineOffset}:${column})`;
   // Captured variables the closure assigns must be assignable from the call site.
   for (const name of capturedAssignments(decl)) {
     const owner = lexicalOwner(defEnv, name);
@@ -54,6 +57,8 @@ export function callFunction(ctx: ScriptContext, caller: Frame, env: Env, fn: Fn
     // Called from another function: captured variables are read where the closure was created,
     // which is only right for variables that are never reassigned.
     for (const id of decl.getDescendantsOfKind(SyntaxKind.Identifier)) {
+      const parent = id.getParent();
+      if (parent && TsNode.isPropertyAccessExpression(parent) && parent.getNameNode() === id) continue;
       const name = id.getText();
       const owner = lexicalOwner(defEnv, name);
       if (owner && owner.isMutable(name) && !isLocal(decl, name) && isReassigned(decl, name)) {
