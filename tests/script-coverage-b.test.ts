@@ -13,7 +13,7 @@ import { verifyGraph } from '@kiln/ir-spec';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
 import {
   ArrayMethods, ArrayQueries, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
-  MovingBound, PassedClosure, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
+  MapLibrary, EmptyReduce, DoublingToN, EscapingUpdate, MovingBound, PassedClosure, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
 } from './script-models/coverage-b.js';
 
 // WebGPU in Node runs on SwiftShader here (DESIGN.md §7).
@@ -183,6 +183,14 @@ describe('jit.script coverage refusals', () => {
       /the bound of this loop reads 'end', which the loop body assigns[\s\S]*evaluates it once/],
     ['a loop stepping away from its bound', () => new WrongWay(), [x(), 3], 'i -= 2) x', 'i -= 2',
       /this loop steps down by 2 but tests 'i < \.\.\.', so it either never runs or never ends/],
+    ['a library function passed directly to .map()', () => new MapLibrary(), [x()], '.map(F.relu)', '[x, x.neg()]',
+      /\.map\(\) needs a function[\s\S]*got 'F\.relu'; write an arrow function such as \.map\(\(t\) => F\.relu\(t\)\)/],
+    ['reduce of an empty array without a seed', () => new EmptyReduce(), [x()], 'none.reduce(', 'none.reduce',
+      /\.reduce\(\) of an empty array with no initial value throws in JavaScript; pass an initial value/],
+    ['a doubling loop up to a run-time bound', () => new DoublingToN(), [x(), 5], 's < n', 's < n',
+      /the condition of this loop depends on a run-time value[\s\S]*i \+= k/],
+    ['a closure updating a variable of forward, called from another method', () => new EscapingUpdate(), [x()], 'fn(t)', 'fn(t)',
+      /the arrow function \(declared at [^)]*\) assigns 'total', a variable outside it, but is called from another function or method/],
   ];
   it.each(cases)('%s', (_, make, args, lineText, token, message) => {
     const m = make();

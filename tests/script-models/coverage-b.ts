@@ -260,3 +260,38 @@ export class WrongWay extends nn.Module {
     return x;
   }
 }
+
+/** A library function passed directly to .map(). */
+export class MapLibrary extends nn.Module {
+  forward(x: Tensor): Tensor {
+    return stack([x, x.neg()].map(F.relu), 0);
+  }
+}
+
+/** .reduce() of an empty array with no initial value. */
+export class EmptyReduce extends nn.Module {
+  forward(x: Tensor): Tensor {
+    const none: Tensor[] = [];
+    return x.add(none.reduce((a, b) => a.add(b)));
+  }
+}
+
+/** A doubling loop whose bound is only known at run time. */
+export class DoublingToN extends nn.Module {
+  forward(x: Tensor, n: number): Tensor {
+    for (let s = 1; s < n; s *= 2) x = x.add(s);
+    return x;
+  }
+}
+
+/** A closure that updates a variable of forward, called from another method. */
+export class EscapingUpdate extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let total = x;
+    this.each([x, x.mul(2)], (t: Tensor) => { total = total.add(t); });
+    return total;
+  }
+  each(items: Tensor[], fn: (t: Tensor) => void): void {
+    for (const t of items) fn(t);
+  }
+}
