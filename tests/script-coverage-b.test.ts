@@ -54,7 +54,7 @@ describe.each(sources)('jit.script coverage from the %s', (_, opts) => {
     expect(count(text, 'relu')).toBe(3);
   });
 
-  it('some, every, find, findIndex and reduceRight with static predicates', async () => {
+  it('some, every, find, findIndex and reduceRight with static predicates; reduce over a shape with a symbolic batch', async () => {
     manualSeed(1210);
     const s = await agree(new ArrayQueries(), opts, [[randn([2, 3])], [randn([3, 3])]]);
     expect(count(s.graph.toString(), 'if')).toBe(0);

@@ -19,7 +19,7 @@ export class ArrayMethods extends nn.Module {
   }
 }
 
-/** some, every, find, findIndex and reduceRight with static predicates (shapes). */
+/** some, every, find, findIndex and reduceRight with static predicates (shapes); x.shape.reduce for the element count. */
 export class ArrayQueries extends nn.Module {
   forward(x: Tensor): Tensor {
     const parts = [x, x.sum(1, { keepdim: true }), x.mul(3)];
@@ -28,7 +28,8 @@ export class ArrayQueries extends nn.Module {
     const anyNarrow = parts.some((t) => t.shape[1] === 1);
     const allTwoD = parts.every((t) => t.ndim === 2);
     const back = parts.filter((t) => t.shape[1] > 1).reduceRight((acc, t) => acc.sub(t.mul(0.5)));
-    let y = back.add(firstWide);
+    const numel = x.shape.reduce((a, b) => a * b, 1);
+    let y = back.add(firstWide).div(numel);
     if (anyNarrow && allTwoD && narrow !== undefined) y = y.mul(narrow);
     return y;
   }

@@ -1,11 +1,12 @@
 // Methods of arrays whose length is known when compiling (array literals, arrays of modules,
-// arrays built by push in unrolled loops): map, forEach, filter, reduce, reduceRight, some,
-// every, find and findIndex. Each is unrolled: the callback (an arrow function, a function
+// arrays built by push in unrolled loops, tensor shapes): map, forEach, filter, reduce,
+// reduceRight, some, every, find and findIndex. Each is unrolled: the callback (an arrow function, a function
 // expression or a function of the file) is inlined once per element, with the element, its
 // index and the array, as JavaScript passes them. Invariant: the result has the structure the
 // eager call returns; a predicate that only run-time data decides is a located error.
 
 import { Node as TsNode, SyntaxKind, type IterationStatement } from 'ts-morph';
+import type { TensorIRType } from '@kiln/ir-spec';
 import type { Frame, ScriptContext } from './context.js';
 import { callFunction } from './closures.js';
 import { condition } from './scalars.js';
@@ -14,9 +15,11 @@ import { describe, stat, type Env, type SValue } from './values.js';
 export const ARRAY_METHODS = new Set(['map', 'forEach', 'filter', 'reduce', 'reduceRight', 'some', 'every', 'find', 'findIndex']);
 
 type ListValue = Extract<SValue, { k: 'list' }>;
+type ShapeValue = Extract<SValue, { k: 'shape' }>;
 
-/** `list.name(args)` for one of ARRAY_METHODS. */
-export function arrayMethod(ctx: ScriptContext, f: Frame, env: Env, list: ListValue, name: string, args: SValue[], at: TsNode): SValue {
+/** `list.name(args)` for one of ARRAY_METHODS (a shape is the array of its sizes). */
+export function arrayMethod(ctx: ScriptContext, f: Frame, env: Env, array: ListValue | ShapeValue, name: string, args: SValue[], at: TsNode): SValue {
+  const list = array.k === 'list' ? array : sizes(ctx, array);
   const cb = args[0];
   if (!cb || cb.k !== 'fn') {
     const hint = cb?.k === 'ns' ? `; write an arrow function such as .${name}((t) => ${cb.name}(t)) (passed directly, it would also receive the index and the array, as in JavaScript)` : '';
@@ -53,6 +56,12 @@ export function arrayMethod(ctx: ScriptContext, f: Frame, env: Env, list: ListVa
     }
   }
   throw f.src.error(at, `the array method .${name}() is not supported by jit.script`);
+}
+
+/** A tensor's shape as an array: static sizes, and `dim` nodes for symbolic ones. */
+function sizes(ctx: ScriptContext, s: ShapeValue): ListValue {
+  const shape = (s.of.type as TensorIRType).shape;
+  return { k: 'list', items: shape.map((d, index): SValue => (typeof d === 'number' ? stat(d) : { k: 'scalar', v: ctx.b.op('dim', [s.of], { index })[0], dim: d })) };
 }
 
 /**

@@ -52,7 +52,7 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
         env.assign(recvNode.getText(), { k: 'list', items });
         return stat(items.length);
       }
-      if (recv.k === 'list' && ARRAY_METHODS.has(name)) return arrayMethod(ctx, f, env, recv, name, args(), e);
+      if ((recv.k === 'list' || recv.k === 'shape') && ARRAY_METHODS.has(name)) return arrayMethod(ctx, f, env, recv, name, args(), e);
       return callMember(ctx, f, env, recv, name, args(), e);
     }
     const fn = lowerExpr(ctx, f, env, callee);

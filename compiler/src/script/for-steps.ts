@@ -105,7 +105,7 @@ function checkBound(f: Frame, env: Env, name: string, assigned: ReadonlySet<stri
     const changed = ids.map((n) => n.getText()).find((n) => n !== name && assigned.has(n) && env.has(n));
     if (changed) {
       throw f.src.error(e, `the ${what} of this loop reads '${changed}', which the loop body assigns; JavaScript would re-read it on every trip and jit.script evaluates it once. ` +
-        `Copy it into a const before the loop (const end = ${changed}), or write a 'while' loop`);
+        `Copy it into a const before the loop (const ${changed === 'stop' ? 'limit' : 'stop'} = ${changed}), or write a 'while' loop`);
     }
   }
 }
