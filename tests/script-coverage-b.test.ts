@@ -12,7 +12,7 @@ import { load } from '@kiln/runtime';
 import { verifyGraph } from '@kiln/ir-spec';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
 import {
-  ArrayMethods, ArrayQueries, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
+  ArrayMethods, ArrayQueries, BoundedRefine, LoopClosures, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
   MapLibrary, EmptyReduce, DoublingToN, EscapingUpdate, MovingBound, PassedClosure, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
 } from './script-models/coverage-b.js';
 
@@ -110,6 +110,21 @@ describe.each(sources)('jit.script coverage from the %s', (_, opts) => {
     // A tree of depth 3 with left children at every level and right children above the last two: 7 nodes.
     expect(count(s.graph.toString(), 'linear')).toBe(7);
     expect(s.graph.toString()).toContain('root.left.right.fc.weight');
+  });
+});
+
+describe.each(sources)('jit.script coverage from the %s (more)', (_, opts) => {
+  it('recursion under a data-dependent condition, bounded by a static count, becomes nested if regions', async () => {
+    manualSeed(1212);
+    const m = new BoundedRefine();
+    const s = await agree(m, opts, [0.01, 0.3, 1, 5, 100].map((k) => [randn([2, 3]).mul(k)]));
+    expect(count(s.graph.toString(), 'if')).toBe(4);
+  });
+
+  it('closures made in loops keep their own loop variable and are called after the loop', async () => {
+    manualSeed(1213);
+    const s = await agree(new LoopClosures(), opts, [[randn([2, 3])], [randn([5, 3])]]);
+    expect(count(s.graph.toString(), 'linear')).toBe(3);
   });
 });
 

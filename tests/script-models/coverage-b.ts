@@ -296,3 +296,26 @@ export class EscapingUpdate extends nn.Module {
     for (const t of items) fn(t);
   }
 }
+
+/** Recursion under a data-dependent condition whose depth a static count still bounds. */
+export class BoundedRefine extends nn.Module {
+  depth = 4;
+  forward(x: Tensor): Tensor {
+    return this.refine(x, this.depth);
+  }
+  refine(x: Tensor, depth: number): Tensor {
+    if (depth > 0 && x.abs().sum().item() > 1) return this.refine(x.mul(0.5), depth - 1);
+    return x;
+  }
+}
+
+/** Closures created in an unrolled loop, each keeping its own loop variable, called after it. */
+export class LoopClosures extends nn.Module {
+  layers = new nn.ModuleList([new nn.Linear(3, 3), new nn.Linear(3, 3), new nn.Linear(3, 3)]);
+  forward(x: Tensor): Tensor {
+    const fns: ((t: Tensor) => Tensor)[] = [];
+    for (const layer of this.layers) fns.push((t: Tensor) => layer.forward(t).relu());
+    for (let i = 0; i < 2; i++) fns.push((t: Tensor) => t.add(i));
+    return fns.reduce((h, fn) => fn(h), x);
+  }
+}
