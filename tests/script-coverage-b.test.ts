@@ -13,7 +13,7 @@ import { verifyGraph } from '@kiln/ir-spec';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
 import {
   ArrayMethods, ArrayQueries, BoundedRefine, LoopClosures, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
-  MapLibrary, EmptyReduce, DoublingToN, EscapingUpdate, MovingBound, PassedClosure, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
+  MapLibrary, EmptyReduce, DoublingToN, EscapingUpdate, MovingBound, PassedClosure, ZeroStep, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
 } from './script-models/coverage-b.js';
 
 // WebGPU in Node runs on SwiftShader here (DESIGN.md §7).
@@ -198,6 +198,7 @@ describe('jit.script coverage refusals', () => {
       /the bound of this loop reads 'end', which the loop body assigns[\s\S]*evaluates it once/],
     ['a loop stepping away from its bound', () => new WrongWay(), [x(), 3], 'i -= 2) x', 'i -= 2',
       /this loop steps down by 2 but tests 'i < \.\.\.', so it either never runs or never ends/],
+    ['a loop stepping by 0', () => new ZeroStep(), [x(), 3], 'i += 0', 'i += 0', /this loop steps by 0, so it never ends \(or never starts\)/],
     ['a library function passed directly to .map()', () => new MapLibrary(), [x()], '.map(F.relu)', '[x, x.neg()]',
       /\.map\(\) needs a function[\s\S]*got 'F\.relu'; write an arrow function such as \.map\(\(t\) => F\.relu\(t\)\)/],
     ['reduce of an empty array without a seed', () => new EmptyReduce(), [x()], 'none.reduce(', 'none.reduce',

@@ -319,3 +319,11 @@ export class LoopClosures extends nn.Module {
     return fns.reduce((h, fn) => fn(h), x);
   }
 }
+
+/** A loop that steps by 0. */
+export class ZeroStep extends nn.Module {
+  forward(x: Tensor, n: number): Tensor {
+    for (let i = 0; i < n; i += 0) x = x.add(1);
+    return x;
+  }
+}
