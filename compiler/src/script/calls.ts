@@ -16,6 +16,9 @@ import { floorDiv, mathCall } from './scalars.js';
 import { callMarked } from './host-calls.js';
 import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
 import { lowerStatements } from './stmt.js';
+import { arrayMethod, ARRAY_METHODS } from './arrays.js';
+import { callFunction } from './closures.js';
+import { activation } from './recursion.js';
 import { describe, Env, stat, type SValue } from './values.js';
 
 const MAX_DEPTH = 64;
@@ -49,10 +52,11 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
         env.assign(recvNode.getText(), { k: 'list', items });
         return stat(items.length);
       }
+      if ((recv.k === 'list' || recv.k === 'shape') && ARRAY_METHODS.has(name)) return arrayMethod(ctx, f, env, recv, name, args(), e);
       return callMember(ctx, f, env, recv, name, args(), e);
     }
     const fn = lowerExpr(ctx, f, env, callee);
-    if (fn.k === 'fn') return inlineFunction(ctx, { ...f, stack: [...f.stack, fn.name] }, fn.decl, undefined, args(), e);
+    if (fn.k === 'fn') return callFunction(ctx, f, env, fn, args(), e);
     if (fn.k === 'ns') return library(ctx, f, fn.name, args(), e);
     throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script`);
   } finally {
@@ -116,11 +120,11 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
   }
   const mark = mod.methodMark(name);
   if (mark === 'ignore' || mark === 'unused') return callMarked(ctx, f, mod, path, name, mark, args, at, declaredVoid(mod, name));
-  if (f.stack.length > MAX_DEPTH || f.stack.includes(`${mod.className}.${name}@${path}`)) {
-    throw f.src.error(at, `${mod.className}.${name} calls itself; recursion is not supported by jit.script`);
-  }
+  const key = `${mod.className}.${name}@${path}`;
   const { src, decl } = methodOf(mod, name, f, at);
-  return inlineFunction(ctx, { mod, path, src, stack: [...f.stack, `${mod.className}.${name}@${path}`], inLoop: f.inLoop }, decl, mod, args, at, f);
+  // Recursion is unrolled while it runs on values known when compiling (recursion.ts).
+  return activation(ctx, f, key, `${mod.className}.${name}`, at,
+    () => inlineFunction(ctx, { mod, path, src, stack: [...f.stack, key], inLoop: f.inLoop }, decl, mod, args, at, f));
 }
 
 /** Whether the type checker says method `name` of `mod` returns void (then it need not be probed). */
@@ -151,15 +155,18 @@ export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefin
 }
 
 /** Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. */
-export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike, mod: ScriptableModule | undefined, args: SValue[], at: TsNode, caller: Frame = f): SValue {
+export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike, mod: ScriptableModule | undefined, args: SValue[], at: TsNode, caller: Frame = f, outer?: Env): SValue {
   if (decl.isAsync()) throw f.src.error(decl, "async functions are not supported by jit.script: compiled code is synchronous; make the method synchronous or mark it @jit.ignore");
   if (TsNode.isFunctionDeclaration(decl) || TsNode.isMethodDeclaration(decl) || TsNode.isFunctionExpression(decl)) {
     if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script');
   }
-  if (caller.stack.length > MAX_DEPTH) throw caller.src.error(at, 'calls nest too deeply (recursion is not supported by jit.script)');
+  if (caller.stack.length > MAX_DEPTH) {
+    throw caller.src.error(at, `calls nest more than ${MAX_DEPTH} deep when compiling; jit.script inlines every call, so recursion must end within that depth on values known when compiling`);
+  }
   // A callee's early returns end the callee, whatever loop the call sits in.
   f = { ...f, inLoop: false };
-  const env = new Env();
+  // A closure's body sees the variables it captures (closures.ts); any other function only its parameters.
+  const env = new Env(outer);
   decl.getParameters().forEach((p, i) => {
     if (p.isRestParameter()) throw f.src.error(p, 'rest parameters are not supported by jit.script; pass an array');
     let v = args[i];

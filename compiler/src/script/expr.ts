@@ -12,6 +12,7 @@ import { condition, logical, scalarBinary, scalarUnary } from './scalars.js';
 import { buildIf } from './stmt.js';
 import { lowerCall } from './calls.js';
 import { findFunction } from './source.js';
+import { makeClosure } from './closures.js';
 import { describe, stat, type Env, type SValue } from './values.js';
 
 /** Identifiers under which bundlers and test runners rename imports (`__vi_import_0__.F`). */
@@ -71,6 +72,7 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
       return lowerExpr(ctx, f, env, x);
     }) };
   }
+  if (TsNode.isArrowFunction(e) || TsNode.isFunctionExpression(e)) return makeClosure(f, env, e);
   if (TsNode.isObjectLiteralExpression(e)) {
     const entries: Record<string, SValue> = {};
     for (const p of e.getProperties()) {
@@ -85,8 +87,6 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
 
 function unsupportedExpr(e: TsNode): string {
   const what: Record<string, string> = {
-    ArrowFunction: 'arrow functions (closures) are not supported inside compiled code: they can capture mutable state. Declare a function at the top level of the file, or a method, and call it',
-    FunctionExpression: 'function expressions (closures) are not supported inside compiled code: they can capture mutable state. Declare a function at the top level of the file, or a method, and call it',
     ClassExpression: 'class expressions are not supported by jit.script; declare the class at the top level of the file',
     AwaitExpression: "'await' is not supported: compiled code is synchronous. Move the asynchronous work outside the model or into a @jit.ignore method",
     NewExpression: "'new' is not supported inside compiled code; create modules and tensors in the constructor and use them in forward",

@@ -74,7 +74,7 @@ function sameValue(a: SValue, b: SValue): boolean {
   if (a === b) return true;
   if (a.k === 'module' && b.k === 'module') return a.mod === b.mod;
   if (a.k === 'ns' && b.k === 'ns') return a.name === b.name;
-  if (a.k === 'fn' && b.k === 'fn') return a.decl === b.decl;
+  if (a.k === 'fn' && b.k === 'fn') return a.decl === b.decl && a.closure?.env === b.closure?.env;
   if (a.k === 'shape' && b.k === 'shape') return a.of === b.of;
   return false;
 }

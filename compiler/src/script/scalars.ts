@@ -26,6 +26,8 @@ function staticAs(value: number | boolean, other: DType): DType {
 /** `a op b` for scalars (static or run-time). */
 export function scalarBinary(ctx: ScriptContext, src: SourceInfo, at: TsNode, op: string, a: SValue, b: SValue): SValue {
   if (a.k === 'static' && b.k === 'static') return stat(foldBinary(src, at, op, a.value, b.value));
+  const same = identity(op, a, b);
+  if (same !== undefined) return stat(same);
   if (a.k === 'tensor' || b.k === 'tensor') {
     throw src.error(at, `the operator '${op}' on a Tensor is not supported (JavaScript has no operator overloading); ` +
       'use the tensor methods (x.add(y), x.mul(2), x.gt(0)) instead');
@@ -39,6 +41,22 @@ export function scalarBinary(ctx: ScriptContext, src: SourceInfo, at: TsNode, op
   const va = operand(ctx, src, at, a, b, op), vb = operand(ctx, src, at, b, a, op);
   const out = ctx.b.op('scalar_op', [va, vb], { fn })[0];
   return { k: 'scalar', v: out, dim: dimOf(op, a, b) };
+}
+
+/**
+ * `===`/`!==` (and `==`/`!=`) known when compiling: two modules (same instance or not), a module
+ * and a static value (`node.left !== null`), and any value that exists at run time (a tensor, a
+ * run-time number, an array) against null or undefined (`t !== undefined` after a find).
+ */
+function identity(op: string, a: SValue, b: SValue): boolean | undefined {
+  if (!['===', '!==', '==', '!='].includes(op)) return undefined;
+  const nullish = (v: SValue) => v.k === 'static' && (v.value === null || v.value === undefined);
+  let equal: boolean;
+  if (a.k === 'module' && b.k === 'module') equal = a.mod === b.mod;
+  else if ((a.k === 'module' && b.k === 'static') || (a.k === 'static' && b.k === 'module')) equal = false;
+  else if ((nullish(a) && b.k !== 'static') || (nullish(b) && a.k !== 'static')) equal = false;
+  else return undefined;
+  return op.startsWith('!') ? !equal : equal;
 }
 
 function operand(ctx: ScriptContext, src: SourceInfo, at: TsNode, v: SValue, other: SValue, op: string): Value {
