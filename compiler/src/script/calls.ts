@@ -14,7 +14,10 @@ import type { ScriptableModule, TraceArg } from './host.js';
 import { lowerExpr, lowerObject } from './expr.js';
 import { floorDiv, mathCall } from './scalars.js';
 import { callMarked } from './host-calls.js';
-import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
+import { moduleMethod } from './modules.js';
+import { classNear } from './imports.js';
+import { superCall } from './super.js';
+import { findMethod, methodFromText, sourceAtPath, sourceOf, type FunctionLike, type SourceInfo } from './source.js';
 import { lowerStatements } from './stmt.js';
 import { describe, Env, stat, type SValue } from './values.js';
 
@@ -43,6 +46,7 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
         const d = argNodes[0];
         return floorDiv(ctx, f.src, e, lowerExpr(ctx, f, env, d.getLeft()), lowerExpr(ctx, f, env, d.getRight()));
       }
+      if (TsNode.isSuperExpression(recvNode)) return superCall(ctx, f, name, args(), e);
       const recv = lowerObject(ctx, f, env, recvNode);
       if (recv.k === 'list' && name === 'push' && TsNode.isIdentifier(recvNode)) {
         const items = [...recv.items, ...args()];
@@ -52,7 +56,8 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
       return callMember(ctx, f, env, recv, name, args(), e);
     }
     const fn = lowerExpr(ctx, f, env, callee);
-    if (fn.k === 'fn') return inlineFunction(ctx, { ...f, stack: [...f.stack, fn.name] }, fn.decl, undefined, args(), e);
+    // A function imported from another file is read (and its errors located) in that file.
+    if (fn.k === 'fn') return inlineFunction(ctx, { ...f, src: sourceOf(fn.decl, f.src), stack: [...f.stack, fn.name] }, fn.decl, undefined, args(), e);
     if (fn.k === 'ns') return library(ctx, f, fn.name, args(), e);
     throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script`);
   } finally {
@@ -92,6 +97,8 @@ function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode
 
 /** `mod.name(args)`: a user module's method is inlined; a library layer is recorded. */
 export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, name: string, args: SValue[], at: TsNode): SValue {
+  const tree = moduleMethod(ctx, f, mod, path, name, args, at);
+  if (tree) return tree;
   if (mod.kind === 'list' || mod.kind === 'sequential') {
     if (name === 'get' && args.length === 1 && args[0].k === 'static' && typeof args[0].value === 'number') {
       const items = mod.items(), i = args[0].value < 0 ? args[0].value + items.length : args[0].value;
@@ -140,6 +147,11 @@ export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefin
     const src = sourceAtPath(mod.sourceFile);
     const decl = findMethod(src, mod.className, name);
     if (decl) return { src, decl };
+  } else if (f?.src.typed) {
+    // A submodule's class declared in (or imported into) the caller's file is read from its source too.
+    const near = classNear(f.src, mod.className);
+    const decl = near?.decl.getInstanceMethod(name);
+    if (near && decl) return { src: near.src, decl };
   }
   const text = mod.methodSource(name);
   if (text === undefined) {
@@ -181,7 +193,8 @@ export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike,
 
 function library(ctx: ScriptContext, f: Frame, name: string, args: SValue[], at: TsNode): SValue {
   if (!ctx.host.hasFunction(name)) {
-    throw f.src.error(at, `'${name}' is not a Kiln function jit.script knows; use the tensor methods, F.*, or a function declared in this file`);
+    throw f.src.error(at, `'${name}' is not a Kiln function jit.script knows; use the tensor methods, F.*, or a function declared in this file` +
+      (f.src.typed ? ' or imported from another of your .ts files' : `. If '${name}' is imported from another of your files, pass { sourceFile } to jit.script so that it can read the imports`));
   }
   return record(ctx, f, { kind: 'function', name }, args, '', at);
 }

@@ -15,6 +15,7 @@ import { lowerExpr, bindPattern } from './expr.js';
 import { dynamicPlan, flatten, joinPlans, naturalPlan, plansEqual, PlanMismatch, unflatten, type Plan } from './plan.js';
 import { assignedNames, blockOf, BREAK, buildIf, CONTINUE, lowerStatements, mayExit, NORMAL, type Completion } from './stmt.js';
 import { Env, stat, type SValue } from './values.js';
+import { dictIteration } from './modules.js';
 
 const MAX_UNROLL = 4096;
 
@@ -68,7 +69,8 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
   else if (it.k === 'module' && (it.mod.kind === 'list' || it.mod.kind === 'sequential')) {
     ctx.assume(it.mod, '#items');
     items = it.mod.items().map((m, i) => ({ k: 'module', mod: m, path: it.path ? `${it.path}.${i}` : String(i) }));
-  } else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple or a ModuleList whose length is known when compiling");
+  } else if (it.k === 'module' && it.mod.kind === 'dict') items = dictIteration(ctx, it);
+  else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple or a ModuleList whose length is known when compiling");
   const init = s.getInitializer();
   if (!TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1) throw f.src.error(init, "declare the loop variable with 'const' (for (const m of this.layers))");
   const decl = init.getDeclarations()[0];
