@@ -8,9 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { load } from '@kiln/runtime';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
 import { Heads, Imported, Outputs, Top, Tuned, Walker } from './script-models/coverage-a.js';
+import { AddsModule, DictForward, DynamicSubmodule, MissingKey, NamespaceImport, RunTimeKey, SuperOfLibrary } from './script-models/coverage-a-refusals.js';
 
 const FILE = fileURLToPath(new URL('./script-models/coverage-a.ts', import.meta.url));
-const HELPERS = fileURLToPath(new URL('./script-models/coverage-a-helpers.ts', import.meta.url));
+const REFUSALS = fileURLToPath(new URL('./script-models/coverage-a-refusals.ts', import.meta.url));
 
 /** A runtime output (`{ data, shape }`) or a Tensor, compared with eager within 1e-5. */
 type Out = Tensor | { readonly data: ArrayLike<number>; readonly shape: readonly number[] };
@@ -123,5 +124,30 @@ describe('jit.script coverage A: imports (the .ts file is needed)', () => {
   it('from the runtime text, a base class method calling a helper of its file asks for sourceFile', () => {
     const err = () => jit.script(new Tuned(), { inputs: [randn([2, 4])] });
     expect(err).toThrow(/Backbone\.features \(runtime text\):\d+:\d+: .*pass \{ sourceFile \}/s);
+  });
+});
+
+describe('jit.script coverage A: refusals are located and say what to do', () => {
+  const x = () => randn([2, 3]);
+  const cases: [string, () => nn.Module, unknown[], number, string, RegExp][] = [
+    ['a run-time ModuleDict key', () => new RunTimeKey(), [x(), 1], 8, 'n as unknown', /a ModuleDict key must be a string known when compiling[\s\S]*got a run-time int32 scalar[\s\S]*branch on it/],
+    ['a key the ModuleDict does not have', () => new MissingKey(), [x()], 15, "'c'", /the ModuleDict heads has no key 'c' \(its keys: 'a', 'b'\)/],
+    ['ModuleDict.forward()', () => new DictForward(), [x()], 22, 'this.heads.forward()', /a ModuleDict has no forward\(\); call one of its modules: heads\.get\('name'\)\.forward\(x\)/],
+    ['addModule inside forward', () => new AddsModule(), [x()], 29, "this.addModule('late'", /addModule\(\) inside compiled code is not supported[\s\S]*Call it in the constructor/],
+    ['super.forward() of a built-in layer', () => new SuperOfLibrary(), [x()], 37, 'super.forward(x)', /super\.forward\(\) calls Linear\.forward, which is library code[\s\S]*call a Linear submodule instead/],
+    ['a namespace import of a user file', () => new NamespaceImport(), [x()], 43, 'helpers', /namespace imports of your own files \(import \* as helpers from '\.\/coverage-a-helpers\.js'\) are not supported[\s\S]*import \{ fn \} from/],
+    ['a run-time getSubmodule path', () => new DynamicSubmodule(), [x(), 0], 50, 'n as unknown', /getSubmodule\(\) needs a path known when compiling/],
+  ];
+  it.each(cases)('%s', (_, make, args, line, token, message) => {
+    let err: unknown;
+    try { jit.script(make(), { sourceFile: REFUSALS }).forward(...args); } catch (e) { err = e; }
+    expect(err).toBeInstanceOf(jit.ScriptError);
+    const e = err as jit.ScriptError;
+    expect(e.file).toBe(REFUSALS);
+    expect(e.line).toBe(line);
+    expect(e.reason).toMatch(message);
+    const lines = e.frame.split('\n');
+    const src = lines[lines.length - 2];
+    expect(src.slice(src.indexOf('| ') + 2 + e.col - 1).startsWith(token)).toBe(true);
   });
 });

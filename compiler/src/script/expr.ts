@@ -119,6 +119,10 @@ function identifier(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
   if (fn) return { k: 'fn', name, decl: fn };
   const imported = importedDeclaration(f.src, name);
   if (imported?.kind === 'function') return { k: 'fn', name, decl: imported.decl };
+  if (imported?.kind === 'namespace') {
+    throw f.src.error(e, `namespace imports of your own files (import * as ${name} from '${imported.spec}') are not supported by jit.script; ` +
+      `import the functions by name: import { fn } from '${imported.spec}'`);
+  }
   if (ctx.host.hasFunction(name)) return { k: 'ns', name };
   throw f.src.error(e, `'${name}' is not a local variable, a parameter, a function of this file or a Kiln function; ` +
     'compiled code cannot capture variables from outside the method (they may change after compiling). ' +

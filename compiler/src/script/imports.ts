@@ -11,7 +11,9 @@ import { findFunction, sourceAtPath, type FunctionLike, type SourceInfo } from '
 
 export type Imported =
   | { readonly kind: 'function'; readonly src: SourceInfo; readonly decl: FunctionLike }
-  | { readonly kind: 'class'; readonly src: SourceInfo; readonly decl: ClassDeclaration };
+  | { readonly kind: 'class'; readonly src: SourceInfo; readonly decl: ClassDeclaration }
+  /** `import * as ns from './file.js'` of a user file (not followed: import the functions by name). */
+  | { readonly kind: 'namespace'; readonly spec: string };
 
 /** What the local name `name` of `src` is imported as, followed to its declaration; undefined when not a relative import. */
 export function importedDeclaration(src: SourceInfo, name: string): Imported | undefined {
@@ -19,6 +21,7 @@ export function importedDeclaration(src: SourceInfo, name: string): Imported | u
   for (const imp of src.file.getImportDeclarations()) {
     if (imp.isTypeOnly()) continue;
     const spec = imp.getModuleSpecifierValue();
+    if (imp.getNamespaceImport()?.getText() === name) return resolveRelative(src.file, spec) ? { kind: 'namespace', spec } : undefined;
     let exported: string | undefined;
     if (imp.getDefaultImport()?.getText() === name) exported = 'default';
     for (const n of imp.getNamedImports()) {

@@ -6,7 +6,7 @@
 // adding or removing a module compiles again. Invariant: every module handed out carries the
 // dotted path of its stateDict keys, so its weights get the names eager gives them.
 
-import type { Node as TsNode } from 'ts-morph';
+import { Node as TsNode } from 'ts-morph';
 import type { Frame, ScriptContext } from './context.js';
 import type { ScriptableModule } from './host.js';
 import { describe, stat, type SValue } from './values.js';
@@ -17,6 +17,8 @@ const TRAVERSAL = new Set(['children', 'namedChildren', 'modules', 'namedModules
 const DICT = new Set(['get', 'has', 'keys', 'values', 'items', 'entries']);
 const REGISTER = new Set(['addModule', 'registerModule', 'registerBuffer', 'registerParameter']);
 
+/** The first argument of a call (where a bad key is reported), else the node itself. */
+const firstArg = (at: TsNode): TsNode => (TsNode.isCallExpression(at) ? at.getArguments()[0] ?? at : at);
 const join = (path: string, name: string) => (path && name ? `${path}.${name}` : path || name);
 const moduleAt = (mod: ScriptableModule, path: string): ModuleValue => ({ k: 'module', mod, path });
 
@@ -79,8 +81,8 @@ function dictMethod(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: s
   const dict = moduleAt(mod, path);
   const keys = dictKeys(ctx, mod);
   switch (name) {
-    case 'get': return entry(f, dict, keys, staticKey(f, args[0], at), at);
-    case 'has': return stat(keys.includes(staticKey(f, args[0], at)));
+    case 'get': return entry(f, dict, keys, staticKey(f, args[0], firstArg(at)), firstArg(at));
+    case 'has': return stat(keys.includes(staticKey(f, args[0], firstArg(at))));
     case 'keys': return { k: 'list', items: keys.map((k) => stat(k)) };
     case 'values': return { k: 'list', items: keys.map((k) => entry(f, dict, keys, k, at)) };
     default: return { k: 'list', items: keys.map((k) => ({ k: 'list', items: [stat(k), entry(f, dict, keys, k, at)] }) as SValue) };
@@ -121,14 +123,14 @@ function traversal(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: st
   // getSubmodule('a.b')
   const target = args[0];
   if (target?.k !== 'static' || typeof target.value !== 'string') {
-    throw f.src.error(at, `getSubmodule() needs a path known when compiling (a string literal such as 'encoder.0'); got ${target ? describe(target) : 'nothing'}`);
+    throw f.src.error(firstArg(at), `getSubmodule() needs a path known when compiling (a string literal such as 'encoder.0'); got ${target ? describe(target) : 'nothing'}`);
   }
   let cur = moduleAt(mod, path);
   if (target.value === '') return cur;
   for (const part of target.value.split('.')) {
     const fld = cur.mod.field(part);
     ctx.assume(cur.mod, part);
-    if (fld?.kind !== 'module') throw f.src.error(at, `getSubmodule('${target.value}'): ${cur.mod.className} has no submodule '${part}'`);
+    if (fld?.kind !== 'module') throw f.src.error(firstArg(at), `getSubmodule('${target.value}'): ${cur.mod.className} has no submodule '${part}'`);
     cur = moduleAt(fld.module, join(cur.path, part));
   }
   return cur;
