@@ -7,7 +7,7 @@ import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { load } from '@kiln/runtime';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
-import { Heads, Imported, Outputs, Top, Tuned, Walker } from './script-models/coverage-a.js';
+import { BranchObjects, Heads, Imported, Outputs, Top, Tuned, Walker } from './script-models/coverage-a.js';
 import { AddsModule, DictForward, DynamicSubmodule, MissingKey, NamespaceImport, RunTimeKey, SuperOfLibrary } from './script-models/coverage-a-refusals.js';
 
 const FILE = fileURLToPath(new URL('./script-models/coverage-a.ts', import.meta.url));
@@ -90,6 +90,30 @@ describe.each(sources)('jit.script coverage A from the %s', (_, opts) => {
     expect(loaded.outputs.map((o) => o.name)).toEqual(names);
     const outs = await loaded.run([x]);
     [want.logits, want.probs, want.extra.pair[0], want.extra.pair[1], want.extra.scale].forEach((w, i) => close(outs[i], w));
+  });
+
+  it('objects returned from and assigned in data-dependent branches cross the if regions key by key', async () => {
+    manualSeed(127);
+    const m = new BranchObjects();
+    const s = jit.script(m, opts);
+    const seen = new Set<string>();
+    for (let k = 0; k < 24; k++) {
+      const x = randn([3, 4]).mul(2).add((k % 5) - 2);
+      const want = noGrad(() => m.forward(x));
+      const h = noGrad(() => m.lin.forward(x));
+      seen.add(h.sum().item() > 2 ? 'early' : h.mean().item() < -0.2 ? 'reassigned' : 'kept');
+      const got = s.forward(x) as ReturnType<BranchObjects['forward']>;
+      expect(Object.keys(got)).toEqual(['y', 'aux']);
+      close(got.y, want.y);
+      want.aux.forEach((w, i) => close(got.aux[i], w));
+    }
+    expect([...seen].sort()).toEqual(['early', 'kept', 'reassigned']);
+    expect(s.graph.outputs.map((o) => o.name)).toEqual(['output.y', 'output.aux.0', 'output.aux.1']);
+    expect(s.graph.toString().match(/= if\(/g)?.length).toBeGreaterThanOrEqual(2);
+    const x = randn([2, 4]);
+    const outs = await (await load(s.toBytes())).run([x]);
+    const want = noGrad(() => m.forward(x));
+    [want.y, ...want.aux].forEach((w, i) => close(outs[i], w));
   });
 });
 

@@ -97,3 +97,15 @@ export class Outputs extends nn.Module {
     return { logits, probs, extra: { pair: [logits.relu(), probs.log()], scale: x.sum(1) } };
   }
 }
+
+/** Objects returned from, and assigned in, data-dependent branches. */
+export class BranchObjects extends nn.Module {
+  lin = new nn.Linear(4, 4);
+  forward(x: Tensor): { y: Tensor; aux: Tensor[] } {
+    const h = this.lin.forward(x);
+    if (h.sum().item() > 2) return { y: h.relu(), aux: [h, h.sum(1)] };
+    let out = { y: h.neg(), aux: [h, h.mean(1)] };
+    if (h.mean().item() < -0.2) out = { y: h.abs(), aux: [h.mul(2), h.amax(1)] };
+    return out;
+  }
+}
