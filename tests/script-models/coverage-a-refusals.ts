@@ -31,13 +31,6 @@ export class AddsModule extends nn.Module {
   }
 }
 
-export class SuperOfLibrary extends nn.Linear {
-  constructor() { super(3, 3); }
-  override forward(x: Tensor): Tensor {
-    return super.forward(x).relu();
-  }
-}
-
 export class NamespaceImport extends nn.Module {
   forward(x: Tensor): Tensor {
     return helpers.block(x, 2);

@@ -109,3 +109,17 @@ export class BranchObjects extends nn.Module {
     return out;
   }
 }
+
+/** A subclass of a built-in layer: super.forward() is the layer's own forward, recorded. */
+export class ReluLinear extends nn.Linear {
+  constructor() { super(4, 3); }
+  override forward(x: Tensor): Tensor {
+    return super.forward(x).relu().add(super.forward(x.neg()));
+  }
+}
+
+/** The subclassed layer used as a submodule (its weights under the submodule's name). */
+export class UsesReluLinear extends nn.Module {
+  inner = new ReluLinear();
+  forward(x: Tensor): Tensor { return this.inner.forward(x).sum(1); }
+}

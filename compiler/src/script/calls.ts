@@ -241,7 +241,7 @@ function tensorSymbols(args: readonly SValue[]): Set<string> {
  * shape-generic); any other one (`x.add(n)`, `x.sum().div(x.shape[0])`) becomes a 0-d tensor
  * (`to_tensor`) passed where eager passes the number, so the op broadcasts it.
  */
-function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
+export function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
   const tensors: Value[] = [];
   const symbols = tensorSymbols(args);
   const dims: { d: Dim; at: TsNode }[] = [];

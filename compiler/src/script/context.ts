@@ -171,5 +171,6 @@ function fingerprint(mod: ScriptableModule, name: string): string {
 function describeTarget(t: TraceTarget): string {
   if (t.kind === 'method') return `the tensor method .${t.name}()`;
   if (t.kind === 'function') return `${t.name}()`;
+  if (t.base !== undefined) return `super.${t.method}() (${t.base}.${t.method} of the ${t.module.className} module)`;
   return `the ${t.module.className} module's ${t.method}()`;
 }

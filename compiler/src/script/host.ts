@@ -87,7 +87,8 @@ export type TraceArg =
 export type TraceTarget =
   | { readonly kind: 'method'; readonly name: string }
   | { readonly kind: 'function'; readonly name: string }
-  | { readonly kind: 'module'; readonly module: ScriptableModule; readonly method: string };
+  /** `base`: the method as class `base` defines it (a `super.method()` call into a built-in layer). */
+  | { readonly kind: 'module'; readonly module: ScriptableModule; readonly method: string; readonly base?: string };
 
 /** The structure of a call's result: graph outputs by index, lists, objects, or static values. */
 export type CallResult =

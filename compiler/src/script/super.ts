@@ -2,12 +2,14 @@
 // the one JavaScript reaches: the first class above the method's own class, on the instance's
 // prototype chain, that defines the method. Its method is inlined from source like any other
 // method of the module (`this` is still the instance): from the `.ts` file when the base class is
-// declared in, or imported into, the file being read; else from its runtime text. Invariant: the
+// declared in, or imported into, the file being read; else from its runtime text. A built-in
+// layer's method (`class MyLinear extends nn.Linear`) is recorded through the host, as a call to
+// that layer is, with the base class's method rather than the override. Invariant: the
 // method inlined is exactly the one `super.method` calls eagerly, or the call is a ScriptError.
 
 import { Node as TsNode, type ClassDeclaration, type MethodDeclaration } from 'ts-morph';
 import type { Frame, ScriptContext } from './context.js';
-import { inlineFunction } from './calls.js';
+import { inlineFunction, record } from './calls.js';
 import { classNear } from './imports.js';
 import { methodFromText, type FunctionLike, type SourceInfo } from './source.js';
 import type { SValue } from './values.js';
@@ -26,8 +28,9 @@ export function superCall(ctx: ScriptContext, f: Frame, name: string, args: SVal
   const base = mod.methodOwner(name, owner);
   if (!base) throw f.src.error(at, `super.${name}(): no base class of ${owner} defines a method '${name}'`);
   if (base.library) {
-    throw f.src.error(at, `super.${name}() calls ${base.className}.${name}, which is library code that jit.script does not compile from source; ` +
-      `call a ${base.className} submodule instead of inheriting from it (this.inner = new nn.${base.className}(...); this.inner.${name}(x)), or mark this method @jit.ignore`);
+    // A built-in layer's method (class MyLinear extends nn.Linear): recorded like a call to that layer.
+    ctx.b.meta = { ...ctx.b.meta, scope: f.path };
+    return record(ctx, f, { kind: 'module', module: mod, method: name, base: base.className }, args, f.path, at);
   }
   const key = `${base.className}.${name}@${f.path}`;
   if (f.stack.includes(key)) throw f.src.error(at, `${base.className}.${name} calls itself; recursion is not supported by jit.script`);

@@ -135,6 +135,14 @@ export class Adapters {
   }
 }
 
+/** Method `name` as class `className` on `m`'s prototype chain defines it (what `super.name` calls). */
+function methodOfClass(m: nn.Module, className: string, name: string): unknown {
+  for (let p: object | null = Object.getPrototypeOf(m); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    if (p.constructor.name === className) return Object.getOwnPropertyDescriptor(p, name)?.value;
+  }
+  return undefined;
+}
+
 /** Deterministic example data (a private generator: the global one must not move). */
 function exampleTensor(inp: TraceInput, salt: number): Tensor {
   const n = inp.shape.reduce((a, d) => a * d, 1);
@@ -193,7 +201,7 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       return fn(...vals);
     }
     const m = moduleOf(target.module);
-    const fn = Reflect.get(m, target.method);
+    const fn = target.base === undefined ? Reflect.get(m, target.method) : methodOfClass(m, target.base, target.method);
     if (typeof fn !== 'function') throw new Error(`${m.constructor.name} has no method '${target.method}'`);
     return (fn as Function).apply(m, vals);
   };
