@@ -101,6 +101,11 @@ describe.each(sources)('jit.script coverage A from the %s', (_, opts) => {
     expect(loaded.outputs.map((o) => o.name)).toEqual(names);
     const outs = await loaded.run([x]);
     [want.logits, want.probs, want.extra.pair[0], want.extra.pair[1], want.extra.scale].forEach((w, i) => close(outs[i], w));
+    // The optimized module keeps the structure too.
+    const fast = jit.optimizeForInference(s).forward(x) as ReturnType<Outputs['forward']>;
+    expect(Object.keys(fast)).toEqual(['logits', 'probs', 'extra']);
+    close(fast.extra.pair[1], want.extra.pair[1]);
+    close(fast.probs, want.probs);
   });
 
   it('objects returned from and assigned in data-dependent branches cross the if regions key by key', async () => {
