@@ -1,6 +1,8 @@
-// Calls. Methods of the model (and of user submodules) and functions of the same file are
-// inlined: their bodies are lowered with the arguments bound to the parameters, under the
-// callee module's scope. Tensor methods, library functions (F.*, cat, ...) and built-in
+// Calls. Methods of the model (and of user submodules), `super.method()` (super.ts) and
+// functions of the same file or imported from the user's other files (imports.ts) are inlined:
+// their bodies are lowered with the arguments bound to the parameters, under the callee
+// module's scope. Container and traversal methods (ModuleDict.get, children(), ...) fold to the
+// module tree (modules.ts). Tensor methods, library functions (F.*, cat, ...) and built-in
 // layers are recorded through the host (one eager call traced into a small graph, inlined),
 // so they lower to exactly the ops eager dispatches. `.item()` becomes the `item` builtin; a
 // run-time number passed to a tensor op becomes a 0-d tensor (`to_tensor`); methods marked

@@ -1,4 +1,4 @@
-// Loops → SSA. `for...of` over arrays and ModuleLists, and `for (let i = a; i < b; i++)` with
+// Loops → SSA. `for...of` over arrays, ModuleLists and ModuleDicts (their keys; modules.ts), and
 // static bounds, are unrolled (the body lowered once per iteration, break/continue folded);
 // other `for`, `while` and `do ... while` loops become one `loop` node carrying the outer
 // variables the body assigns, with a final `if (c) break;` folded into the continue condition.
@@ -70,7 +70,7 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
     ctx.assume(it.mod, '#items');
     items = it.mod.items().map((m, i) => ({ k: 'module', mod: m, path: it.path ? `${it.path}.${i}` : String(i) }));
   } else if (it.k === 'module' && it.mod.kind === 'dict') items = dictIteration(ctx, it);
-  else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple or a ModuleList whose length is known when compiling");
+  else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple, a ModuleList or a ModuleDict (or this.children(), dict.items(), ...) whose length is known when compiling");
   const init = s.getInitializer();
   if (!TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1) throw f.src.error(init, "declare the loop variable with 'const' (for (const m of this.layers))");
   const decl = init.getDeclarations()[0];
