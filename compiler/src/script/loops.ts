@@ -1,5 +1,6 @@
 // Loops → SSA. `for...of` over arrays, ModuleLists and ModuleDicts (their keys; modules.ts),
-// and `for (let i = a; i < b; i++)` with static bounds, are unrolled (the body lowered once per iteration, break/continue folded);
+// and `for (let i = a; i < b; i++)` with static bounds, are unrolled (the body lowered once
+// per iteration, break/continue folded);
 // other `for`, `while` and `do ... while` loops become one `loop` node carrying the outer
 // variables the body assigns, with a final `if (c) break;` folded into the continue condition.
 // A `break`/`continue` under a data-dependent condition sets a hidden flag (stmt.ts BREAK): the
