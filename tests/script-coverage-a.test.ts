@@ -50,7 +50,7 @@ describe.each(sources)('jit.script coverage A from the %s', (_, opts) => {
     agree(m, s, randn([2, 4]));
   });
 
-  it('children(), namedChildren(), modules(), namedModules(), getSubmodule() and addModule members unroll in order', async () => {
+  it('children(), namedChildren(), modules(), namedModules(), getSubmodule(), addModule members and m !== this.b unroll in order', async () => {
     manualSeed(122);
     const m = new Walker();
     const s = jit.script(m, opts);

@@ -48,6 +48,7 @@ export class Walker extends nn.Module {
       if (name === '') continue;
       y = y.add(m.forward(y).mul(0.01));
     }
+    for (const m of this.children()) if (m !== this.b) y = y.add(m.forward(x).mul(0.05));
     let count = 0;
     for (const _ of this.modules()) count++;
     y = y.add(count);

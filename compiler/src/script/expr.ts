@@ -12,7 +12,7 @@ import { condition, logical, scalarBinary, scalarUnary } from './scalars.js';
 import { buildIf } from './stmt.js';
 import { lowerCall } from './calls.js';
 import { findFunction } from './source.js';
-import { dictIndex, dictProperty } from './modules.js';
+import { compareModules, dictIndex, dictProperty } from './modules.js';
 import { importedDeclaration } from './imports.js';
 import { describe, stat, type Env, type SValue } from './values.js';
 
@@ -213,7 +213,8 @@ function binary(ctx: ScriptContext, f: Frame, env: Env, e: import('ts-morph').Bi
     return a.k === 'static' && (a.value === null || a.value === undefined) ? lowerExpr(ctx, f, env, e.getRight()) : a;
   }
   if (op === 'instanceof' || op === 'in' || op === ',') throw f.src.error(e, `the operator '${op}' is not supported by jit.script`);
-  return scalarBinary(ctx, f.src, e, op, lowerExpr(ctx, f, env, e.getLeft()), lowerExpr(ctx, f, env, e.getRight()));
+  const left = lowerExpr(ctx, f, env, e.getLeft()), right = lowerExpr(ctx, f, env, e.getRight());
+  return compareModules(op, left, right) ?? scalarBinary(ctx, f.src, e, op, left, right);
 }
 
 /** `target = v` for a local variable (or an array pattern of them). */

@@ -40,6 +40,12 @@ export function moduleMethod(ctx: ScriptContext, f: Frame, mod: ScriptableModule
   return undefined;
 }
 
+/** `a === b` / `a !== b` on modules: whether they are the same instance (static); undefined for other operands. */
+export function compareModules(op: string, a: SValue, b: SValue): SValue | undefined {
+  if (a.k !== 'module' || b.k !== 'module' || !['===', '!==', '==', '!='].includes(op)) return undefined;
+  return stat((a.mod === b.mod) === (op === '===' || op === '=='));
+}
+
 /** `dict.name` (and `dict[name]` with a static key): a module under that key, or `length`. */
 export function dictProperty(ctx: ScriptContext, f: Frame, dict: ModuleValue, name: string, at: TsNode): SValue {
   const keys = dictKeys(ctx, dict.mod);
