@@ -1,6 +1,8 @@
-// Calls. Methods of the model (and of user submodules) and functions of the same file are
-// inlined: their bodies are lowered with the arguments bound to the parameters, under the
-// callee module's scope. Tensor methods, library functions (F.*, cat, ...) and built-in
+// Calls. Methods of the model (and of user submodules), `super.method()` (super.ts) and
+// functions of the same file or imported from the user's other files (imports.ts) are inlined:
+// their bodies are lowered with the arguments bound to the parameters, under the callee
+// module's scope. Container and traversal methods (ModuleDict.get, children(), ...) fold to the
+// module tree (modules.ts). Tensor methods, library functions (F.*, cat, ...) and built-in
 // layers are recorded through the host (one eager call traced into a small graph, inlined),
 // so they lower to exactly the ops eager dispatches. `.item()` becomes the `item` builtin; a
 // run-time number passed to a tensor op becomes a 0-d tensor (`to_tensor`); methods marked
@@ -14,7 +16,10 @@ import type { ScriptableModule, TraceArg } from './host.js';
 import { lowerExpr, lowerObject } from './expr.js';
 import { floorDiv, mathCall } from './scalars.js';
 import { callMarked } from './host-calls.js';
-import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
+import { moduleMethod } from './modules.js';
+import { classNear } from './imports.js';
+import { superCall } from './super.js';
+import { findMethod, methodFromText, sourceAtPath, sourceOf, type FunctionLike, type SourceInfo } from './source.js';
 import { lowerStatements } from './stmt.js';
 import { arrayMethod, ARRAY_METHODS } from './arrays.js';
 import { callFunction } from './closures.js';
@@ -46,6 +51,7 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
         const d = argNodes[0];
         return floorDiv(ctx, f.src, e, lowerExpr(ctx, f, env, d.getLeft()), lowerExpr(ctx, f, env, d.getRight()));
       }
+      if (TsNode.isSuperExpression(recvNode)) return superCall(ctx, f, name, args(), e);
       const recv = lowerObject(ctx, f, env, recvNode);
       if (recv.k === 'list' && name === 'push' && TsNode.isIdentifier(recvNode)) {
         const items = [...recv.items, ...args()];
@@ -96,6 +102,8 @@ function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode
 
 /** `mod.name(args)`: a user module's method is inlined; a library layer is recorded. */
 export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, name: string, args: SValue[], at: TsNode): SValue {
+  const tree = moduleMethod(ctx, f, mod, path, name, args, at);
+  if (tree) return tree;
   if (mod.kind === 'list' || mod.kind === 'sequential') {
     if (name === 'get' && args.length === 1 && args[0].k === 'static' && typeof args[0].value === 'number') {
       const items = mod.items(), i = args[0].value < 0 ? args[0].value + items.length : args[0].value;
@@ -144,6 +152,11 @@ export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefin
     const src = sourceAtPath(mod.sourceFile);
     const decl = findMethod(src, mod.className, name);
     if (decl) return { src, decl };
+  } else if (f?.src.typed) {
+    // A submodule's class declared in (or imported into) the caller's file is read from its source too.
+    const near = classNear(f.src, mod.className);
+    const decl = near?.decl.getInstanceMethod(name);
+    if (near && decl) return { src: near.src, decl };
   }
   const text = mod.methodSource(name);
   if (text === undefined) {
@@ -188,7 +201,8 @@ export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike,
 
 function library(ctx: ScriptContext, f: Frame, name: string, args: SValue[], at: TsNode): SValue {
   if (!ctx.host.hasFunction(name)) {
-    throw f.src.error(at, `'${name}' is not a Kiln function jit.script knows; use the tensor methods, F.*, or a function declared in this file`);
+    throw f.src.error(at, `'${name}' is not a Kiln function jit.script knows; use the tensor methods, F.*, or a function declared in this file` +
+      (f.src.typed ? ' or imported from another of your .ts files' : `. If '${name}' is imported from another of your files, pass { sourceFile } to jit.script so that it can read the imports`));
   }
   return record(ctx, f, { kind: 'function', name }, args, '', at);
 }
@@ -235,7 +249,7 @@ function tensorSymbols(args: readonly SValue[]): Set<string> {
  * shape-generic); any other one (`x.add(n)`, `x.sum().div(x.shape[0])`) becomes a 0-d tensor
  * (`to_tensor`) passed where eager passes the number, so the op broadcasts it.
  */
-function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
+export function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
   const tensors: Value[] = [];
   const symbols = tensorSymbols(args);
   const dims: { d: Dim; at: TsNode }[] = [];

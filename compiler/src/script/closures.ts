@@ -11,6 +11,7 @@
 import { Node as TsNode, SyntaxKind, type ArrowFunction, type FunctionExpression } from 'ts-morph';
 import type { Frame, ScriptContext } from './context.js';
 import { inlineFunction } from './calls.js';
+import { sourceOf } from './source.js';
 import { activation } from './recursion.js';
 import { assignedNames } from './stmt.js';
 import { Env, type SValue } from './values.js';
@@ -33,7 +34,8 @@ export function callFunction(ctx: ScriptContext, caller: Frame, env: Env, fn: Fn
   const key = `fn:${fn.decl.getSourceFile().getFilePath()}:${line}:${column}`;
   if (!fn.closure) {
     return activation(ctx, caller, key, `the function ${fn.name}`, at,
-      () => inlineFunction(ctx, { ...caller, stack: [...caller.stack, fn.name] }, fn.decl, undefined, args, at));
+      // A function imported from another file is read (and its errors located) in that file.
+      () => inlineFunction(ctx, { ...caller, src: sourceOf(fn.decl, caller.src), stack: [...caller.stack, fn.name] }, fn.decl, undefined, args, at));
   }
   const decl = fn.decl as ArrowFunction | FunctionExpression;
   const { frame: def, env: defEnv } = fn.closure;

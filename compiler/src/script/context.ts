@@ -103,6 +103,7 @@ export class ScriptContext {
     const build = (r: CallResult): SValue => {
       if (r.kind === 'tensor') return { k: 'tensor', v: outs[r.output] };
       if (r.kind === 'list') return { k: 'list', items: r.items.map(build) };
+      if (r.kind === 'object') return { k: 'object', entries: Object.fromEntries(r.keys.map((key, i) => [key, build(r.items[i])])) };
       return { k: 'static', value: r.value };
     };
     return build(call.result);
@@ -156,6 +157,8 @@ export class ScriptContext {
 function fingerprint(mod: ScriptableModule, name: string): string {
   if (name === '#training') return String(mod.training);
   if (name === '#items') return String(mod.items().length);
+  // The names of the children (a ModuleDict: its keys) that loops and lookups were unrolled over.
+  if (name === '#children') return JSON.stringify(mod.keys?.() ?? mod.namedChildren?.().map(([k]) => k) ?? []);
   const shape = (f: ScriptField | undefined): unknown => {
     if (!f) return null;
     if (f.kind === 'static') return f.value === undefined ? '#undefined' : f.value;
@@ -168,5 +171,6 @@ function fingerprint(mod: ScriptableModule, name: string): string {
 function describeTarget(t: TraceTarget): string {
   if (t.kind === 'method') return `the tensor method .${t.name}()`;
   if (t.kind === 'function') return `${t.name}()`;
+  if (t.base !== undefined) return `super.${t.method}() (${t.base}.${t.method} of the ${t.module.className} module)`;
   return `the ${t.module.className} module's ${t.method}()`;
 }

@@ -13,6 +13,8 @@ import { buildIf } from './stmt.js';
 import { lowerCall } from './calls.js';
 import { findFunction } from './source.js';
 import { makeClosure } from './closures.js';
+import { compareModules, dictIndex, dictProperty } from './modules.js';
+import { importedDeclaration } from './imports.js';
 import { describe, stat, type Env, type SValue } from './values.js';
 
 /** Identifiers under which bundlers and test runners rename imports (`__vi_import_0__.F`). */
@@ -39,6 +41,7 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
     const arg = e.getArgumentExpression();
     if (!arg) throw f.src.error(e, 'an index is missing');
     const idx = lowerExpr(ctx, f, env, arg);
+    if (obj.k === 'module' && obj.mod.kind === 'dict') return dictIndex(ctx, f, obj, idx, arg);
     if (idx.k !== 'static' || (typeof idx.value !== 'number' && typeof idx.value !== 'string')) {
       throw f.src.error(arg, `the index must be known when compiling (a literal or a loop variable of a loop with static bounds), got ${describe(idx)}`);
     }
@@ -114,6 +117,12 @@ function identifier(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
   if (name === 'Math') return { k: 'ns', name: 'Math' };
   const fn = findFunction(f.src, name);
   if (fn) return { k: 'fn', name, decl: fn };
+  const imported = importedDeclaration(f.src, name);
+  if (imported?.kind === 'function') return { k: 'fn', name, decl: imported.decl };
+  if (imported?.kind === 'namespace') {
+    throw f.src.error(e, `namespace imports of your own files (import * as ${name} from '${imported.spec}') are not supported by jit.script; ` +
+      `import the functions by name: import { fn } from '${imported.spec}'`);
+  }
   if (ctx.host.hasFunction(name)) return { k: 'ns', name };
   throw f.src.error(e, `'${name}' is not a local variable, a parameter, a function of this file or a Kiln function; ` +
     'compiled code cannot capture variables from outside the method (they may change after compiling). ' +
@@ -125,6 +134,7 @@ function identifier(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
 export function property(ctx: ScriptContext, f: Frame, env: Env, obj: SValue, name: string, at: TsNode): SValue {
   if (obj.k === 'module') {
     if (name === 'training') { ctx.assume(obj.mod, '#training'); return stat(obj.mod.training); }
+    if (obj.mod.kind === 'dict') return dictProperty(ctx, f, obj, name, at);
     const fld = obj.mod.field(name);
     if (fld) {
       if (fld.kind === 'static' || fld.kind === 'list') ctx.assume(obj.mod, name);
@@ -203,7 +213,8 @@ function binary(ctx: ScriptContext, f: Frame, env: Env, e: import('ts-morph').Bi
     return a.k === 'static' && (a.value === null || a.value === undefined) ? lowerExpr(ctx, f, env, e.getRight()) : a;
   }
   if (op === 'instanceof' || op === 'in' || op === ',') throw f.src.error(e, `the operator '${op}' is not supported by jit.script`);
-  return scalarBinary(ctx, f.src, e, op, lowerExpr(ctx, f, env, e.getLeft()), lowerExpr(ctx, f, env, e.getRight()));
+  const left = lowerExpr(ctx, f, env, e.getLeft()), right = lowerExpr(ctx, f, env, e.getRight());
+  return compareModules(op, left, right) ?? scalarBinary(ctx, f.src, e, op, left, right);
 }
 
 /** `target = v` for a local variable (or an array pattern of them). */

@@ -31,21 +31,39 @@ export interface ScriptableModule {
   /**
    * `library`: a built-in layer, recorded as one traced call; `sequential`: run its children in
    * order; `list`: a ModuleList (iteration and `get(i)` only); `user`: scripted from its source;
+   * `dict`: a ModuleDict (static keys: `get`, `[key]`, `keys()`, `values()`, `entries()` only);
    * `graph`: already compiled (a jit.trace result), its graph is inlined.
    */
-  readonly kind: 'library' | 'sequential' | 'list' | 'user' | 'graph';
+  readonly kind: 'library' | 'sequential' | 'list' | 'dict' | 'user' | 'graph';
   /** For kind `graph` (a traced submodule): its graph, inlined when forward is called. */
   graph?(): Graph;
   /** The module's own field `name`, or undefined when there is none. */
   field(name: string): ScriptField | undefined;
   /** Children in order (for `sequential` and `list`). */
   items(): readonly ScriptableModule[];
+  /** Direct children with their field names, in order, each module once (`namedChildren()`). */
+  namedChildren?(): readonly (readonly [string, ScriptableModule])[];
+  /** For kind `dict`: its keys in insertion order (`keys()`). */
+  keys?(): readonly string[] | undefined;
+  /**
+   * The class on the prototype chain that defines method `name` — the first one below the class
+   * named `below` when given (what `super.name` reaches from a method of `below`).
+   */
+  methodOwner?(name: string, below?: string): MethodOwner | undefined;
   /** `Function.prototype.toString` of method `name`, or undefined when the class has none. */
   methodSource(name: string): string | undefined;
   /** How method `name` is marked by the decorators. */
   methodMark(name: string): MethodMark;
   /** The `.ts` file that declares the class, when known. */
   readonly sourceFile?: string;
+}
+
+/** Where a method is defined: its class, its runtime text, and whether that class is library code. */
+export interface MethodOwner {
+  readonly className: string;
+  readonly source: string;
+  /** nn.Module itself or a built-in layer/container (its code is not scripted). */
+  readonly library: boolean;
 }
 
 /** A tensor input of a traced call: its dtype, example sizes and which dims are symbolic. */
@@ -69,12 +87,15 @@ export type TraceArg =
 export type TraceTarget =
   | { readonly kind: 'method'; readonly name: string }
   | { readonly kind: 'function'; readonly name: string }
-  | { readonly kind: 'module'; readonly module: ScriptableModule; readonly method: string };
+  /** `base`: the method as class `base` defines it (a `super.method()` call into a built-in layer). */
+  | { readonly kind: 'module'; readonly module: ScriptableModule; readonly method: string; readonly base?: string };
 
-/** The structure of a call's result: graph outputs by index, lists, or static values. */
+/** The structure of a call's result: graph outputs by index, lists, objects, or static values. */
 export type CallResult =
   | { readonly kind: 'tensor'; readonly output: number }
   | { readonly kind: 'list'; readonly items: readonly CallResult[] }
+  /** A plain object (a compiled method's `return { logits, probs }`): keys in order. */
+  | { readonly kind: 'object'; readonly keys: readonly string[]; readonly items: readonly CallResult[] }
   | { readonly kind: 'static'; readonly value: number | boolean | string | null | undefined };
 
 /** One eager call recorded as a graph whose inputs are the call's tensor inputs, in order. */

@@ -14,7 +14,7 @@ import { functionFromText, sourceAtPath, findFunction, type FunctionLike, type S
 import { describe, type SValue } from './values.js';
 
 export { ScriptError, codeFrame } from './errors.js';
-export type { CallResult, MethodMark, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
+export type { CallResult, MethodMark, MethodOwner, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
 export { hostFunctionName } from './host-calls.js';
 
 /** The kind of one argument of the compiled method. */
@@ -99,15 +99,21 @@ function compile(host: ScriptHost, src: SourceInfo, decl: FunctionLike, mod: Scr
   const out = inlineFunction(ctx, f, decl, mod, args, decl);
   ctx.b.meta = {};
   const outputs: Value[] = [];
-  const build = (v: SValue): CallResult => {
-    if (v.k === 'tensor') { outputs.push(v.v); return { kind: 'tensor', output: outputs.length - 1 }; }
-    if (v.k === 'list') return { kind: 'list', items: v.items.map(build) };
+  // Outputs are named after the result's structure, as jit.trace names them: output, output.0, output.logits.
+  const names: string[] = [];
+  const build = (v: SValue, name: string): CallResult => {
+    if (v.k === 'tensor') { outputs.push(v.v); names.push(name); return { kind: 'tensor', output: outputs.length - 1 }; }
+    if (v.k === 'list') return { kind: 'list', items: v.items.map((x, i) => build(x, `${name}.${i}`)) };
+    if (v.k === 'object') {
+      const keys = Object.keys(v.entries);
+      return { kind: 'object', keys, items: keys.map((k) => build(v.entries[k], `${name}.${k}`)) };
+    }
     if (v.k === 'static') return { kind: 'static', value: v.value };
-    throw src.error(decl, `${what} returns ${describe(v)}; a compiled method must return tensors (or arrays of tensors)` +
+    throw src.error(decl, `${what} returns ${describe(v)}; a compiled method must return tensors (or arrays or objects of tensors)` +
       (v.k === 'scalar' ? '. Return a tensor instead of calling .item()' : ''));
   };
-  const result = build(out);
-  outputs.forEach((v, i) => ctx.b.output(outputs.length === 1 ? 'output' : `output${i}`, v));
+  const result = build(out, 'output');
+  outputs.forEach((v, i) => ctx.b.output(result.kind === 'tensor' ? 'output' : names[i], v));
   return { graph: ctx.b.build(), inputNames, result, isCurrent: () => ctx.isCurrent() };
 }
 

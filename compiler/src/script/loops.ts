@@ -1,6 +1,6 @@
-// Loops → SSA. `for...of` over arrays and ModuleLists, and `for (let i = a; i < b; i++)` with
-// static bounds (other steps, counting down, other updates: for-steps.ts), are unrolled (the
-// body lowered once per iteration, break/continue folded);
+// Loops → SSA. `for...of` over arrays, ModuleLists and ModuleDicts (their keys; modules.ts),
+// and `for (let i = a; i < b; i++)` with static bounds (other steps, counting down, other
+// updates: for-steps.ts), are unrolled (the body lowered once per iteration, break/continue folded);
 // other `for`, `while` and `do ... while` loops become one `loop` node carrying the outer
 // variables the body assigns, with a final `if (c) break;` folded into the continue condition.
 // A `break`/`continue` under a data-dependent condition sets a hidden flag (stmt.ts BREAK): the
@@ -18,6 +18,7 @@ import { assignedNames, blockOf, BREAK, buildIf, CONTINUE, lowerStatements, mayE
 import { Env, stat, type SValue } from './values.js';
 import { steppedFor } from './for-steps.js';
 import { refuseGrowingArrays } from './arrays.js';
+import { dictIteration } from './modules.js';
 
 const MAX_UNROLL = 4096;
 
@@ -71,7 +72,8 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
   else if (it.k === 'module' && (it.mod.kind === 'list' || it.mod.kind === 'sequential')) {
     ctx.assume(it.mod, '#items');
     items = it.mod.items().map((m, i) => ({ k: 'module', mod: m, path: it.path ? `${it.path}.${i}` : String(i) }));
-  } else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple or a ModuleList whose length is known when compiling");
+  } else if (it.k === 'module' && it.mod.kind === 'dict') items = dictIteration(ctx, it);
+  else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple, a ModuleList or a ModuleDict (or this.children(), dict.items(), ...) whose length is known when compiling");
   const init = s.getInitializer();
   if (!TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1) throw f.src.error(init, "declare the loop variable with 'const' (for (const m of this.layers))");
   const decl = init.getDeclarations()[0];

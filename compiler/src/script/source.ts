@@ -61,6 +61,14 @@ export function sourceAtPath(path: string): SourceInfo {
   return info;
 }
 
+/** The SourceInfo that `node` belongs to (a helper from another file), else `fallback`. */
+export function sourceOf(node: TsNode, fallback: SourceInfo): SourceInfo {
+  const sf = node.getSourceFile();
+  if (sf === fallback.file) return fallback;
+  for (const info of files.values()) if (info.file === sf) return info;
+  return fallback;
+}
+
 /** The method `name` of class `className` in `src`, if the file declares it. */
 export function findMethod(src: SourceInfo, className: string, name: string): MethodDeclaration | undefined {
   const cls = src.file.getClass(className)

@@ -109,13 +109,18 @@ export class ModuleList extends Module {
   }
 }
 
+/** The modules of a ModuleDict by key (what its constructor was given). */
+export type ModuleRecord = Record<string, Module>;
+
 /**
  * Named modules in insertion order (keys become state dict prefixes); it has no forward.
+ * Built from a record, its keys are typed: `dict.cls`, `dict['cls']` and `dict.get('cls')` are
+ * the module under that key, and `dict[k]` for `k` of `dict.keys()` is one of its modules.
  * @example this.heads = new nn.ModuleDict({ cls: new nn.Linear(8, 3), box: new nn.Linear(8, 4) });
  */
-export class ModuleDict extends Module {
+export class ModuleDictBase<T extends ModuleRecord = ModuleRecord> extends Module {
   #order: string[] = [];
-  constructor(modules: Record<string, Module> | Iterable<[string, Module]> = {}) {
+  constructor(modules: T | Iterable<[string, Module]> = {} as T) {
     super();
     this.update(modules);
   }
@@ -126,6 +131,8 @@ export class ModuleDict extends Module {
   }
   get length(): number { return this.#order.length; }
   has(key: string): boolean { return this.#order.includes(key); }
+  get<K extends keyof T & string>(key: K): T[K];
+  get(key: string): Module;
   get(key: string): Module {
     if (!this.has(key)) throw new Error(`ModuleDict.get: no module under key '${key}' (keys: ${this.#order.join(', ')})`);
     return checkModule('ModuleDict.get', Reflect.get(this, key));
@@ -148,16 +155,28 @@ export class ModuleDict extends Module {
     return true;
   }
   clear(): void { for (const k of [...this.#order]) this.pop(k); }
-  update(modules: Record<string, Module> | Iterable<[string, Module]>): this {
+  update(modules: ModuleRecord | Iterable<[string, Module]>): this {
     const entries = Symbol.iterator in modules ? [...(modules as Iterable<[string, Module]>)] : Object.entries(modules);
     for (const [k, m] of entries) this.set(k, m);
     return this;
   }
-  keys(): string[] { return [...this.#order]; }
-  values(): Module[] { return this.#order.map((k) => this.get(k)); }
-  entries(): [string, Module][] { return this.#order.map((k) => [k, this.get(k)]); }
-  [Symbol.iterator](): Iterator<string> { return this.keys()[Symbol.iterator](); }
+  keys(): (keyof T & string)[] { return [...this.#order]; }
+  values(): T[keyof T][] { return this.#order.map((k) => this.get(k) as T[keyof T]); }
+  entries(): [keyof T & string, T[keyof T]][] { return this.#order.map((k) => [k, this.get(k) as T[keyof T]]); }
+  /** Same as entries() (PyTorch's name). */
+  items(): [keyof T & string, T[keyof T]][] { return this.entries(); }
+  [Symbol.iterator](): Iterator<keyof T & string> { return this.keys()[Symbol.iterator](); }
   forward(): never {
     throw new Error("ModuleDict has no forward(): call its modules (dict.get('name').forward(x)) in your own forward()");
   }
 }
+// Errors, toString() and the compiler name the class as users write it.
+Object.defineProperty(ModuleDictBase, 'name', { value: 'ModuleDict' });
+
+/** A ModuleDict; with a record type `T` of its modules, its keys are also typed properties. */
+export type ModuleDict<T extends ModuleRecord = ModuleRecord> = string extends keyof T ? ModuleDictBase<T> : ModuleDictBase<T> & Readonly<T>;
+
+export const ModuleDict: {
+  new <T extends ModuleRecord = ModuleRecord>(modules?: T | Iterable<[string, Module]>): ModuleDict<T>;
+  readonly prototype: ModuleDictBase;
+} = ModuleDictBase as never;

@@ -6,7 +6,7 @@
 
 import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import * as core from '@kiln/core';
-import type { CallResult, MethodMark, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
+import type { CallResult, MethodMark, MethodOwner, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
 import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
 import { TracedModule } from './traced-module.js';
 
@@ -44,6 +44,7 @@ class ModuleAdapter implements ScriptableModule {
   get kind(): ScriptableModule['kind'] {
     if (this.module instanceof nn.Sequential) return 'sequential';
     if (this.module instanceof nn.ModuleList) return 'list';
+    if (this.module instanceof nn.ModuleDict) return 'dict';
     return LIBRARY.has(this.module.constructor) ? 'library' : 'user';
   }
 
@@ -65,6 +66,28 @@ class ModuleAdapter implements ScriptableModule {
   }
 
   items(): readonly ScriptableModule[] { return this.module.children().map((m) => this.adapters.of(m)); }
+
+  namedChildren(): readonly (readonly [string, ScriptableModule])[] {
+    return this.module.namedChildren().map(([k, m]) => [k, this.adapters.of(m)] as const);
+  }
+
+  keys(): readonly string[] | undefined { return this.module instanceof nn.ModuleDict ? this.module.keys() : undefined; }
+
+  methodOwner(name: string, below?: string): MethodOwner | undefined {
+    let p: object | null = Object.getPrototypeOf(this.module);
+    if (below !== undefined) {
+      while (p && p !== Object.prototype && p.constructor.name !== below) p = Object.getPrototypeOf(p);
+      if (!p || p === Object.prototype) return undefined;
+      p = Object.getPrototypeOf(p);
+    }
+    for (; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      if (!d || typeof d.value !== 'function') continue;
+      const fn: Function = wrapped.get(d.value) ?? d.value;
+      return { className: p.constructor.name, source: Function.prototype.toString.call(fn), library: p.constructor === nn.Module || LIBRARY.has(p.constructor) };
+    }
+    return undefined;
+  }
 
   methodSource(name: string): string | undefined {
     const fn = originalMethod(this.module, name);
@@ -110,6 +133,14 @@ export class Adapters {
     }
     return a;
   }
+}
+
+/** Method `name` as class `className` on `m`'s prototype chain defines it (what `super.name` calls). */
+function methodOfClass(m: nn.Module, className: string, name: string): unknown {
+  for (let p: object | null = Object.getPrototypeOf(m); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    if (p.constructor.name === className) return Object.getOwnPropertyDescriptor(p, name)?.value;
+  }
+  return undefined;
 }
 
 /** Deterministic example data (a private generator: the global one must not move). */
@@ -170,7 +201,7 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       return fn(...vals);
     }
     const m = moduleOf(target.module);
-    const fn = Reflect.get(m, target.method);
+    const fn = target.base === undefined ? Reflect.get(m, target.method) : methodOfClass(m, target.base, target.method);
     if (typeof fn !== 'function') throw new Error(`${m.constructor.name} has no method '${target.method}'`);
     return (fn as Function).apply(m, vals);
   };

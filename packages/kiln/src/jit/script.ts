@@ -155,6 +155,7 @@ function toInput(a: unknown): InputValue {
 function rebuild(r: CallResult, outs: readonly Tensor[]): unknown {
   if (r.kind === 'tensor') return outs[r.output];
   if (r.kind === 'list') return r.items.map((x) => rebuild(x, outs));
+  if (r.kind === 'object') return Object.fromEntries(r.keys.map((k, i) => [k, rebuild(r.items[i], outs)]));
   return r.value;
 }
 
