@@ -16,6 +16,7 @@ import { floorDiv, mathCall } from './scalars.js';
 import { callMarked } from './host-calls.js';
 import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
 import { lowerStatements } from './stmt.js';
+import { ScriptError } from './errors.js';
 import { describe, Env, stat, type SValue } from './values.js';
 
 const MAX_DEPTH = 64;
@@ -147,11 +148,35 @@ export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefin
     if (f && at) throw f.src.error(at, msg);
     throw new Error(`jit.script: ${msg}`);
   }
-  return methodFromText(text, `${mod.className}.${name} (runtime text)`);
+  const owner = mod.libraryOwner?.(name);
+  return owner ? methodFromText(text, `nn.${owner}.${name} (Kiln library code)`, true)
+    : methodFromText(text, `${mod.className}.${name} (runtime text)`);
 }
 
-/** Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. */
+/**
+ * Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. When the
+ * callee's source points the user at their code less well than the caller's (library code, or
+ * runtime text called from their `.ts` file), a ScriptError inside it is re-reported at the call
+ * site `at`, with the inner place as a `while inlining` note: errors name the user's line.
+ */
 export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike, mod: ScriptableModule | undefined, args: SValue[], at: TsNode, caller: Frame = f): SValue {
+  if (f.src.rank >= caller.src.rank) return inlineBody(ctx, f, decl, args, at, caller);
+  try {
+    return inlineBody(ctx, f, decl, args, at, caller);
+  } catch (e) {
+    if (!(e instanceof ScriptError)) throw e;
+    const callee = f.stack[f.stack.length - 1]?.replace(/@.*$/, '') ?? 'the callee';
+    const note = `  while inlining ${callee}, at ${e.file}:${e.line}:${e.col}:\n${e.frame.replace(/^/gm, '    ')}`;
+    const reason = f.src.library
+      ? `${callee}() is Kiln library code that jit.script cannot compile (${e.reason}); call it outside the compiled method ` +
+        '(in the constructor, or in a method marked @jit.ignore) and use its result there'
+      : e.reason;
+    const outer = caller.src.error(at, reason);
+    throw new ScriptError(outer.reason, outer.file, outer.line, outer.col, outer.frame, [...e.notes, note]);
+  }
+}
+
+function inlineBody(ctx: ScriptContext, f: Frame, decl: FunctionLike, args: SValue[], at: TsNode, caller: Frame): SValue {
   if (decl.isAsync()) throw f.src.error(decl, "async functions are not supported by jit.script: compiled code is synchronous; make the method synchronous or mark it @jit.ignore");
   if (TsNode.isFunctionDeclaration(decl) || TsNode.isMethodDeclaration(decl) || TsNode.isFunctionExpression(decl)) {
     if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script');
