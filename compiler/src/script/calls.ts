@@ -55,7 +55,7 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
     const fn = lowerExpr(ctx, f, env, callee);
     if (fn.k === 'fn') return inlineFunction(ctx, { ...f, stack: [...f.stack, fn.name] }, fn.decl, undefined, args(), e);
     if (fn.k === 'ns') return library(ctx, f, fn.name, args(), e);
-    throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script`);
+    throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script; call a method of the model, a function declared at the top level of the file, a tensor method or F.*`);
   } finally {
     ctx.b.meta = saved;
   }
@@ -79,7 +79,7 @@ function callMember(ctx: ScriptContext, f: Frame, env: Env, recv: SValue, name: 
     return record(ctx, f, { kind: 'method', name }, [recv, ...args], '', at);
   }
   if (recv.k === 'shape' && name === 'length') return stat((recv.of.type as TensorIRType).shape.length);
-  throw f.src.error(at, `calling .${name}() on ${describe(recv)} is not supported by jit.script`);
+  throw f.src.error(at, `calling .${name}() on ${describe(recv)} is not supported by jit.script; call tensor methods on tensors and methods on modules, or move this code into a method marked @jit.ignore`);
 }
 
 function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode): SValue {
@@ -118,7 +118,7 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
   const mark = mod.methodMark(name);
   if (mark === 'ignore' || mark === 'unused') return callMarked(ctx, f, mod, path, name, mark, args, at, declaredVoid(mod, name));
   if (f.stack.length > MAX_DEPTH || f.stack.includes(`${mod.className}.${name}@${path}`)) {
-    throw f.src.error(at, `${mod.className}.${name} calls itself; recursion is not supported by jit.script`);
+    throw f.src.error(at, `${mod.className}.${name} calls itself; recursion is not supported by jit.script; rewrite it as a loop`);
   }
   const { src, decl } = methodOf(mod, name, f, at);
   return inlineFunction(ctx, { mod, path, src, stack: [...f.stack, `${mod.className}.${name}@${path}`], inLoop: f.inLoop }, decl, mod, args, at, f);
@@ -179,7 +179,7 @@ export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike,
 function inlineBody(ctx: ScriptContext, f: Frame, decl: FunctionLike, args: SValue[], at: TsNode, caller: Frame): SValue {
   if (decl.isAsync()) throw f.src.error(decl, "async functions are not supported by jit.script: compiled code is synchronous; make the method synchronous or mark it @jit.ignore");
   if (TsNode.isFunctionDeclaration(decl) || TsNode.isMethodDeclaration(decl) || TsNode.isFunctionExpression(decl)) {
-    if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script');
+    if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script; return an array of the results instead');
   }
   if (caller.stack.length > MAX_DEPTH) throw caller.src.error(at, 'calls nest too deeply (recursion is not supported by jit.script)');
   // A callee's early returns end the callee, whatever loop the call sits in.
@@ -193,7 +193,7 @@ function inlineBody(ctx: ScriptContext, f: Frame, decl: FunctionLike, args: SVal
       v = init ? lowerExpr(ctx, f, env, init) : stat(undefined);
     }
     const nameNode = p.getNameNode();
-    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script');
+    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script; take the object or array as one parameter and destructure it in the body');
     env.declare(nameNode.getText(), v, true);
   });
   const body = decl.getBody();

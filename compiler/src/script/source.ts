@@ -7,6 +7,7 @@
 import { Node as TsNode, Project, SyntaxKind, type ArrowFunction, type FunctionDeclaration,
   type FunctionExpression, type MethodDeclaration, type SourceFile } from 'ts-morph';
 import { codeFrame, ScriptError } from './errors.js';
+import { constructName } from './construct-names.js';
 
 export type FunctionLike = MethodDeclaration | FunctionDeclaration | ArrowFunction | FunctionExpression;
 
@@ -83,7 +84,7 @@ export function methodFromText(text: string, display: string, library = false): 
   const src = new SourceInfo(sf, display, 1, false, library);
   const member = sf.getClassOrThrow('__KilnScript').getMembers()[0];
   if (!member || !TsNode.isMethodDeclaration(member)) {
-    throw new ScriptError(`cannot read the method text as a method declaration (got ${member?.getKindName() ?? 'nothing'}); ` +
+    throw new ScriptError(`cannot read the method text as a method declaration (it reads as ${member ? constructName(member) : 'nothing'}); ` +
       'declare it as an ordinary method `forward(x) { ... }`, or pass the .ts file with { sourceFile }', display, 1, 1, codeFrame(text, 1, 1));
   }
   return { src, decl: member };
