@@ -163,6 +163,13 @@ describe('kiln CLI: model files and flags that used to fail badly', () => {
     });
   });
 
+  it('a jit.script error inside inlined library code is reported at the user\'s line, with the inner place as a note', () => {
+    const r = kiln(['compile', 'tests/script-models/library-calls.ts', '--export', 'CallsParameters', '--input', 'x:f32[N,3]', '-o', join(TMP, 'never.tsgraph')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error: tests/script-models/library-calls.ts:14:16: MLP.parameters() is Kiln library code that jit.script cannot compile');
+    expect(r.stderr).toMatch(/\n {2}while inlining MLP\.parameters, at nn\.Module\.namedParameters \(Kiln library code\):\d+:\d+:\n/);
+  });
+
   it('kiln compile --help says that the model file\'s top-level code runs', () => {
     const r = kiln(['compile', '--help']);
     expect(r.code).toBe(0);
