@@ -12,15 +12,15 @@ const TOP = 'declare it at the top level of the file and call it';
 /** kind → [what the user wrote, in their words, with its verb; what to do instead]. */
 const CONSTRUCTS = new Map<SyntaxKind, readonly [string, string]>([
   // Expressions
-  [SyntaxKind.ArrowFunction, ["arrow functions (closures) are", `inside compiled code they can capture mutable state; declare a function at the top level of the file, or a method, and call it`]],
-  [SyntaxKind.FunctionExpression, ["function expressions (closures) are", `inside compiled code they can capture mutable state; declare a function at the top level of the file, or a method, and call it`]],
+  [SyntaxKind.ArrowFunction, ["arrow functions (closures) are", `inside compiled code they can capture mutable state: declare a function at the top level of the file, or a method, and call it`]],
+  [SyntaxKind.FunctionExpression, ["function expressions (closures) are", `inside compiled code they can capture mutable state: declare a function at the top level of the file, or a method, and call it`]],
   [SyntaxKind.ClassExpression, ["class expressions are", 'declare the class at the top level of the file']],
-  [SyntaxKind.AwaitExpression, ["'await' is", 'compiled code is synchronous; move the asynchronous work outside the model or into a method marked @jit.ignore']],
+  [SyntaxKind.AwaitExpression, ["'await' is", 'compiled code is synchronous: move the asynchronous work outside the model or into a method marked @jit.ignore']],
   [SyntaxKind.NewExpression, ["'new' inside compiled code is", 'create modules and tensors in the constructor and use them in forward']],
-  [SyntaxKind.TemplateExpression, ["template strings are", 'compiled code computes tensors, not text; build the string outside the model or in a method marked @jit.ignore']],
+  [SyntaxKind.TemplateExpression, ["template strings are", 'compiled code computes tensors, not text: build the string outside the model or in a method marked @jit.ignore']],
   [SyntaxKind.TaggedTemplateExpression, ["tagged template strings are", IGNORE]],
-  [SyntaxKind.DeleteExpression, ["'delete' is", 'objects in compiled code have a fixed set of fields; assign undefined, or keep the key out of the object']],
-  [SyntaxKind.TypeOfExpression, ["'typeof' is", 'the types are known when compiling; branch on them outside the model, or use separate methods']],
+  [SyntaxKind.DeleteExpression, ["'delete' is", 'objects in compiled code have a fixed set of fields: assign undefined, or keep the key out of the object']],
+  [SyntaxKind.TypeOfExpression, ["'typeof' is", 'the types are known when compiling: branch on them outside the model, or use separate methods']],
   [SyntaxKind.VoidExpression, ["'void' expressions are", 'call the function as a statement instead']],
   [SyntaxKind.YieldExpression, ["generators ('yield') are", 'return an array of results instead']],
   [SyntaxKind.SpreadElement, ["spread ('...') is", 'pass the arguments (or list the elements) one by one']],
@@ -44,7 +44,7 @@ const CONSTRUCTS = new Map<SyntaxKind, readonly [string, string]>([
   [SyntaxKind.SetAccessor, ["setters in an object literal are", 'write name: value pairs']],
   // Statements
   [SyntaxKind.TryStatement, ["'try' statements are", 'move the code that needs try/catch into a method marked @jit.ignore, outside the compiled graph']],
-  [SyntaxKind.ThrowStatement, ["'throw' statements reached in compiled code are", 'jit.script cannot raise at run time; check the condition outside the model, or move it into a method marked @jit.ignore (or @jit.unused)']],
+  [SyntaxKind.ThrowStatement, ["'throw' statements reached in compiled code are", 'jit.script cannot raise at run time: check the condition outside the model, or move it into a method marked @jit.ignore (or @jit.unused)']],
   [SyntaxKind.ClassDeclaration, ["class declarations inside a compiled method are", 'declare the class at the top level of the file']],
   [SyntaxKind.FunctionDeclaration, ["nested function declarations (they can capture mutable state) are", TOP]],
   [SyntaxKind.ForInStatement, ["'for ... in' is", "iterate with 'for ... of' over an array or a ModuleList"]],
