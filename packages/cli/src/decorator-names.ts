@@ -17,7 +17,7 @@ const BEFORE = /@(\s*)([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*\s*\.\s*)$/;
 
 /** The loader esbuild uses for `file` (by extension). */
 export function loaderFor(file: string): Loader {
-  if (/\.(c|m)?tsx$/.test(file) || file.endsWith('.tsx')) return 'tsx';
+  if (file.endsWith('.tsx')) return 'tsx';
   if (/\.(c|m)?ts$/.test(file)) return 'ts';
   if (file.endsWith('.jsx')) return 'jsx';
   return 'js';
