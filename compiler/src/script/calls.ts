@@ -24,6 +24,7 @@ import { lowerStatements } from './stmt.js';
 import { arrayMethod, ARRAY_METHODS } from './arrays.js';
 import { callFunction } from './closures.js';
 import { activation } from './recursion.js';
+import { ScriptError } from './errors.js';
 import { describe, Env, stat, type SValue } from './values.js';
 
 const MAX_DEPTH = 64;
@@ -64,7 +65,7 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
     const fn = lowerExpr(ctx, f, env, callee);
     if (fn.k === 'fn') return callFunction(ctx, f, env, fn, args(), e);
     if (fn.k === 'ns') return library(ctx, f, fn.name, args(), e);
-    throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script`);
+    throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script; call a method of the model, a function declared at the top level of the file, a tensor method or F.*`);
   } finally {
     ctx.b.meta = saved;
   }
@@ -88,7 +89,7 @@ function callMember(ctx: ScriptContext, f: Frame, env: Env, recv: SValue, name: 
     return record(ctx, f, { kind: 'method', name }, [recv, ...args], '', at);
   }
   if (recv.k === 'shape' && name === 'length') return stat((recv.of.type as TensorIRType).shape.length);
-  throw f.src.error(at, `calling .${name}() on ${describe(recv)} is not supported by jit.script`);
+  throw f.src.error(at, `calling .${name}() on ${describe(recv)} is not supported by jit.script; call tensor methods on tensors and methods on modules, or move this code into a method marked @jit.ignore`);
 }
 
 function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode): SValue {
@@ -164,14 +165,38 @@ export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefin
     if (f && at) throw f.src.error(at, msg);
     throw new Error(`jit.script: ${msg}`);
   }
-  return methodFromText(text, `${mod.className}.${name} (runtime text)`);
+  const owner = mod.libraryOwner?.(name);
+  return owner ? methodFromText(text, `nn.${owner}.${name} (Kiln library code)`, true)
+    : methodFromText(text, `${mod.className}.${name} (runtime text)`);
 }
 
-/** Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. */
+/**
+ * Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. When the
+ * callee's source points the user at their code less well than the caller's (library code, or
+ * runtime text called from their `.ts` file), a ScriptError inside it is re-reported at the call
+ * site `at`, with the inner place as a `while inlining` note: errors name the user's line.
+ */
 export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike, mod: ScriptableModule | undefined, args: SValue[], at: TsNode, caller: Frame = f, outer?: Env): SValue {
+  if (f.src.rank >= caller.src.rank) return inlineBody(ctx, f, decl, args, at, caller, outer);
+  try {
+    return inlineBody(ctx, f, decl, args, at, caller, outer);
+  } catch (e) {
+    if (!(e instanceof ScriptError)) throw e;
+    const callee = f.stack[f.stack.length - 1]?.replace(/@.*$/, '') ?? 'the callee';
+    const note = `  while inlining ${callee}, at ${e.file}:${e.line}:${e.col}:\n${e.frame.replace(/^/gm, '    ')}`;
+    const reason = f.src.library
+      ? `${callee}() is Kiln library code that jit.script cannot compile (${e.reason}); call it outside the compiled method ` +
+        '(in the constructor, or in a method marked @jit.ignore) and use its result there'
+      : e.reason;
+    const outer = caller.src.error(at, reason);
+    throw new ScriptError(outer.reason, outer.file, outer.line, outer.col, outer.frame, [...e.notes, note]);
+  }
+}
+
+function inlineBody(ctx: ScriptContext, f: Frame, decl: FunctionLike, args: SValue[], at: TsNode, caller: Frame, outer?: Env): SValue {
   if (decl.isAsync()) throw f.src.error(decl, "async functions are not supported by jit.script: compiled code is synchronous; make the method synchronous or mark it @jit.ignore");
   if (TsNode.isFunctionDeclaration(decl) || TsNode.isMethodDeclaration(decl) || TsNode.isFunctionExpression(decl)) {
-    if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script');
+    if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script; return an array of the results instead');
   }
   if (caller.stack.length > MAX_DEPTH) {
     throw caller.src.error(at, `calls nest more than ${MAX_DEPTH} deep when compiling; jit.script inlines every call, so recursion must end within that depth on values known when compiling`);
@@ -188,7 +213,7 @@ export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike,
       v = init ? lowerExpr(ctx, f, env, init) : stat(undefined);
     }
     const nameNode = p.getNameNode();
-    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script');
+    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script; take the object or array as one parameter and destructure it in the body');
     env.declare(nameNode.getText(), v, true);
   });
   const body = decl.getBody();

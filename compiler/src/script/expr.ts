@@ -15,6 +15,7 @@ import { findFunction } from './source.js';
 import { makeClosure } from './closures.js';
 import { compareModules, dictIndex, dictProperty } from './modules.js';
 import { importedDeclaration } from './imports.js';
+import { unsupportedConstruct } from './construct-names.js';
 import { describe, stat, type Env, type SValue } from './values.js';
 
 /** Identifiers under which bundlers and test runners rename imports (`__vi_import_0__.F`). */
@@ -59,7 +60,7 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
       return TsNode.isPrefixUnaryExpression(e) ? updated : old;
     }
     const text = op === SyntaxKind.MinusToken ? '-' : op === SyntaxKind.PlusToken ? '+' : op === SyntaxKind.ExclamationToken ? '!' : '';
-    if (!text) throw f.src.error(e, `the operator '${e.getText().replace(/[\w\s.$()]/g, '')}' is not supported by jit.script`);
+    if (!text) throw f.src.error(e, `the operator '${e.getText().replace(/[\w\s.$()]/g, '')}' is not supported by jit.script; use the tensor methods or Math functions instead`);
     return scalarUnary(ctx, f.src, e, text, lowerExpr(ctx, f, env, e.getOperand()));
   }
   if (TsNode.isConditionalExpression(e)) {
@@ -81,26 +82,13 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
     for (const p of e.getProperties()) {
       if (TsNode.isPropertyAssignment(p)) entries[p.getName()] = lowerExpr(ctx, f, env, p.getInitializerOrThrow());
       else if (TsNode.isShorthandPropertyAssignment(p)) entries[p.getName()] = identifier(ctx, f, env, p.getNameNode());
-      else throw f.src.error(p, `${p.getKindName()} in an object literal is not supported by jit.script; write name: value pairs`);
+      else throw f.src.error(p, unsupportedConstruct(p));
     }
     return { k: 'object', entries };
   }
-  throw f.src.error(e, unsupportedExpr(e));
+  throw f.src.error(e, unsupportedConstruct(e));
 }
 
-function unsupportedExpr(e: TsNode): string {
-  const what: Record<string, string> = {
-    ClassExpression: 'class expressions are not supported by jit.script; declare the class at the top level of the file',
-    AwaitExpression: "'await' is not supported: compiled code is synchronous. Move the asynchronous work outside the model or into a @jit.ignore method",
-    NewExpression: "'new' is not supported inside compiled code; create modules and tensors in the constructor and use them in forward",
-    TemplateExpression: 'template strings are not supported by jit.script',
-    DeleteExpression: "'delete' is not supported by jit.script",
-    TypeOfExpression: "'typeof' is not supported by jit.script; the types are known when compiling",
-    YieldExpression: "generators ('yield') are not supported by jit.script",
-    SpreadElement: 'spread (...) is not supported by jit.script; pass the arguments one by one',
-  };
-  return what[e.getKindName()] ?? `${e.getKindName()} is not supported by jit.script; move this code into a method marked @jit.ignore`;
-}
 
 export function lowerObject(ctx: ScriptContext, f: Frame, env: Env, e: Expression): SValue {
   if (TsNode.isIdentifier(e) && IMPORT_ALIAS.test(e.getText()) && !env.has(e.getText())) return { k: 'ns', name: '' };
@@ -156,7 +144,7 @@ export function property(ctx: ScriptContext, f: Frame, env: Env, obj: SValue, na
   }
   if (obj.k === 'object' && name in obj.entries) return obj.entries[name];
   if (obj.k === 'static' && typeof obj.value === 'string' && name === 'length') return stat(obj.value.length);
-  throw f.src.error(at, `reading '${name}' of ${describe(obj)} is not supported by jit.script`);
+  throw f.src.error(at, `reading '${name}' of ${describe(obj)} is not supported by jit.script; read fields of the model (this.name), sizes (x.shape[i]) and array elements, or move this code into a method marked @jit.ignore`);
 }
 
 function fieldValue(ctx: ScriptContext, fld: ScriptField, path: string): SValue {
@@ -190,7 +178,7 @@ function element(ctx: ScriptContext, f: Frame, obj: SValue, i: number, at: TsNod
     return { k: 'module', mod: items[k], path: obj.path ? `${obj.path}.${k}` : String(k) };
   }
   if (obj.k === 'tensor') throw f.src.error(at, 'indexing a tensor with [] is not supported by jit.script; use x.slice(...), x.select(...) or x.indexSelect(...)');
-  throw f.src.error(at, `indexing ${describe(obj)} is not supported by jit.script`);
+  throw f.src.error(at, `indexing ${describe(obj)} is not supported by jit.script; index arrays, ModuleLists and x.shape with a number known when compiling`);
 }
 
 const ASSIGN_OPS: Record<string, string> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '**=': '**', '%=': '%' };
@@ -212,7 +200,8 @@ function binary(ctx: ScriptContext, f: Frame, env: Env, e: import('ts-morph').Bi
     const a = lowerExpr(ctx, f, env, e.getLeft());
     return a.k === 'static' && (a.value === null || a.value === undefined) ? lowerExpr(ctx, f, env, e.getRight()) : a;
   }
-  if (op === 'instanceof' || op === 'in' || op === ',') throw f.src.error(e, `the operator '${op}' is not supported by jit.script`);
+  if (op === 'instanceof' || op === 'in' || op === ',') throw f.src.error(e, `the operator '${op}' is not supported by jit.script; ` +
+    (op === ',' ? 'write the expressions as separate statements' : 'types and fields are known when compiling: decide outside the model, or use separate methods'));
   const left = lowerExpr(ctx, f, env, e.getLeft()), right = lowerExpr(ctx, f, env, e.getRight());
   return compareModules(op, left, right) ?? scalarBinary(ctx, f.src, e, op, left, right);
 }
@@ -248,7 +237,7 @@ export function bindPattern(f: Frame, env: Env, name: TsNode, v: SValue, mutable
     if (v.k !== 'list') throw f.src.error(name, `array destructuring needs an array or tuple, got ${describe(v)}`);
     name.getElements().forEach((el, i) => {
       if (TsNode.isOmittedExpression(el)) return;
-      if (el.getDotDotDotToken() || el.getInitializer()) throw f.src.error(el, 'rest elements and defaults in destructuring are not supported by jit.script');
+      if (el.getDotDotDotToken() || el.getInitializer()) throw f.src.error(el, 'rest elements and defaults in destructuring are not supported by jit.script; destructure element by element');
       bindPattern(f, env, el.getNameNode(), v.items[i] ?? stat(undefined), mutable);
     });
     return;

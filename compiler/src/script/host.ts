@@ -54,6 +54,12 @@ export interface ScriptableModule {
   methodSource(name: string): string | undefined;
   /** How method `name` is marked by the decorators. */
   methodMark(name: string): MethodMark;
+  /**
+   * The Kiln library class (e.g. `Module`) that defines method `name` when the user's class
+   * inherits it from the library rather than declaring it; undefined for the user's own methods.
+   * Errors inside such code are reported at the user's call site, not in library text.
+   */
+  libraryOwner?(name: string): string | undefined;
   /** The `.ts` file that declares the class, when known. */
   readonly sourceFile?: string;
 }

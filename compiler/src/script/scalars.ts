@@ -83,7 +83,7 @@ function dimOf(op: string, a: SValue, b: SValue): Dim | undefined {
 function foldBinary(src: SourceInfo, at: TsNode, op: string, a: unknown, b: unknown): number | boolean | string {
   const num = (v: unknown): number => {
     if (typeof v === 'number' || typeof v === 'boolean') return Number(v);
-    throw src.error(at, `the operator '${op}' on ${typeof v} values is not supported by jit.script`);
+    throw src.error(at, `the operator '${op}' on ${typeof v} values is not supported by jit.script; use numbers, or tensors and their methods`);
   };
   switch (op) {
     case '+': return typeof a === 'string' || typeof b === 'string' ? String(a) + String(b) : num(a) + num(b);
@@ -98,7 +98,7 @@ function foldBinary(src: SourceInfo, at: TsNode, op: string, a: unknown, b: unkn
     case '>=': return num(a) >= num(b);
     case '===': case '==': return a === b;
     case '!==': case '!=': return a !== b;
-    default: throw src.error(at, `the operator '${op}' is not supported by jit.script`);
+    default: throw src.error(at, `the operator '${op}' is not supported by jit.script; use the tensor methods or Math functions instead`);
   }
 }
 
@@ -150,7 +150,7 @@ const MATH_STATIC = new Set(['abs', 'floor', 'ceil', 'round', 'trunc', 'sqrt', '
 /** `Math.fn(args)`: folded when static; min/max/pow/floor lowered on run-time scalars. */
 export function mathCall(ctx: ScriptContext, src: SourceInfo, at: TsNode, fn: string, args: SValue[]): SValue {
   if (args.every((a) => a.k === 'static')) {
-    if (!MATH_STATIC.has(fn)) throw src.error(at, `Math.${fn} is not supported by jit.script`);
+    if (!MATH_STATIC.has(fn)) throw src.error(at, `Math.${fn} is not supported by jit.script; use one of Math.${[...MATH_STATIC].join(', Math.')}, or compute it outside the model`);
     const f = (Math as unknown as Record<string, (...xs: number[]) => number>)[fn];
     return stat(f(...args.map((a) => Number((a as { value: unknown }).value))));
   }

@@ -44,7 +44,7 @@ export interface BuiltinDef {
 const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool' };
 
 function dtypeAttr(op: string, attrs: Attrs): DType {
-  const d = DTYPES[String(attrs.dtype)];
+  const d = Object.hasOwn(DTYPES, String(attrs.dtype)) ? DTYPES[String(attrs.dtype)] : undefined;
   if (!d) throw new OpError(op, `attribute dtype must be float32, int32 or bool, got ${JSON.stringify(attrs.dtype)}`);
   return d;
 }

@@ -24,6 +24,11 @@ export interface EncodeOptions {
   readonly producer?: ProducerJson;
   /** Reserved WGSL kernels (`{key, wgsl, ...}` JSON objects), carried through unchanged. */
   readonly kernels?: readonly unknown[];
+  /**
+   * Maps each source location as written: every node's `meta.loc` and the `source` metadata
+   * (e.g. an absolute path made relative, so the file does not depend on where it was built).
+   */
+  readonly location?: (loc: string) => string;
 }
 
 /** A `host_call` calls JavaScript of the process that built the graph: a file cannot carry it. */
@@ -64,8 +69,9 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   const header: TsgraphHeader = {
     format: { major: TSGRAPH_MAJOR, minor: TSGRAPH_MINOR },
     producer: { name: opts.producer?.name ?? DEFAULT_PRODUCER.name, version: opts.producer?.version ?? DEFAULT_PRODUCER.version },
-    metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)),
-    graph: graphToJson(graph),
+    metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)
+      .map(([k, v]) => [k, k === 'source' && opts.location ? opts.location(v) : v])),
+    graph: graphToJson(graph, opts.location),
     inputs: graph.inputs.filter((i) => i.kind === 'input').map((i) => ({ name: i.name, type: typeText(i.value.type, `input '${i.name}'`) })),
     outputs: graph.outputs.map((o) => ({ name: o.name, type: typeText(o.value.type, `output '${o.name}'`) })),
     tensors: entries,
@@ -166,7 +172,7 @@ function badDim(t: IRType): string | number | null {
 }
 
 /** Numbers values in program order (graph inputs, then each node's outputs, then its regions). */
-function graphToJson(g: Graph): GraphJson {
+function graphToJson(g: Graph, location: (loc: string) => string = (l) => l): GraphJson {
   const scopes = new Scopes<Value, number>();
   let next = 0;
   const define = (v: Value, where: string, id = next++): ValueJson => {
@@ -198,7 +204,7 @@ function graphToJson(g: Graph): GraphJson {
     }
     const meta = {
       ...(n.meta.scope !== undefined ? { scope: n.meta.scope } : {}),
-      ...(n.meta.loc !== undefined ? { loc: n.meta.loc } : {}),
+      ...(n.meta.loc !== undefined ? { loc: location(n.meta.loc) } : {}),
     };
     return {
       op: n.op, inputs, attrs: attrs as Record<string, unknown>, outputs,

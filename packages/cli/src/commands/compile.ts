@@ -34,6 +34,11 @@ Compiles a TypeScript model file into a .tsgraph file.
 The model is the file's default export (an nn.Module instance), or the export named by
 --export (an instance, a class constructed with no arguments, or a factory function).
 
+The model file is imported (bundled with esbuild, then run by Node), so its top-level code
+runs, as with \`node model.ts\`: keep training or other script code out of it (or in another
+file). A file that calls process.exit while it is imported is an error. Method decorators such
+as @jit.export, @jit.ignore and @jit.unused work as documented.
+
 Options:
   -o, --output <file>       where to write the .tsgraph (required)
   --export <name>           the export holding the model (default: the default export)
@@ -91,10 +96,23 @@ export interface LoadedModel {
  */
 export async function compileModelFile(src: string, p: Parsed, progress: Progress, command: string): Promise<jit.OptimizedModule> {
   const level = optLevel(p, command);
+  checkInputFlags(p, command);
   const loaded = await loadModelFile(src, p, progress);
   const examples = loaded.specs.map((s) => exampleInput(s));
   const compiled = await frontend(loaded, p, progress, examples);
   return optimize(compiled, p, progress, level, examples);
+}
+
+/** The --input flags parse (a usage error naming the bad part otherwise): checked before the model file is imported. */
+export function checkInputFlags(p: Parsed, command: string): void {
+  for (const f of flagList(p, 'input')) {
+    try {
+      parseInputSpec(f);
+    } catch (e) {
+      if (e instanceof UserError) throw new UsageError(e.message, command);
+      throw e;
+    }
+  }
 }
 
 /** Imports the file, picks the model (--export), reads the input types and loads --weights. */

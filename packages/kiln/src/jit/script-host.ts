@@ -19,6 +19,16 @@ export const classFiles = new WeakMap<Function, string>();
 
 const LIBRARY = new Set<unknown>(Object.values(nn as Record<string, unknown>).filter((v) => typeof v === 'function'));
 
+/** The library class (nn.Module, a built-in layer) whose prototype defines method `name` of `obj`, if any. */
+export function libraryOwner(obj: object, name: string): string | undefined {
+  for (let p: object | null = Object.getPrototypeOf(obj); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    if (!Object.prototype.hasOwnProperty.call(p, name)) continue;
+    const owner = (p as { constructor?: unknown }).constructor;
+    return LIBRARY.has(owner) ? (owner as Function).name : undefined;
+  }
+  return undefined;
+}
+
 /** The function `name` resolves to on `obj`'s prototype chain, skipping decorator wrappers. */
 export function originalMethod(obj: object, name: string): Function | undefined {
   for (let p: object | null = Object.getPrototypeOf(obj); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
@@ -98,6 +108,8 @@ class ModuleAdapter implements ScriptableModule {
     const fn = originalMethod(this.module, name);
     return fn ? methodMarks.get(fn) : undefined;
   }
+
+  libraryOwner(name: string): string | undefined { return libraryOwner(this.module, name); }
 }
 
 /** A jit.trace result used as a submodule: its graph is inlined (the hybrid mode). */
