@@ -3,11 +3,17 @@
 // N, and run from their `.tsgraph` in the runtime alone at several T. An LSTM/GRU traced with a
 // dynamic T becomes a loop region over T instead of a trace fixed at the example's T.
 import { describe, it, expect } from 'vitest';
+import { mkdirSync } from 'node:fs';
 import { load } from '@kiln/runtime';
 import { verifyGraph, walkNodes, type Graph } from '@kiln/ir-spec';
-import { jit, manualSeed, noGrad, randn, Tensor, type nn } from 'kiln';
+import { jit, manualSeed, nn, noGrad, randn, Tensor } from 'kiln';
 import { BiGru, DecayOverSteps, LstmTagger, MhaPool, TinyAttention } from './script-models/sequence.js';
 import { LstmModel } from './models/trace-models.js';
+
+// WebGPU runs on SwiftShader where there is no GPU (DESIGN.md); set before the device is created.
+process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
+process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
+mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
 
 const flat = (v: unknown): Tensor[] => (v instanceof Tensor ? [v] : Array.isArray(v) ? v.flatMap(flat) : []);
 const ops = (g: Graph): string[] => [...walkNodes(g.body)].map((n) => n.op);
@@ -65,14 +71,19 @@ describe('jit.script with dynamicAxes: a symbolic sequence length T', () => {
     });
   }
 
-  it('only the named dims are symbolic: { 0: { 1: "T" } } fixes N, and another N is a clear run-time error', () => {
+  it('only the named dims are symbolic: { 0: { 1: "T" } } fixes N; another N compiles a second graph, another T does not', () => {
     manualSeed(3);
     const m = new TinyAttention();
     m.eval();
     const s = jit.script(m, { dynamicAxes: { 0: { 1: 'T' } }, inputs: [randn([2, 4, 16])] });
-    expect(s.graph.inputs[0].value.type).toMatchObject({ shape: [2, 'T', 16] });
-    const x = randn([2, 7, 16]);
-    close(s.forward(x) as Tensor, noGrad(() => m.forward(x)));
+    const first = s.graph;
+    expect(first.inputs[0].value.type).toMatchObject({ shape: [2, 'T', 16] });
+    for (const x of [randn([2, 7, 16]), randn([3, 7, 16]), randn([2, 1, 16])]) close(s.forward(x) as Tensor, noGrad(() => m.forward(x)));
+    // The last call (N = 2 again) ran the first graph; N = 3 got a graph of its own.
+    expect(s.graph).toBe(first);
+    s.forward(randn([3, 2, 16]));
+    expect(s.graph).not.toBe(first);
+    expect(s.graph.inputs[0].value.type).toMatchObject({ shape: [3, 'T', 16] });
   });
 
   it('a loop of the model\'s own over x.shape[1]: jit.trace warns that T is fixed and advises jit.script, which keeps T symbolic', async () => {
@@ -137,4 +148,21 @@ describe('jit.trace with a dynamic sequence length over LSTM/GRU layers', () => 
     expect(ops(traced.graph)).not.toContain('loop');
     expect(traced.graph.inputs[0].value.type).toMatchObject({ shape: ['N', 3, 6] });
   });
+
+  it('a bare nn.LSTM traced with only T dynamic (N fixed): loops over T; its file run on WebGPU equals eager at T = 2 and 6', async () => {
+    manualSeed(6);
+    const m = new nn.LSTM(3, 4, { batchFirst: true });
+    m.eval();
+    const traced = jit.trace(m, [randn([2, 4, 3])], { dynamicAxes: { 0: { 1: 'T' } } });
+    expect(traced.graph.inputs[0].value.type).toMatchObject({ shape: [2, 'T', 3] });
+    expect(traced.graph.inputs.filter((i) => i.kind === 'param').map((i) => i.name)).toEqual(['weight_ih_l0', 'bias_ih_l0', 'weight_hh_l0', 'bias_hh_l0']);
+    const bytes = traced.toBytes();
+    const gpu = await load(bytes, { backend: 'webgpu' });
+    for (const T of [2, 6]) {
+      const x = randn([2, T, 3]);
+      const want = flat(noGrad(() => m.forward(x)));
+      const got = await gpu.run([x]);
+      want.forEach((w, i) => close(got[i], w));
+    }
+  }, 120_000);
 });
