@@ -4,10 +4,11 @@
 // dynamic T becomes a loop region over T instead of a trace fixed at the example's T.
 import { describe, it, expect } from 'vitest';
 import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { load } from '@kiln/runtime';
 import { verifyGraph, walkNodes, type Graph } from '@kiln/ir-spec';
 import { jit, manualSeed, nn, noGrad, randn, Tensor } from 'kiln';
-import { BiGru, DecayOverSteps, LstmTagger, MhaPool, TinyAttention } from './script-models/sequence.js';
+import { BiGru, DecayOverSteps, HandRnn, LstmTagger, MhaPool, PairSteps, TinyAttention } from './script-models/sequence.js';
 import { LstmModel } from './models/trace-models.js';
 
 // WebGPU runs on SwiftShader where there is no GPU (DESIGN.md); set before the device is created.
@@ -93,6 +94,26 @@ describe('jit.script with dynamicAxes: a symbolic sequence length T', () => {
     const s = jit.script(m, { dynamicAxes: { 0: { 0: 'N', 1: 'T' } }, inputs: [randn([2, 4, 3])] });
     expect(ops(s.graph)).toContain('loop');
     await agreeEverywhere(m, s, [[randn([2, 1, 3])], [randn([3, 4, 3])], [randn([1, 9, 3])]]);
+  });
+
+  it('a hand-written recurrence reading step t with x.slice(1, t, t + 1): the trace fixes T and advises jit.script, which loops over a symbolic T', async () => {
+    manualSeed(7);
+    const m = new HandRnn();
+    const traced = jit.trace(m, [randn([2, 5, 4])], { dynamicAxes: { 0: { 0: 'N', 1: 'T' } }, warn: false });
+    expect(traced.warnings.find((w) => w.kind === 'control-flow')?.message).toMatch(/Use jit\.script for this module/);
+    const s = jit.script(m, { dynamicAxes: { 0: { 0: 'N', 1: 'T' } }, inputs: [randn([2, 5, 4])] });
+    expect(s.graph.inputs[0].value.type).toMatchObject({ shape: ['N', 'T', 4] });
+    // The step is an index_select at [t] inside the loop (a slice's bounds would be fixed numbers).
+    expect(s.code).toMatch(/index_select\(x, /);
+    await agreeEverywhere(m, s, [[randn([3, 1, 4])], [randn([2, 4, 4])], [randn([1, 9, 4])]]);
+    // The same from the .ts file, with the type checker.
+    const typed = jit.script(m, { dynamicAxes: { 0: { 0: 'N', 1: 'T' } }, inputs: [randn([2, 3, 4])], sourceFile: fileURLToPath(new URL('./script-models/sequence.ts', import.meta.url)) });
+    await agreeEverywhere(m, typed, [[randn([2, 6, 4])]]);
+  });
+
+  it('a slice of run-time length (x.slice(1, t, t + 2)) is still a located ScriptError', () => {
+    expect(() => jit.script(new PairSteps(), { dynamicAxes: { 0: { 1: 'T' } }, inputs: [randn([2, 5, 4])] }))
+      .toThrowError(/PairSteps\.forward \(runtime text\):3:\d+: the tensor method \.slice\(\) failed while recording it .*a run-time number argument is passed as a 0-d tensor/s);
   });
 
   it('a bad declaration is an error that names the argument and the dim', () => {

@@ -1,7 +1,7 @@
 // Test models for symbolic dims beyond dim 0 (jit.script's and jit.trace's `dynamicAxes` over a
 // sequence length T): an LSTM tagger (batchFirst) and a small attention block that multiplies
 // over T, both written as ordinary eager modules.
-import { nn, type Tensor } from 'kiln';
+import { cat, nn, type Tensor } from 'kiln';
 
 /** LSTM (batchFirst, 2 layers) then a linear head on every step: [N, T, 6] → [N, T, 3]. */
 export class LstmTagger extends nn.Module {
@@ -55,6 +55,28 @@ export class DecayOverSteps extends nn.Module {
     const step = x.sum(1);
     let acc = step.mul(0);
     for (let t = 0; t < x.shape[1]; t++) acc = acc.mul(0.5).add(step);
+    return acc;
+  }
+}
+
+/** A hand-written recurrence over T: step t read with x.slice(1, t, t + 1) in a loop up to x.shape[1]. */
+export class HandRnn extends nn.Module {
+  cell = new nn.Linear(12, 8);
+  forward(x: Tensor): Tensor {
+    let h = x.sum(1).slice(1, 0, 1).mul(0).expand([x.shape[0], 8]);
+    for (let t = 0; t < x.shape[1]; t++) {
+      const xt = x.slice(1, t, t + 1).squeeze(1);
+      h = this.cell.forward(cat([xt, h], 1)).tanh();
+    }
+    return h;
+  }
+}
+
+/** Reads two steps at a time (x.slice(1, t, t + 2)): a run-time slice length, which jit.script refuses. */
+export class PairSteps extends nn.Module {
+  forward(x: Tensor): Tensor {
+    let acc = x.sum(1).mul(0);
+    for (let t = 0; t < x.shape[1] - 1; t++) acc = acc.add(x.slice(1, t, t + 2).sum(1));
     return acc;
   }
 }

@@ -16,6 +16,7 @@ import { floorDiv, mathCall } from './scalars.js';
 import { callMarked } from './host-calls.js';
 import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
 import { lowerStatements } from './stmt.js';
+import { stepSlice } from './step-slice.js';
 import { describe, Env, stat, type SValue } from './values.js';
 
 const MAX_DEPTH = 64;
@@ -75,6 +76,7 @@ function callMember(ctx: ScriptContext, f: Frame, env: Env, recv: SValue, name: 
       return { k: 'scalar', v: ctx.b.op('item', [recv.v])[0] };
     }
     if (name === 'size' && args.length === 1) return shapeItem(ctx, f, recv.v, args[0], at);
+    if (name === 'slice') { const step = stepSlice(ctx, recv.v, args, at); if (step) return step; }
     return record(ctx, f, { kind: 'method', name }, [recv, ...args], '', at);
   }
   if (recv.k === 'shape' && name === 'length') return stat((recv.of.type as TensorIRType).shape.length);
