@@ -149,6 +149,10 @@ describe('jit.trace with a dynamic sequence length over LSTM/GRU layers', () => 
     expect(traced.graph.inputs.filter((i) => i.kind === 'param').map((i) => i.name)).toContain('lstm.weight_hh_l1');
     expect(verifyGraph(traced.graph)).toBeUndefined();
     await agreeEverywhere(m, traced, [[randn([2, 3, 6])], [randn([2, 5, 6])], [randn([4, 9, 6])], [randn([1, 1, 6])]]);
+    // The -O2 pipeline (freeze, fusion, ...) keeps the loops and the values.
+    const fast = jit.optimizeForInference(traced);
+    expect(ops(fast.graph)).toContain('loop');
+    await agreeEverywhere(m, fast, [[randn([3, 2, 6])], [randn([2, 7, 6])]]);
   });
 
   it('bidirectional 2-layer GRU, sequence first, with an initial state: T and N both dynamic', async () => {
