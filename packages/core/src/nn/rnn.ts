@@ -2,6 +2,8 @@
 // stack, cat) so autograd, tracing and double backward come for free. Invariant: parameter
 // names, shapes, registration order, gate order (LSTM i,f,g,o; GRU r,z,n) and the layouts of
 // inputs, outputs and states are PyTorch's, so its state dicts load and its results match.
+// Under a trace that asks for it (a dynamic sequence length), a layer records itself as one
+// graph call with a loop over T (rnn-graph.ts), computed by the same cells (rnn-cells.ts).
 
 import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';

@@ -1,6 +1,8 @@
 // Tracing (jit.trace's capture half): record an eager run through the dispatch, generalize
 // declared dynamic axes, and lower to an IR graph. Checking against eager and running the
-// graph are the jit layer's job (packages/kiln).
+// graph are the jit layer's job (packages/kiln). When a dynamic size changes the recorded ops,
+// the run is recorded again with LSTM/GRU layers as loops over their sequence length (an
+// unrolled layer is the usual cause) and that recording is kept if it fixes fewer sizes.
 
 import { parseOpAttrs, type Dim, type Graph } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
