@@ -166,6 +166,25 @@ describe('jit.trace with a dynamic sequence length over LSTM/GRU layers', () => 
     await agreeEverywhere(m, traced, [[randn([3, 2, 5]), randn([4, 2, 4])], [randn([9, 3, 5]), randn([4, 3, 4])], [randn([1, 1, 5]), randn([4, 1, 4])]]);
   });
 
+  it('recording again with loops starts from the same buffers: a training-mode BatchNorm after the LSTM updates its running stats once, as one eager run', () => {
+    manualSeed(8);
+    class LstmBn extends nn.Module {
+      lstm = new nn.LSTM(6, 8, { batchFirst: true });
+      bn = new nn.BatchNorm1d(8);
+      forward(x: Tensor): Tensor { return this.bn.forward(this.lstm.forward(x)[0].transpose(1, 2)); }
+    }
+    const m = new LstmBn();
+    const twin = new LstmBn();
+    twin.loadStateDict(m.stateDict());
+    const x = randn([3, 5, 6]);
+    noGrad(() => twin.forward(x));
+    const traced = jit.trace(m, [x], { dynamicAxes: { 0: { 1: 'T' } }, checkTrace: false });
+    expect(ops(traced.graph)).toContain('loop');
+    for (const k of ['bn.running_mean', 'bn.running_var', 'bn.num_batches_tracked']) {
+      expect([...m.stateDict()[k].toArray()], k).toEqual([...twin.stateDict()[k].toArray()]);
+    }
+  });
+
   it('an LSTM whose T is fixed stays unrolled (a dynamic batch alone changes no op)', () => {
     const m = new LstmModel();
     m.eval();
