@@ -54,7 +54,8 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
     const variants = recordVariants(model, inputs, shapes.symbols, opts.strict, recurrentLoops);
     return { tape, result, general: generalizeTape(tape, variants, accepts) };
   };
-  const before = snapshotBuffers(model);
+  // (Only a dynamic size can change the ops; without one there is nothing to record again.)
+  const before = shapes.symbols.size ? snapshotBuffers(model) : () => {};
   let run = attempt(false);
   if (run.general.specialized.length) {
     // The ops change with a dynamic size: an LSTM/GRU over a dynamic sequence length unrolls a
