@@ -25,6 +25,7 @@ import { arrayMethod, ARRAY_METHODS } from './arrays.js';
 import { callFunction } from './closures.js';
 import { activation } from './recursion.js';
 import { ScriptError } from './errors.js';
+import { stepSlice } from './step-slice.js';
 import { describe, Env, stat, type SValue } from './values.js';
 
 const MAX_DEPTH = 64;
@@ -86,6 +87,7 @@ function callMember(ctx: ScriptContext, f: Frame, env: Env, recv: SValue, name: 
       return { k: 'scalar', v: ctx.b.op('item', [recv.v])[0] };
     }
     if (name === 'size' && args.length === 1) return shapeItem(ctx, f, recv.v, args[0], at);
+    if (name === 'slice') { const step = stepSlice(ctx, recv.v, args, at); if (step) return step; }
     return record(ctx, f, { kind: 'method', name }, [recv, ...args], '', at);
   }
   if (recv.k === 'shape' && name === 'length') return stat((recv.of.type as TensorIRType).shape.length);

@@ -70,7 +70,7 @@ export function exampleInput(spec: InputSpec, size = EXAMPLE_SIZE): Tensor {
   return spec.dtype === 'float32' ? randn(shape) : zeros(shape, { dtype: spec.dtype });
 }
 
-/** dynamicAxes for jit.trace: every symbolic dim of every input, named by its symbol. */
+/** dynamicAxes for jit.trace and jit.script: every symbolic dim of every input, named by its symbol. */
 export function dynamicAxesOf(specs: readonly InputSpec[]): Record<number, Record<number, string>> {
   const axes: Record<number, Record<number, string>> = {};
   specs.forEach((s, i) => s.shape.forEach((d, j) => {

@@ -148,8 +148,8 @@ export async function frontend(m: LoadedModel, p: Parsed, progress: Progress, ex
   const trace = flagBool(p, 'trace');
   const compiled = await progress.stage(trace ? 'trace' : 'script', `${model.constructor.name}(${specs.map(specText).join(', ')})`, (): jit.CompiledModule => {
     if (trace) return noGrad(() => jit.trace(model as nn.Module & { forward(...x: Tensor[]): unknown }, examples, { dynamicAxes: dynamicAxesOf(specs), warn: false }));
-    checkScriptable(specs);
-    return jit.script(model, { sourceFile: m.file, inputs: examples, dynamicBatch: specs.some((s) => typeof s.shape[0] === 'string') });
+    // Every symbolic dim of the --input types is symbolic in the graph (x:f32[N,T,6]), as for --trace.
+    return jit.script(model, { sourceFile: m.file, inputs: examples, dynamicAxes: dynamicAxesOf(specs) });
   });
   for (const w of compiled.warnings ?? []) process.stderr.write(`warning: ${w.message}\n`);
   return compiled;
@@ -181,14 +181,6 @@ function inputSpecs(p: Parsed, exports: Record<string, unknown>, shown: string):
   if (flags.length) return flags.map((f) => parseInputSpec(f));
   if ('inputs' in exports) return inputsFromExport(exports.inputs, shown);
   throw new UserError(`${shown}: the input types are unknown; pass --input x:f32[N,3,32,32] (one per forward argument) or export them from the file: export const inputs = ['x:f32[N,3,32,32]']`);
-}
-
-/** The scripter makes dim 0 dynamic (one batch symbol); other symbolic dims need --trace. */
-function checkScriptable(specs: readonly InputSpec[]): void {
-  for (const s of specs) {
-    const bad = s.shape.findIndex((d, j) => j > 0 && typeof d === 'string');
-    if (bad >= 0) throw new UserError(`--input ${s.name}: jit.script makes only dim 0 dynamic, but dim ${bad} is '${s.shape[bad]}'; give it a size, or compile with --trace`);
-  }
 }
 
 interface HasRegions { readonly regions: readonly { readonly nodes: readonly HasRegions[] }[] }

@@ -22,6 +22,12 @@ export interface TraceListener {
   onGraphCall?(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions): void;
   /** Runs `fn` without recording what it dispatches (compiling and running a graph eagerly). */
   suspend?<R>(fn: () => R): R;
+  /**
+   * Record each LSTM/GRU layer as one graph call whose steps are a `loop` over the sequence
+   * length (nn/rnn-graph.ts) instead of the unrolled steps: set when the trace's sequence length
+   * is dynamic, since the number of unrolled steps would be fixed at the example's.
+   */
+  readonly recurrentLoops?: boolean;
 }
 
 export const traceHooks: { listener: TraceListener | null } = { listener: null };

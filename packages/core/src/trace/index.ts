@@ -1,6 +1,8 @@
 // Tracing (jit.trace's capture half): record an eager run through the dispatch, generalize
 // declared dynamic axes, and lower to an IR graph. Checking against eager and running the
-// graph are the jit layer's job (packages/kiln).
+// graph are the jit layer's job (packages/kiln). When a dynamic size changes the recorded ops,
+// the run is recorded again with LSTM/GRU layers as loops over their sequence length (an
+// unrolled layer is the usual cause) and that recording is kept if it fixes fewer sizes.
 
 import { parseOpAttrs, type Dim, type Graph } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
@@ -47,10 +49,23 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
     flat.spec = r.spec;
     return r.tensors;
   };
-  const { tape, result } = recordTape(model, inputs, flatten, { strict: opts.strict });
+  const attempt = (recurrentLoops: boolean) => {
+    const { tape, result } = recordTape(model, inputs, flatten, { strict: opts.strict, recurrentLoops });
+    const variants = recordVariants(model, inputs, shapes.symbols, opts.strict, recurrentLoops);
+    return { tape, result, general: generalizeTape(tape, variants, accepts) };
+  };
+  // (Only a dynamic size can change the ops; without one there is nothing to record again.)
+  const before = shapes.symbols.size ? snapshotBuffers(model) : () => {};
+  let run = attempt(false);
+  if (run.general.specialized.length) {
+    // The ops change with a dynamic size: an LSTM/GRU over a dynamic sequence length unrolls a
+    // different number of steps. Record again (from the same buffers) with those layers as loops.
+    before();
+    const again = attempt(true);
+    if (again.general.specialized.length < run.general.specialized.length) run = again;
+  }
+  const { tape, result, general } = run;
   const warnings = [...tape.warnings];
-  const variants = recordVariants(model, inputs, shapes.symbols, opts.strict);
-  const general = generalizeTape(tape, variants, accepts);
   warnings.push(...general.warnings);
   // A symbol that changes the recorded ops (a loop over x.shape[1]) keeps its example size.
   const dims = shapes.dims.map((ds) => ds.map((d) => (typeof d === 'string' && general.specialized.includes(d) ? shapes.symbols.get(d)!.size : d)));
@@ -109,19 +124,25 @@ function declaredShapes(inputs: Tensor[], axes: Record<number, Record<number, st
   return { dims, symbols };
 }
 
-/** One extra run per symbol with only that symbol's size changed (buffers restored after). */
-function recordVariants(model: TraceableModule, inputs: Tensor[], symbols: Map<string, SymbolInfo>, strict?: boolean): Variant[] {
-  if (!symbols.size) return [];
+/** Saves the model's buffers; the returned function puts them back. */
+function snapshotBuffers(model: TraceableModule): () => void {
   const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
+  return () => { for (const [t, data] of buffers) t._storage.data.set(data); };
+}
+
+/** One extra run per symbol with only that symbol's size changed (buffers restored after). */
+function recordVariants(model: TraceableModule, inputs: Tensor[], symbols: Map<string, SymbolInfo>, strict?: boolean, recurrentLoops = false): Variant[] {
+  if (!symbols.size) return [];
+  const restore = snapshotBuffers(model);
   try {
     return [...symbols].map(([symbol, info]) => {
       const size = info.size + 1;
       const resized = inputs.map((t, i) => info.uses.filter((u) => u.input === i).reduce((x, u) => resize(x, u.dim, size), t));
-      const { tape } = noGrad(() => recordTape(model, resized, (out) => flattenOutput(out).tensors, { strict }));
+      const { tape } = noGrad(() => recordTape(model, resized, (out) => flattenOutput(out).tensors, { strict, recurrentLoops }));
       return { symbol, baseSize: info.size, size, tape };
     });
   } finally {
-    for (const [t, data] of buffers) t._storage.data.set(data);
+    restore();
   }
 }
 

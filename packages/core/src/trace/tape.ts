@@ -75,7 +75,7 @@ class Recorder implements DispatchObserver, TraceListener {
   /** While above 0, dispatched ops and value reads are not recorded (see suspend). */
   private suspended = 0;
 
-  constructor(params: [string, Tensor][], private readonly strict: boolean) {
+  constructor(params: [string, Tensor][], private readonly strict: boolean, readonly recurrentLoops: boolean) {
     for (const [name, t] of params) this.paramsByStorage.set(t._storage, { name, tensor: t });
   }
 
@@ -188,13 +188,13 @@ export class TraceError extends Error {
 
 /**
  * Runs `model.forward(...inputs)` once, recording every op. `flatten` turns the forward's result
- * into its list of output tensors.
+ * into its list of output tensors; `recurrentLoops` records LSTM/GRU layers as loops (hooks.ts).
  */
 export function recordTape(
-  model: TraceableModule, inputs: Tensor[], flatten: (out: unknown) => Tensor[], opts: { strict?: boolean } = {},
+  model: TraceableModule, inputs: Tensor[], flatten: (out: unknown) => Tensor[], opts: { strict?: boolean; recurrentLoops?: boolean } = {},
 ): { tape: Tape; result: unknown } {
   const params = [...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])];
-  const rec = new Recorder(params, opts.strict ?? false);
+  const rec = new Recorder(params, opts.strict ?? false, opts.recurrentLoops ?? false);
   inputs.forEach((t, i) => rec.addInput(t, i));
   const restore = wrapScopes(model, rec);
   const prev = traceHooks.listener;

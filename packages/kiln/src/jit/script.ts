@@ -3,7 +3,8 @@
 // Compilation needs the kinds of the arguments (tensor ranks and sizes, numbers, booleans); it
 // happens on the first forward (or eagerly with `{ inputs }`), once per argument signature, and
 // again when an attribute the graph folded (training flag, a number, a list length) changed.
-// Weights are copied into the graph when compiling, as jit.trace does. Tensor dim 0 is a symbolic batch `N` unless `dynamicBatch: false`.
+// Weights are copied into the graph when compiling, as jit.trace does. Tensor dim 0 is a symbolic batch `N` unless `dynamicBatch: false`;
+// with `dynamicAxes` exactly the dims it names are symbolic (script-axes.ts).
 // Invariant: the compiled graph computes what eager computes, or jit.script throws a ScriptError.
 
 import { nn, Tensor, trace as tracer } from '@kiln/core';
@@ -15,6 +16,7 @@ import { Adapters, createScriptHost } from './script-host.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
 import { toTensor } from './tensors.js';
+import { axesInput, axesShapes, type DynamicAxes } from './script-axes.js';
 
 export { ScriptError } from '@kiln/compiler';
 
@@ -23,8 +25,13 @@ export interface ScriptOptions {
   sourceFile?: string;
   /** Example arguments: compile now instead of on the first forward. */
   inputs?: unknown[];
-  /** Make dim 0 of every tensor argument a symbolic batch size (default true). */
+  /** Make dim 0 of every tensor argument a symbolic batch size (default true, unless `dynamicAxes` is given). */
   dynamicBatch?: boolean;
+  /**
+   * `{ argumentIndex: { dim: 'T' } }`, as jit.trace's option: exactly those dims are symbolic in
+   * the graph (e.g. `{ 0: { 0: 'N', 1: 'T' } }`), every other dim is fixed; replaces dynamicBatch.
+   */
+  dynamicAxes?: DynamicAxes;
   /** Graph name (default: the class or function name). */
   name?: string;
 }
@@ -85,7 +92,7 @@ export class ScriptModule {
 
   /** Compiles for arguments like `args` (cached per signature and training mode). */
   compileFor(args: readonly unknown[]): Compiled {
-    const kinds = args.map((a, i) => kindOf(a, i, this.opts.dynamicBatch ?? true));
+    const kinds = this.kindsOf(args);
     const key = JSON.stringify(kinds);
     let c = this.cache.get(key);
     // Attributes folded into the graph (this.training, numbers, list lengths) may have changed.
@@ -100,6 +107,17 @@ export class ScriptModule {
     }
     this.last = c;
     return c;
+  }
+
+  /** The kinds of `args`: with dynamicAxes, the named dims symbolic (sizes left out of the cache key). */
+  private kindsOf(args: readonly unknown[]): Kind[] {
+    const axes = this.opts.dynamicAxes;
+    if (!axes) return args.map((a, i) => kindOf(a, i, this.opts.dynamicBatch ?? true));
+    if (this.opts.dynamicBatch !== undefined) {
+      throw new Error("jit.script: pass either dynamicAxes or dynamicBatch, not both; with dynamicAxes only the dims it names are symbolic (name dim 0 too for a dynamic batch, e.g. { 0: { 0: 'N', 1: 'T' } })");
+    }
+    const shapes = axesShapes(args, axes);
+    return args.map((a, i) => (a instanceof Tensor ? axesInput(a, shapes[i]!) : kindOf(a, i, false)));
   }
 
   /**
