@@ -5,7 +5,7 @@
 
 import { evalDim, GraphBuilder, inlineGraph, parseDim, typeToString, type Dim, type DType, type Graph, type Value, type TensorIRType } from '@kiln/ir-spec';
 import type { Node as TsNode } from 'ts-morph';
-import type { CallResult, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
+import type { CallResult, ModuleRead, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
 import type { SourceInfo } from './source.js';
 import { staticDType, type SValue } from './values.js';
 
@@ -35,14 +35,21 @@ export class ScriptContext {
   private fresh = 0;
   /** Module attributes folded into the graph, with the fingerprint they had (see isCurrent). */
   private readonly assumptions: { mod: ScriptableModule; name: string; seen: string }[] = [];
+  /** Every module attribute the lowering read, in order (see ModuleRead); guards are built from them. */
+  readonly reads: ModuleRead[] = [];
 
   constructor(readonly host: ScriptHost, name: string, metadata: Record<string, string>) {
     this.b = new GraphBuilder(name, metadata);
   }
 
-  /** Records that the graph folds `mod`'s attribute `name` (or its training flag) as it is now. */
-  assume(mod: ScriptableModule, name: string): void {
-    if (!this.assumptions.some((a) => a.mod === mod && a.name === name)) this.assumptions.push({ mod, name, seen: fingerprint(mod, name) });
+  /**
+   * Records that the graph depends on `mod`'s attribute `name` (a field, or `#training`,
+   * `#items`, `#state`: see ModuleRead) as it is now; `path` is the module's path from the root.
+   */
+  assume(mod: ScriptableModule, name: string, path: string): void {
+    if (this.reads.some((r) => r.mod === mod && r.name === name)) return;
+    this.reads.push({ mod, path, name });
+    if (name !== '#state') this.assumptions.push({ mod, name, seen: fingerprint(mod, name) });
   }
 
   /** Whether every folded attribute still has the value the graph was compiled with. */
