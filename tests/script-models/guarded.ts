@@ -43,3 +43,22 @@ export class Tempered extends nn.Module {
   fc = new nn.Linear(4, 3);
   forward(x: Tensor, temperature = 2): Tensor { return this.fc.forward(x).div(temperature); }
 }
+
+/** Two user submodules to swap one for the other. */
+export class Doubler extends nn.Module {
+  forward(x: Tensor): Tensor { return x.mul(2); }
+}
+
+/** Calls back into a JavaScript method (marked @jit.ignore by the test) that counts its calls. */
+export class CountsCalls extends nn.Module {
+  calls = 0;
+  fc = new nn.Linear(4, 3);
+  forward(x: Tensor): Tensor[] {
+    const h = this.fc.forward(x);
+    return [this.hook(h), h.relu()];
+  }
+  hook(h: Tensor): Tensor {
+    this.calls++;
+    return h.mul(2);
+  }
+}

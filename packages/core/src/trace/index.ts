@@ -4,7 +4,6 @@
 
 import { parseOpAttrs, type Dim, type Graph } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
-import { noGrad } from '../autograd/grad-mode.js';
 import { recordTape, TraceError, type TraceableModule, type TraceWarning } from './tape.js';
 import { checkConstantArg, type ConstantArg } from './constant-args.js';
 import type { GraphGuard } from './hooks.js';
@@ -144,7 +143,8 @@ function recordVariants(model: TraceableModule, args: readonly unknown[], symbol
         const i = input++;
         return info.uses.filter((u) => u.input === i).reduce((x, u) => resize(x, u.dim, size), a);
       });
-      const { tape } = noGrad(() => recordTape(model, resized, (out) => flattenOutput(out).tensors, { strict }));
+      // In the caller's grad mode, as the example run: a forward may call autograd.grad.
+      const { tape } = recordTape(model, resized, (out) => flattenOutput(out).tensors, { strict });
       return { symbol, baseSize: info.size, size, tape };
     });
   } finally {
