@@ -34,6 +34,16 @@ class InputGradient extends nn.Module {
   }
 }
 
+/** Accumulates into .grad inside forward: a side effect the graph cannot keep. */
+class BackwardInside extends nn.Module {
+  fc = new nn.Linear(4, 1);
+  forward(x: Tensor): Tensor {
+    const y = this.fc.forward(x).sum();
+    y.backward();
+    return this.fc.weight.grad!.mul(x.sum());
+  }
+}
+
 describe('jit.trace with non-tensor arguments', () => {
   it('bakes numbers, booleans, strings and options objects in, notes it, and checks them on every call', () => {
     manualSeed(1);
@@ -87,5 +97,13 @@ describe('jit.trace of a forward that calls autograd.grad', () => {
     const o = jit.optimizeForInference(t);
     const x = randn([6, 4]);
     close(o.forward(x) as Tensor, m.forward(x) as Tensor);
+  });
+
+  it('refuses backward() inside the traced forward, at its line, saying to use autograd.grad', () => {
+    const m = new BackwardInside();
+    let err: unknown;
+    try { jit.trace(m, [randn([2, 4])], { warn: false }); } catch (e) { err = e; }
+    expect(err).toBeInstanceOf(jit.TraceError);
+    expect((err as Error).message).toMatch(/^jit\.trace: backward\(\) at .*trace-arguments\.test\.ts:\d+:\d+ inside the traced forward accumulates gradients into \.grad, a side effect a graph cannot reproduce\. Compute the gradients with autograd\.grad\(outputs, inputs, \{ createGraph: true \}\) and use its result, or call backward\(\) outside the traced forward\.$/);
   });
 });

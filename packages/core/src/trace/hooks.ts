@@ -26,6 +26,8 @@ export interface TraceListener {
    * attributes, checked again whenever the trace's graph runs).
    */
   onGraphCall?(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions, guards?: GraphGuard): void;
+  /** backward() is about to accumulate gradients into `.grad` (a side effect a graph cannot keep). */
+  onBackward?(): void;
   /** Runs `fn` without recording what it dispatches (compiling and running a graph eagerly). */
   suspend?<R>(fn: () => R): R;
 }

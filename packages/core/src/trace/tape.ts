@@ -144,6 +144,14 @@ class Recorder implements DispatchObserver, TraceListener {
     this.tape.warnings.push({ kind: 'value-read', message, loc });
   }
 
+  onBackward(): void {
+    if (this.suspended) return;
+    const loc = userLocation();
+    throw new TraceError(`jit.trace: backward()${loc ? ` at ${loc}` : ''} inside the traced forward accumulates gradients into .grad, ` +
+      'a side effect a graph cannot reproduce. Compute the gradients with autograd.grad(outputs, inputs, { createGraph: true }) and use its result, ' +
+      'or call backward() outside the traced forward.', loc);
+  }
+
   suspend<R>(fn: () => R): R {
     this.suspended++;
     try {
