@@ -7,7 +7,7 @@
 import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
-import { CountsCalls, Doubler, ModeHead, Outer, Tempered, WithNorm } from './script-models/guarded.js';
+import { CountsCalls, Doubler, HoldsScripted, ModeHead, ModeHeadScripted, Outer, Tempered, WithNorm } from './script-models/guarded.js';
 
 const FILE = fileURLToPath(new URL('./script-models/guarded.ts', import.meta.url));
 
@@ -138,5 +138,16 @@ describe('traces of scripted modules', () => {
     }
     m.mode = 'cls';
     agree(m, t, x);
+  });
+
+  it('a scripted submodule of a traced model: the error names the attribute from the traced root', () => {
+    manualSeed(8);
+    jit.script(ModeHeadScripted, { kind: 'class', name: 'ModeHeadScripted' } as unknown as ClassDecoratorContext<typeof ModeHeadScripted>);
+    const m = new HoldsScripted();
+    const x = randn([3, 4]);
+    const t = jit.trace(m, [x], { warn: false });
+    agree(m, t, x);
+    m.head.mode = 'seg';
+    expect(() => t.forward(x)).toThrow('was recorded when this.head.mode was "cls"; it is now "seg"');
   });
 });

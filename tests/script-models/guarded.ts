@@ -62,3 +62,20 @@ export class CountsCalls extends nn.Module {
     return h.mul(2);
   }
 }
+
+/** An eager model whose `head` is made to run compiled (the test applies @jit.script to ModeHeadScripted). */
+export class ModeHeadScripted extends nn.Module {
+  mode = 'cls';
+  body = new nn.Linear(4, 6);
+  cls = new nn.Linear(6, 3);
+  seg = new nn.Linear(6, 5);
+  forward(x: Tensor): Tensor {
+    const h = this.body.forward(x).relu();
+    return this.mode === 'cls' ? this.cls.forward(h) : this.seg.forward(h);
+  }
+}
+
+export class HoldsScripted extends nn.Module {
+  head = new ModeHeadScripted();
+  forward(x: Tensor): Tensor { return this.head.forward(x).tanh(); }
+}

@@ -37,8 +37,8 @@ export interface TraceResult {
   result: unknown;
   /** The functions of the graph's host_call nodes (@jit.ignore methods of scripted submodules), by name. */
   hostFunctions: HostFunctions;
-  /** What the compiled graphs the trace inlined (scripted submodules) assumed about their attributes. */
-  guards: GraphGuard[];
+  /** What the compiled graphs the trace inlined (scripted submodules) assumed about their attributes, with the call's module scope ('' at the root). */
+  guards: { scope: string; guards: GraphGuard }[];
   /** The non-tensor arguments, baked in: a call of the graph must pass the same values. */
   constantArgs: ConstantArg[];
 }
@@ -89,7 +89,7 @@ export function traceModule(model: TraceableModule, args: readonly unknown[], op
     if (!(e instanceof TraceError) || !warnings.length) throw e;
     throw new TraceError(`${e.message}\nThe trace warned before that; the cause is likely among these:\n${warnings.map((w) => `  - ${w.message}`).join('\n')}`, e.loc);
   }
-  const guards = tape.ops.flatMap((op) => (op.guards ? [op.guards] : []));
+  const guards = tape.ops.flatMap((op) => (op.guards ? [{ scope: op.scope ?? '', guards: op.guards }] : []));
   return { graph, warnings, outputSpec: flat.spec!, outputNames: flat.names, result, hostFunctions, guards, constantArgs };
 }
 

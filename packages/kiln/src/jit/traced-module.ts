@@ -10,7 +10,7 @@ import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
-import { GuardSet } from './guards.js';
+import { GuardSet, type Guard } from './guards.js';
 import type { Specialization } from './specialization.js';
 
 export interface TraceOptions extends tracer.TraceOptions {
@@ -173,16 +173,27 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | unk
         'and the traced module must be called with the same value (it throws otherwise). Use jit.script to keep numbers and booleans as run-time arguments.');
     }
   }
-  // The guards come from kiln's own graph calls (ScriptModule, TracedModule): GuardSets.
-  const guards = new GuardSet(r.guards.flatMap((g) => (g instanceof GuardSet ? g.guards : [{
+  // The guards come from kiln's own graph calls (ScriptModule, TracedModule): GuardSets, whose
+  // attributes (`this.mode`) are named from the called module; prefix the call's scope.
+  const guards = new GuardSet(r.guards.flatMap(({ scope, guards: g }) => (g instanceof GuardSet ? g.guards : [{
     check: () => { const now = g.describeFailure(); return now ? { attribute: 'an attribute of a compiled submodule', was: 'as traced', now } : undefined; },
-  }])));
+  }]).map((one) => (scope ? scoped(one, scope) : one))));
   const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>, { constantArgs: r.constantArgs, guards });
   if (opts.checkTrace ?? true) {
     const sets = [inputs, ...(opts.checkInputs ?? [])];
     sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
   }
   return traced;
+}
+
+/** `guard` with its attribute named from the traced root: `this.mode` of the call at `head` is `this.head.mode`. */
+function scoped(guard: Guard, scope: string): Guard {
+  return {
+    check() {
+      const f = guard.check();
+      return f && { ...f, attribute: f.attribute.replace(/\bthis\b/, `this.${scope}`) };
+    },
+  };
 }
 
 function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, inputs: unknown[], setIndex: number, names: string[], opts: TraceOptions): void {
