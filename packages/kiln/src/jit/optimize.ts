@@ -56,6 +56,14 @@ interface Entry { readonly spec: Specialization; readonly model: Model; readonly
  * `graph` describe the latest). Made from a TracedModule it is a snapshot like the trace: a
  * call with other constant arguments throws a TraceArgumentError, one after a guarded attribute
  * changed a GuardError (trace again). Weights are copied when compiling, in both cases.
+ *
+ * @example
+ * ```ts
+ * const fast = jit.optimizeForInference(jit.script(model, { inputs: [x, 2] })); // forward(x, temperature)
+ * fast.forward(x, 0.5);   // numbers stay run-time arguments
+ * model.mode = 'seg';
+ * fast.forward(x, 2);     // the 'seg' head: compiled and optimized again for the current attributes
+ * ```
  */
 export class OptimizedModule {
   private readonly entries = new WeakMap<Specialization, Entry>();
@@ -163,7 +171,7 @@ export function freeze(m: CompiledModule): OptimizedModule {
 }
 
 /**
- * Optimizes a traced module for inference (default -O2: freeze, cleanups, conv/linear-BN
+ * Optimizes a traced or scripted module for inference (default -O2: freeze, cleanups, conv/linear-BN
  * folding, per-channel affine folding, epilogue and elementwise fusion, memory planning).
  *
  * @example
