@@ -7,7 +7,7 @@
 import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
-import { CountsCalls, Doubler, HoldsScripted, ModeHead, ModeHeadScripted, Outer, Tempered, WithNorm } from './script-models/guarded.js';
+import { CountsCalls, Doubler, HoldsScripted, ModeHead, ModeHeadScripted, Outer, Tempered, UsesTraced, WithNorm } from './script-models/guarded.js';
 
 const FILE = fileURLToPath(new URL('./script-models/guarded.ts', import.meta.url));
 
@@ -149,5 +149,22 @@ describe('traces of scripted modules', () => {
     agree(m, t, x);
     m.head.mode = 'seg';
     expect(() => t.forward(x)).toThrow('was recorded when this.head.mode was "cls"; it is now "seg"');
+  });
+});
+
+describe('a traced module inside a scripted one', () => {
+  it('whose own guards fail: compiling the scripted module again fails at the call, instead of inlining the stale graph', () => {
+    manualSeed(9);
+    const head = new ModeHead();
+    const x = randn([3, 4]);
+    const traced = jit.trace(jit.script(head), [x], { warn: false, dynamicAxes: { 0: { 0: 'N' } } });
+    const outer = new UsesTraced(traced);
+    const s = jit.script(outer);
+    close(s.forward(x) as Tensor, noGrad(() => (head.forward(x) as Tensor).relu()));
+    head.mode = 'seg';
+    expect(() => s.forward(x)).toThrow(jit.ScriptError);
+    expect(() => s.forward(x)).toThrow(/^UsesTraced\.forward \(runtime text\):2:3: the compiled submodule @ScriptModule was recorded when this\.mode was "cls"; it is now "seg", and its graph does not follow it\. Trace \(and optimize\) it again after changing it\./);
+    head.mode = 'cls';
+    close(s.forward(x) as Tensor, noGrad(() => (head.forward(x) as Tensor).relu()));
   });
 });

@@ -79,3 +79,13 @@ export class HoldsScripted extends nn.Module {
   head = new ModeHeadScripted();
   forward(x: Tensor): Tensor { return this.head.forward(x).tanh(); }
 }
+
+/** Calls a compiled (traced) module held in a field. */
+export class UsesTraced extends nn.Module {
+  inner: { forward(x: Tensor): unknown };
+  constructor(inner: { forward(x: Tensor): unknown }) {
+    super();
+    this.inner = inner;
+  }
+  forward(x: Tensor): Tensor { return (this.inner.forward(x) as Tensor).relu(); }
+}

@@ -69,7 +69,12 @@ export function guardsForReads(reads: readonly ModuleRead[], moduleOf: (m: Scrip
     if (r.name === '#training') guards.push(valueGuard(`${at}.training`, () => (owner as nn.Module).training));
     else if (r.name === '#items') guards.push(valueGuard(`the modules of ${at}`, () => childrenOf(owner)));
     else if (r.name === '#state') guards.push(valueGuard(`the settings of the ${owner.constructor.name} layer ${at}`, () => stateOf(owner)));
-    else guards.push(valueGuard(`${at}.${r.name}`, () => Reflect.get(owner, r.name)));
+    else {
+      guards.push(valueGuard(`${at}.${r.name}`, () => Reflect.get(owner, r.name)));
+      // A compiled submodule (a trace inlined by the scripter) brings the guards of its own graph.
+      const inner = (Reflect.get(owner, r.name) as { current?: { guards?: unknown } } | undefined)?.current?.guards;
+      if (inner instanceof GuardSet) guards.push(...inner.guards);
+    }
   }
   return new GuardSet(guards);
 }

@@ -8,7 +8,7 @@ import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import * as core from '@kiln/core';
 import type { CallResult, MethodMark, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
 import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
-import { TracedModule } from './traced-module.js';
+import { GuardError, TracedModule } from './traced-module.js';
 import { OptimizedModule } from './optimize.js';
 
 /** Methods marked by @jit.ignore / @jit.unused / @jit.export (the original functions). */
@@ -82,9 +82,17 @@ class ModuleAdapter implements ScriptableModule {
 class TracedAdapter implements ScriptableModule {
   readonly kind = 'graph' as const;
   readonly training = false;
-  constructor(private readonly traced: { readonly graph: Graph }) {}
+  constructor(private readonly traced: TracedModule | OptimizedModule) {}
   get className(): string { return `TracedModule(${this.traced.graph.name})`; }
-  graph(): Graph { return this.traced.graph; }
+  /** The graph to inline; a GuardError when an attribute it was specialized on changed since. */
+  graph(): Graph {
+    const failure = this.traced.current.guards.failure();
+    if (failure) {
+      throw new GuardError(`the compiled submodule @${this.traced.graph.name} was recorded when ${failure.attribute} was ${failure.was}; it is now ${failure.now}, ` +
+        'and its graph does not follow it. Trace (and optimize) it again after changing it.', failure.attribute);
+    }
+    return this.traced.graph;
+  }
   field(): undefined { return undefined; }
   items(): readonly ScriptableModule[] { return []; }
   methodSource(): undefined { return undefined; }
@@ -99,7 +107,7 @@ export function moduleOfAdapter(m: ScriptableModule): nn.Module | undefined {
 /** One adapter per module instance, so the compiler can compare modules by identity. */
 export class Adapters {
   private readonly map = new Map<nn.Module, ModuleAdapter>();
-  private readonly traced = new Map<{ readonly graph: Graph }, TracedAdapter>();
+  private readonly traced = new Map<TracedModule | OptimizedModule, TracedAdapter>();
   constructor(private readonly sourceFile?: string) {}
 
   ofTraced(t: TracedModule | OptimizedModule): TracedAdapter {
