@@ -22,7 +22,7 @@ function agree(model: nn.Module, compiled: { forward(...a: unknown[]): unknown }
 }
 
 describe('jit.script guards', () => {
-  it('follows string, number and boolean attributes; an unchanged or restored value reuses its graph', () => {
+  it('follows string, number, boolean and array attributes; an unchanged or restored value reuses its graph', () => {
     manualSeed(1);
     const m = new ModeHead();
     const s = jit.script(m);
@@ -38,7 +38,11 @@ describe('jit.script guards', () => {
     agree(m, s, x);
     m.useBias = false;
     agree(m, s, x);
-    m.mode = 'cls'; m.scale = 2; m.useBias = true;
+    m.shifts.push(0.25, -1); // an array changed in place: its length and items
+    agree(m, s, x);
+    m.shifts[1] = 3;
+    agree(m, s, x);
+    m.mode = 'cls'; m.scale = 2; m.useBias = true; m.shifts.length = 0;
     agree(m, s, x);
     expect(s.graph).toBe(cls); // every attribute as first compiled: the cached graph
   });

@@ -8,12 +8,14 @@ export class ModeHead extends nn.Module {
   mode = 'cls';
   scale = 2;
   useBias = true;
+  shifts: number[] = [];
   body = new nn.Linear(4, 6);
   cls = new nn.Linear(6, 3);
   seg = new nn.Linear(6, 5);
   forward(x: Tensor): Tensor {
     let h = this.body.forward(x).relu().mul(this.scale);
     if (this.useBias) h = h.add(1);
+    for (const s of this.shifts) h = h.sub(s);
     return this.mode === 'cls' ? this.cls.forward(h) : this.seg.forward(h);
   }
 }
