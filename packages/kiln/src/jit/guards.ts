@@ -79,7 +79,13 @@ export function guardsForReads(reads: readonly ModuleRead[], moduleOf: (m: Scrip
   return new GuardSet(guards);
 }
 
-/** Holds while `read()` gives a value equal (see `same`) to the one it gives now. */
+/**
+ * Holds while `read()` gives a value equal (see `same`) to the one it gives now.
+ * @example
+ * const g = new GuardSet([valueGuard('this.mode', () => model.mode)]);
+ * model.mode = 'seg';
+ * g.failure(); // { attribute: 'this.mode', was: '"cls"', now: '"seg"' }
+ */
 export function valueGuard(attribute: string, read: () => unknown): Guard {
   const seen = snapshot(read());
   return {
@@ -152,6 +158,10 @@ function stateOf(m: object): unknown[] {
  * Compiled values cached per key, each valid while its guards hold: `get` returns the first
  * entry whose guards hold. At most `limit` entries per key (the oldest goes first), so a value
  * that changes on every call (a counter read by forward) cannot grow the cache without bound.
+ * @example
+ * const cache = new GuardedCache<Graph>();
+ * cache.set('f32[N,4]', guards, graph);
+ * cache.get('f32[N,4]'); // graph while guards.holds(), else undefined (compile again)
  */
 export class GuardedCache<T> {
   private readonly entries = new Map<string, { guards: GuardSet; value: T }[]>();
