@@ -108,12 +108,12 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
   const tree = moduleMethod(ctx, f, mod, path, name, args, at);
   if (tree) return tree;
   if (mod.kind === 'list' || mod.kind === 'sequential') {
+    ctx.assume(mod, '#items', path);
     if (name === 'get' && args.length === 1 && args[0].k === 'static' && typeof args[0].value === 'number') {
       const items = mod.items(), i = args[0].value < 0 ? args[0].value + items.length : args[0].value;
       if (!items[i]) throw f.src.error(at, `index ${args[0].value} is out of range for ${items.length} modules`);
       return { k: 'module', mod: items[i], path: path ? `${path}.${i}` : String(i) };
     }
-    ctx.assume(mod, '#items');
     if (mod.kind === 'sequential' && name === 'forward') {
       if (args.length !== 1) throw f.src.error(at, 'Sequential.forward takes one argument');
       return mod.items().reduce((x, m, i) => callModule(ctx, f, m, path ? `${path}.${i}` : String(i), 'forward', [x], at), args[0]);
@@ -126,6 +126,7 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
     return inlineTraced(ctx, f, mod.graph(), path, args, at);
   }
   if (mod.kind === 'library') {
+    ctx.assume(mod, '#state', path);
     ctx.b.meta = { ...ctx.b.meta, scope: path };
     return record(ctx, f, { kind: 'module', module: mod, method: name }, args, path, at);
   }

@@ -5,7 +5,7 @@
 
 import { evalDim, GraphBuilder, inlineGraph, parseDim, typeToString, type Dim, type DType, type Graph, type Value, type TensorIRType } from '@kiln/ir-spec';
 import type { Node as TsNode } from 'ts-morph';
-import type { CallResult, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
+import type { CallResult, ModuleRead, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
 import type { SourceInfo } from './source.js';
 import { staticDType, type SValue } from './values.js';
 
@@ -33,20 +33,22 @@ export class ScriptContext {
   private readonly symbolSizes = new Map<string, number>();
   private constants = 0;
   private fresh = 0;
-  /** Module attributes folded into the graph, with the fingerprint they had (see isCurrent). */
-  private readonly assumptions: { mod: ScriptableModule; name: string; seen: string }[] = [];
+  /** Every module attribute the lowering read, in order (see ModuleRead); guards are built from them. */
+  readonly reads: ModuleRead[] = [];
 
   constructor(readonly host: ScriptHost, name: string, metadata: Record<string, string>) {
     this.b = new GraphBuilder(name, metadata);
   }
 
-  /** Records that the graph folds `mod`'s attribute `name` (or its training flag) as it is now. */
-  assume(mod: ScriptableModule, name: string): void {
-    if (!this.assumptions.some((a) => a.mod === mod && a.name === name)) this.assumptions.push({ mod, name, seen: fingerprint(mod, name) });
+  /**
+   * Records that the graph depends on `mod`'s attribute `name` (a field, or `#training`,
+   * `#items`, `#children`, `#state`: see ModuleRead) as it is now; `path` is the module's path
+   * from the root.
+   */
+  assume(mod: ScriptableModule, name: string, path: string): void {
+    if (this.reads.some((r) => r.mod === mod && r.name === name)) return;
+    this.reads.push({ mod, path, name });
   }
-
-  /** Whether every folded attribute still has the value the graph was compiled with. */
-  isCurrent(): boolean { return this.assumptions.every((a) => fingerprint(a.mod, a.name) === a.seen); }
 
   /** The graph input for parameter/buffer `name` (created on first use). */
   param(name: string, t: ScriptTensor): Value {
@@ -154,20 +156,6 @@ export class ScriptContext {
 }
 
 /** A module attribute as compared for staleness: numbers, strings, booleans, list lengths. */
-function fingerprint(mod: ScriptableModule, name: string): string {
-  if (name === '#training') return String(mod.training);
-  if (name === '#items') return String(mod.items().length);
-  // The names of the children (a ModuleDict: its keys) that loops and lookups were unrolled over.
-  if (name === '#children') return JSON.stringify(mod.keys?.() ?? mod.namedChildren?.().map(([k]) => k) ?? []);
-  const shape = (f: ScriptField | undefined): unknown => {
-    if (!f) return null;
-    if (f.kind === 'static') return f.value === undefined ? '#undefined' : f.value;
-    if (f.kind === 'list') return f.items.map(shape);
-    return `#${f.kind}`;
-  };
-  return JSON.stringify(shape(mod.field(name)));
-}
-
 function describeTarget(t: TraceTarget): string {
   if (t.kind === 'method') return `the tensor method .${t.name}()`;
   if (t.kind === 'function') return `${t.name}()`;

@@ -121,14 +121,14 @@ function identifier(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
 /** `obj.name` */
 export function property(ctx: ScriptContext, f: Frame, env: Env, obj: SValue, name: string, at: TsNode): SValue {
   if (obj.k === 'module') {
-    if (name === 'training') { ctx.assume(obj.mod, '#training'); return stat(obj.mod.training); }
+    if (name === 'training') { ctx.assume(obj.mod, '#training', obj.path); return stat(obj.mod.training); }
     if (obj.mod.kind === 'dict') return dictProperty(ctx, f, obj, name, at);
     const fld = obj.mod.field(name);
     if (fld) {
-      if (fld.kind === 'static' || fld.kind === 'list') ctx.assume(obj.mod, name);
+      ctx.assume(obj.mod, name, obj.path);
       return fieldValue(ctx, fld, obj.path ? `${obj.path}.${name}` : name);
     }
-    if (name === 'length' && (obj.mod.kind === 'list' || obj.mod.kind === 'sequential')) { ctx.assume(obj.mod, '#items'); return stat(obj.mod.items().length); }
+    if (name === 'length' && (obj.mod.kind === 'list' || obj.mod.kind === 'sequential')) { ctx.assume(obj.mod, '#items', obj.path); return stat(obj.mod.items().length); }
     throw f.src.error(at, `${obj.mod.className} has no field '${name}' that jit.script can read (tensors, modules, numbers, booleans, strings and arrays of them are supported)`);
   }
   if (obj.k === 'ns') return { k: 'ns', name: obj.name ? `${obj.name}.${name}` : name };

@@ -20,6 +20,21 @@ export type ScriptField =
   | { readonly kind: 'list'; readonly items: readonly ScriptField[] }
   | { readonly kind: 'static'; readonly value: number | boolean | string | null | undefined };
 
+/**
+ * A module attribute the scripter read while compiling, so the graph is valid only while it
+ * keeps the value it had then: `name` is a field (`mode`, `inner`, `weight`: numbers, strings,
+ * booleans and arrays by value, modules and tensors by identity), or `#training` (the training
+ * flag), `#items` (the children of a Sequential/ModuleList), `#children` (named children, a
+ * ModuleDict's keys, that code was unrolled over), `#state` (a library layer recorded
+ * as one call: its training flag and settings, and those of its own children). `path` is the
+ * module's path from the compiled root ('' for the root itself).
+ */
+export interface ModuleRead {
+  readonly mod: ScriptableModule;
+  readonly path: string;
+  readonly name: string;
+}
+
 /** How a method is marked by the jit decorators. */
 export type MethodMark = 'ignore' | 'unused' | 'export' | undefined;
 

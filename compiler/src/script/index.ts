@@ -8,13 +8,13 @@
 import { tensorType, type Dim, type DType, type Graph, type Value } from '@kiln/ir-spec';
 import type { ParameterDeclaration } from 'ts-morph';
 import { ScriptContext, type Frame } from './context.js';
-import type { CallResult, ScriptableModule, ScriptHost } from './host.js';
+import type { CallResult, ModuleRead, ScriptableModule, ScriptHost } from './host.js';
 import { inlineFunction, methodOf } from './calls.js';
 import { functionFromText, sourceAtPath, findFunction, type FunctionLike, type SourceInfo } from './source.js';
 import { describe, type SValue } from './values.js';
 
 export { ScriptError, codeFrame } from './errors.js';
-export type { CallResult, MethodMark, MethodOwner, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
+export type { CallResult, MethodMark, MethodOwner, ModuleRead, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
 export { hostFunctionName } from './host-calls.js';
 
 /** The kind of one argument of the compiled method. */
@@ -29,11 +29,8 @@ export interface ScriptedGraph {
   readonly inputNames: readonly string[];
   /** The method's result: graph outputs by index, arrays of them, or static values. */
   readonly result: CallResult;
-  /**
-   * Whether the module attributes the graph folded (numbers, flags, `training`, list lengths)
-   * still hold the values it was compiled with; when not, compile again.
-   */
-  isCurrent(): boolean;
+  /** Every module attribute the compilation read (what a guard must check before reusing the graph). */
+  readonly reads: readonly ModuleRead[];
 }
 
 export interface ScriptOptions {
@@ -114,7 +111,7 @@ function compile(host: ScriptHost, src: SourceInfo, decl: FunctionLike, mod: Scr
   };
   const result = build(out, 'output');
   outputs.forEach((v, i) => ctx.b.output(result.kind === 'tensor' ? 'output' : names[i], v));
-  return { graph: ctx.b.build(), inputNames, result, isCurrent: () => ctx.isCurrent() };
+  return { graph: ctx.b.build(), inputNames, result, reads: ctx.reads };
 }
 
 /** With the real `.ts` file, the checker's type of a parameter must agree with the argument. */

@@ -70,7 +70,7 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
   let items: SValue[];
   if (it.k === 'list') items = [...it.items];
   else if (it.k === 'module' && (it.mod.kind === 'list' || it.mod.kind === 'sequential')) {
-    ctx.assume(it.mod, '#items');
+    ctx.assume(it.mod, '#items', it.path);
     items = it.mod.items().map((m, i) => ({ k: 'module', mod: m, path: it.path ? `${it.path}.${i}` : String(i) }));
   } else if (it.k === 'module' && it.mod.kind === 'dict') items = dictIteration(ctx, it);
   else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple, a ModuleList or a ModuleDict (or this.children(), dict.items(), ...) whose length is known when compiling");

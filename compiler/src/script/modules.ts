@@ -48,23 +48,23 @@ export function compareModules(op: string, a: SValue, b: SValue): SValue | undef
 
 /** `dict.name` (and `dict[name]` with a static key): a module under that key, or `length`. */
 export function dictProperty(ctx: ScriptContext, f: Frame, dict: ModuleValue, name: string, at: TsNode): SValue {
-  const keys = dictKeys(ctx, dict.mod);
+  const keys = dictKeys(ctx, dict.mod, dict.path);
   if (name === 'length' || name === 'size') return stat(keys.length);
   return entry(f, dict, keys, name, at);
 }
 
 /** `dict[idx]`: the key must be a static string. */
 export function dictIndex(ctx: ScriptContext, f: Frame, dict: ModuleValue, idx: SValue, at: TsNode): SValue {
-  return entry(f, dict, dictKeys(ctx, dict.mod), staticKey(f, idx, at), at);
+  return entry(f, dict, dictKeys(ctx, dict.mod, dict.path), staticKey(f, idx, at), at);
 }
 
 /** `for (const k of dict)`: a ModuleDict iterates over its keys, as in eager code. */
 export function dictIteration(ctx: ScriptContext, dict: ModuleValue): SValue[] {
-  return dictKeys(ctx, dict.mod).map((k) => stat(k));
+  return dictKeys(ctx, dict.mod, dict.path).map((k) => stat(k));
 }
 
-function dictKeys(ctx: ScriptContext, mod: ScriptableModule): readonly string[] {
-  ctx.assume(mod, '#children');
+function dictKeys(ctx: ScriptContext, mod: ScriptableModule, path: string): readonly string[] {
+  ctx.assume(mod, '#children', path);
   return mod.keys?.() ?? (mod.namedChildren?.() ?? []).map(([k]) => k);
 }
 
@@ -85,7 +85,7 @@ function entry(f: Frame, dict: ModuleValue, keys: readonly string[], key: string
 
 function dictMethod(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, name: string, args: readonly SValue[], at: TsNode): SValue {
   const dict = moduleAt(mod, path);
-  const keys = dictKeys(ctx, mod);
+  const keys = dictKeys(ctx, mod, path);
   switch (name) {
     case 'get': return entry(f, dict, keys, staticKey(f, args[0], firstArg(at)), firstArg(at));
     case 'has': return stat(keys.includes(staticKey(f, args[0], firstArg(at))));
@@ -95,16 +95,16 @@ function dictMethod(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: s
   }
 }
 
-function namedChildren(ctx: ScriptContext, f: Frame, mod: ScriptableModule, at: TsNode): readonly (readonly [string, ScriptableModule])[] {
+function namedChildren(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, at: TsNode): readonly (readonly [string, ScriptableModule])[] {
   if (!mod.namedChildren) throw f.src.error(at, `the children of ${mod.className} are not known to jit.script`);
-  ctx.assume(mod, '#children');
+  ctx.assume(mod, '#children', path);
   return mod.namedChildren();
 }
 
 function traversal(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, name: string, args: readonly SValue[], at: TsNode): SValue {
   const pair = (k: string, v: SValue): SValue => ({ k: 'list', items: [stat(k), v] });
   if (name === 'children' || name === 'namedChildren') {
-    const kids = namedChildren(ctx, f, mod, at).map(([k, m]) => [k, moduleAt(m, join(path, k))] as const);
+    const kids = namedChildren(ctx, f, mod, path, at).map(([k, m]) => [k, moduleAt(m, join(path, k))] as const);
     return { k: 'list', items: kids.map(([k, m]) => (name === 'children' ? m : pair(k, m))) };
   }
   if (name === 'modules' || name === 'namedModules') {
@@ -121,7 +121,7 @@ function traversal(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: st
       seen.add(m);
       const v = moduleAt(m, join(path, rel));
       out.push(name === 'modules' ? v : pair(shown, v));
-      for (const [k, c] of namedChildren(ctx, f, m, at)) walk(c, join(rel, k), join(shown, k));
+      for (const [k, c] of namedChildren(ctx, f, m, join(path, rel), at)) walk(c, join(rel, k), join(shown, k));
     };
     walk(mod, '', start);
     return { k: 'list', items: out };
@@ -135,7 +135,7 @@ function traversal(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: st
   if (target.value === '') return cur;
   for (const part of target.value.split('.')) {
     const fld = cur.mod.field(part);
-    ctx.assume(cur.mod, part);
+    ctx.assume(cur.mod, part, cur.path);
     if (fld?.kind !== 'module') throw f.src.error(firstArg(at), `getSubmodule('${target.value}'): ${cur.mod.className} has no submodule '${part}'`);
     cur = moduleAt(fld.module, join(cur.path, part));
   }

@@ -6,7 +6,7 @@
 import type { Dim, DType, Graph, OpDef, TypedArray } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver, type DispatchObserver } from '../dispatch.js';
-import { traceHooks, type HostFunctions, type TraceListener } from './hooks.js';
+import { traceHooks, type GraphGuard, type HostFunctions, type TraceListener } from './hooks.js';
 import { userLocation } from './location.js';
 
 /** Where a tape value comes from. */
@@ -34,6 +34,8 @@ export interface TapeOp {
   readonly graph?: Graph;
   /** For a call of a compiled graph: the functions of its host_call nodes. */
   readonly host?: HostFunctions;
+  /** For a call of a compiled graph: what it assumed about its module's attributes. */
+  readonly guards?: GraphGuard;
   readonly inputs: readonly (number | null)[];
   readonly attrs: Record<string, unknown>;
   readonly outputs: readonly number[];
@@ -142,6 +144,14 @@ class Recorder implements DispatchObserver, TraceListener {
     this.tape.warnings.push({ kind: 'value-read', message, loc });
   }
 
+  onBackward(): void {
+    if (this.suspended) return;
+    const loc = userLocation();
+    throw new TraceError(`jit.trace: backward()${loc ? ` at ${loc}` : ''} inside the traced forward accumulates gradients into .grad, ` +
+      'a side effect a graph cannot reproduce. Compute the gradients with autograd.grad(outputs, inputs, { createGraph: true }) and use its result, ' +
+      'or call backward() outside the traced forward.', loc);
+  }
+
   suspend<R>(fn: () => R): R {
     this.suspended++;
     try {
@@ -151,7 +161,7 @@ class Recorder implements DispatchObserver, TraceListener {
     }
   }
 
-  onGraphCall(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions): void {
+  onGraphCall(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions, guards?: GraphGuard): void {
     const declared = graph.inputs.filter((i) => i.kind === 'input');
     if (args.length !== declared.length) throw new TraceError(`trace: the compiled graph @${graph.name} takes ${declared.length} inputs but was called with ${args.length}`);
     const ins = args.map((a, i) => {
@@ -167,7 +177,7 @@ class Recorder implements DispatchObserver, TraceListener {
       this.bind(t, id);
       return id;
     });
-    this.tape.ops.push({ op: `call @${graph.name}`, graph, host, inputs: ins, attrs: {}, outputs: outs, scope: this.scope, loc: userLocation() });
+    this.tape.ops.push({ op: `call @${graph.name}`, graph, host, guards, inputs: ins, attrs: {}, outputs: outs, scope: this.scope, loc: userLocation() });
   }
 
   onInplace(t: Tensor, result: Tensor): void {
@@ -187,15 +197,16 @@ export class TraceError extends Error {
 }
 
 /**
- * Runs `model.forward(...inputs)` once, recording every op. `flatten` turns the forward's result
- * into its list of output tensors; `recurrentLoops` records LSTM/GRU layers as loops (hooks.ts).
+ * Runs `model.forward(...args)` once, recording every op. The tensor arguments are the graph's
+ * inputs, in order; other arguments are constants of the trace. `flatten` turns the forward's
+ * result into its list of output tensors; `recurrentLoops` records LSTM/GRU layers as loops (hooks.ts).
  */
 export function recordTape(
-  model: TraceableModule, inputs: Tensor[], flatten: (out: unknown) => Tensor[], opts: { strict?: boolean; recurrentLoops?: boolean } = {},
+  model: TraceableModule, inputs: readonly unknown[], flatten: (out: unknown) => Tensor[], opts: { strict?: boolean; recurrentLoops?: boolean } = {},
 ): { tape: Tape; result: unknown } {
   const params = [...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])];
   const rec = new Recorder(params, opts.strict ?? false, opts.recurrentLoops ?? false);
-  inputs.forEach((t, i) => rec.addInput(t, i));
+  inputs.filter((a): a is Tensor => a instanceof Tensor).forEach((t, i) => rec.addInput(t, i));
   const restore = wrapScopes(model, rec);
   const prev = traceHooks.listener;
   traceHooks.listener = rec;

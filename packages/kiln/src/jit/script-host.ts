@@ -8,7 +8,8 @@ import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import * as core from '@kiln/core';
 import type { CallResult, MethodMark, MethodOwner, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
 import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
-import { TracedModule } from './traced-module.js';
+import { GuardError, TracedModule } from './traced-module.js';
+import { OptimizedModule } from './optimize.js';
 
 /** Methods marked by @jit.ignore / @jit.unused / @jit.export (the original functions). */
 export const methodMarks = new WeakMap<Function, Exclude<MethodMark, undefined>>();
@@ -66,7 +67,7 @@ class ModuleAdapter implements ScriptableModule {
   private convert(v: unknown): ScriptField | undefined {
     if (v instanceof Tensor) return { kind: 'tensor', tensor: { dtype: v.dtype, shape: [...v.shape], data: v.data.slice(0, v.numel) as TypedArray } };
     if (v instanceof nn.Module) return { kind: 'module', module: this.adapters.of(v) };
-    if (v instanceof TracedModule) return { kind: 'module', module: this.adapters.ofTraced(v) };
+    if (v instanceof TracedModule || v instanceof OptimizedModule) return { kind: 'module', module: this.adapters.ofTraced(v) };
     if (Array.isArray(v)) {
       const items = v.map((x) => this.convert(x));
       return items.every((x): x is ScriptField => !!x) ? { kind: 'list', items } : undefined;
@@ -116,22 +117,35 @@ class ModuleAdapter implements ScriptableModule {
 class TracedAdapter implements ScriptableModule {
   readonly kind = 'graph' as const;
   readonly training = false;
-  constructor(private readonly traced: TracedModule) {}
+  constructor(private readonly traced: TracedModule | OptimizedModule) {}
   get className(): string { return `TracedModule(${this.traced.graph.name})`; }
-  graph(): Graph { return this.traced.graph; }
+  /** The graph to inline; a GuardError when an attribute it was specialized on changed since. */
+  graph(): Graph {
+    const failure = this.traced.current.guards.failure();
+    if (failure) {
+      throw new GuardError(`the compiled submodule @${this.traced.graph.name} was recorded when ${failure.attribute} was ${failure.was}; it is now ${failure.now}, ` +
+        'and its graph does not follow it. Trace (and optimize) it again after changing it.', failure.attribute);
+    }
+    return this.traced.graph;
+  }
   field(): undefined { return undefined; }
   items(): readonly ScriptableModule[] { return []; }
   methodSource(): undefined { return undefined; }
   methodMark(): MethodMark { return undefined; }
 }
 
+/** The nn.Module behind a scripter's view of it (undefined for a traced submodule, whose graph is fixed). */
+export function moduleOfAdapter(m: ScriptableModule): nn.Module | undefined {
+  return m instanceof ModuleAdapter ? m.module : undefined;
+}
+
 /** One adapter per module instance, so the compiler can compare modules by identity. */
 export class Adapters {
   private readonly map = new Map<nn.Module, ModuleAdapter>();
-  private readonly traced = new Map<TracedModule, TracedAdapter>();
+  private readonly traced = new Map<TracedModule | OptimizedModule, TracedAdapter>();
   constructor(private readonly sourceFile?: string) {}
 
-  ofTraced(t: TracedModule): TracedAdapter {
+  ofTraced(t: TracedModule | OptimizedModule): TracedAdapter {
     let a = this.traced.get(t);
     if (!a) { a = new TracedAdapter(t); this.traced.set(t, a); }
     return a;
