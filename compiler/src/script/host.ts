@@ -40,6 +40,9 @@ export interface ScriptableModule {
   field(name: string): ScriptField | undefined;
   /** Children in order (for `sequential` and `list`). */
   items(): readonly ScriptableModule[];
+  /** The keys of items() (their state dict prefixes: '0', '1', … or, for a slice of a Sequential,
+   * the original keys such as '1', '2'). */
+  itemKeys(): readonly string[];
   /** `Function.prototype.toString` of method `name`, or undefined when the class has none. */
   methodSource(name: string): string | undefined;
   /** How method `name` is marked by the decorators. */

@@ -65,6 +65,7 @@ class ModuleAdapter implements ScriptableModule {
   }
 
   items(): readonly ScriptableModule[] { return this.module.children().map((m) => this.adapters.of(m)); }
+  itemKeys(): readonly string[] { return this.module.namedChildren().map(([k]) => k); }
 
   methodSource(name: string): string | undefined {
     const fn = originalMethod(this.module, name);
@@ -86,6 +87,7 @@ class TracedAdapter implements ScriptableModule {
   graph(): Graph { return this.traced.graph; }
   field(): undefined { return undefined; }
   items(): readonly ScriptableModule[] { return []; }
+  itemKeys(): readonly string[] { return []; }
   methodSource(): undefined { return undefined; }
   methodMark(): MethodMark { return undefined; }
 }
