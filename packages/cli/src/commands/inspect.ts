@@ -51,6 +51,8 @@ export async function inspectCommand(p: Parsed): Promise<number> {
   const lines: string[] = [];
   lines.push(`${f.path}`);
   lines.push(`  format     ${h.format.major}.${h.format.minor}`);
+  // readGraphFile decoded the file with the checksum verified, so a present one matched.
+  lines.push(`  checksum   ${h.checksum ? `${h.checksum.algorithm} ${h.checksum.blob} (verified)` : `none (a format ${h.format.major}.${h.format.minor} file, written before checksums; re-save it to add one)`}`);
   lines.push(`  producer   ${Object.entries(h.producer).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
   const meta = Object.entries(h.metadata);
   lines.push(`  metadata   ${meta.length ? meta.map(([k, v]) => `${k}=${v.length > 60 ? `${v.slice(0, 57)}...` : v}`).join(', ') : '(none)'}`);
