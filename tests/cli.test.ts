@@ -206,6 +206,20 @@ describe('kiln CLI', () => {
       expect([bad.code, bad.stderr.includes('BAD_MAGIC: not a .tsgraph file')]).toEqual([1, true]);
     });
 
+    it('inspect: the blob checksum (verified), none for a format 1.0 file, and a corrupted file refused', () => {
+      const { header } = decodeTsgraph(new Uint8Array(readFileSync(cnnFile)));
+      expect(ok('inspect', cnnFile, '--no-ir').stdout).toMatch(new RegExp(`^  checksum +xxh32 ${header.checksum?.blob} \\(verified\\)$`, 'm'));
+      const old = ok('inspect', 'tests/fixtures/cnn-format-1.0.tsgraph', '--no-ir');
+      expect(old.stdout).toMatch(/^  checksum +none \(a format 1\.0 file, written before checksums; re-save it to add one\)$/m);
+      const bytes = new Uint8Array(readFileSync(cnnFile));
+      bytes[bytes.length - 100] ^= 1;
+      const corrupt = join(TMP, 'corrupt.tsgraph');
+      writeFileSync(corrupt, bytes);
+      const r = kiln('inspect', corrupt);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`${corrupt}: CHECKSUM_MISMATCH: the tensor data`);
+    });
+
     it('inspect: the kernels a file carries (name, key, dispatch grid, WGSL size)', () => {
       const g = GRAPHS.cnn();
       const { kernels } = generateWgsl(g);

@@ -8,6 +8,7 @@ import { runPipeline, type PassRecord, type PipelineOptions } from '@kiln/compil
 import type { Graph } from '@kiln/ir-spec';
 import type { HostFunction } from '@kiln/runtime';
 import { TracedModule } from './traced-module.js';
+import type { SaveOptions } from './producer.js';
 
 export interface OptimizeOptions {
   /** -O level (default 2): 0 none, 1 freeze and cleanups, 2 everything (BN folding, fusion, memory plan). */
@@ -20,6 +21,12 @@ export interface OptimizeOptions {
   readonly verifyEach?: boolean;
   /** Run after every pass on these inputs against the source graph; names the first pass that diverges. */
   readonly checkEach?: { readonly inputs: readonly Tensor[]; readonly rtol?: number; readonly atol?: number };
+  /**
+   * Storage buffers one WebGPU kernel may bind (default 8, WebGPU's default
+   * `maxStorageBuffersPerShaderStage`): fusion keeps every kernel within it, and save() generates
+   * kernels for it. Raise it only for adapters known to allow more.
+   */
+  readonly maxStorageBuffers?: number;
 }
 
 /** What can be optimized: a module with a graph (jit.trace's TracedModule, jit.script's ScriptModule once compiled). */
@@ -33,8 +40,12 @@ export interface CompiledModule {
 
 /** A module whose graph the compiler optimized; `timings` says what each pass took. */
 export class OptimizedModule extends TracedModule {
-  constructor(graph: Graph, source: CompiledModule, readonly timings: readonly PassRecord[]) {
+  constructor(graph: Graph, source: CompiledModule, readonly timings: readonly PassRecord[], readonly maxStorageBuffers?: number) {
     super(graph, source.warnings ?? [], outputSpecOf(source), (g) => source.hostFunctions?.(g) ?? {});
+  }
+  /** The `.tsgraph` bytes, with kernels generated for the storage-buffer limit it was optimized for. */
+  override toBytes(opts: SaveOptions = {}): Uint8Array {
+    return super.toBytes({ maxStorageBuffers: this.maxStorageBuffers, ...opts });
   }
 }
 
@@ -54,7 +65,7 @@ function outputSpecOf(m: CompiledModule): tracer.OutputSpec {
 
 function optimize(m: CompiledModule, opts: PipelineOptions): OptimizedModule {
   const r = runPipeline(m.graph, opts);
-  return new OptimizedModule(r.graph, m, r.timings);
+  return new OptimizedModule(r.graph, m, r.timings, opts.maxStorageBuffers);
 }
 
 /**
@@ -91,5 +102,6 @@ export function optimizeForInference(m: CompiledModule, opts: OptimizeOptions = 
     print: (t) => console.log(t),
     verifyEach: opts.verifyEach,
     checkEach: check ? { inputs: check.inputs, rtol: check.rtol, atol: check.atol } : undefined,
+    maxStorageBuffers: opts.maxStorageBuffers,
   });
 }
