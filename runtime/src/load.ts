@@ -20,7 +20,7 @@ export interface LoadOptions extends Omit<ModelOptions, 'device' | 'verify'> {
   /**
    * Check the tensor data against the checksum in the file's header (default true): a corrupted
    * file is refused with a CHECKSUM_MISMATCH TsgraphError instead of running with changed
-   * weights. `false` skips the one pass over the data (about 10 ms per 50 MB) for huge files.
+   * weights. `false` skips the one pass over the data (about 15–30 ms per 50 MB in Node) for huge files.
    */
   readonly verifyChecksum?: boolean;
 }

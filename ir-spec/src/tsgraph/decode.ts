@@ -37,7 +37,7 @@ const REEXPORT = 're-export the model with `jit.save` / `kiln compile`';
 export interface DecodeOptions {
   /**
    * Check the blob against the header's checksum (default true). Turning it off saves one pass
-   * over the tensor data (about 10 ms per 50 MB) for huge files whose integrity is checked
+   * over the tensor data (about 15–30 ms per 50 MB in Node) for huge files whose integrity is checked
    * elsewhere; a file without a checksum (format 1.0) is read either way.
    */
   readonly verifyChecksum?: boolean;
