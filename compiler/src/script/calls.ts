@@ -103,6 +103,13 @@ function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode
   return typeof d === 'number' ? stat(d) : { k: 'scalar', v: ctx.b.op('dim', [v], { index: k })[0], dim: d };
 }
 
+/** The scope path of item `i` of a Sequential/ModuleList at `path`: its key, not its position
+ * (a Sequential slice keeps the original keys, so parameter names match the state dict). */
+export function itemPath(mod: ScriptableModule, path: string, i: number): string {
+  const key = mod.itemKeys()[i] ?? String(i);
+  return path ? `${path}.${key}` : key;
+}
+
 /** `mod.name(args)`: a user module's method is inlined; a library layer is recorded. */
 export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, name: string, args: SValue[], at: TsNode): SValue {
   const tree = moduleMethod(ctx, f, mod, path, name, args, at);
@@ -112,11 +119,11 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
     if (name === 'get' && args.length === 1 && args[0].k === 'static' && typeof args[0].value === 'number') {
       const items = mod.items(), i = args[0].value < 0 ? args[0].value + items.length : args[0].value;
       if (!items[i]) throw f.src.error(at, `index ${args[0].value} is out of range for ${items.length} modules`);
-      return { k: 'module', mod: items[i], path: path ? `${path}.${i}` : String(i) };
+      return { k: 'module', mod: items[i], path: itemPath(mod, path, i) };
     }
     if (mod.kind === 'sequential' && name === 'forward') {
       if (args.length !== 1) throw f.src.error(at, 'Sequential.forward takes one argument');
-      return mod.items().reduce((x, m, i) => callModule(ctx, f, m, path ? `${path}.${i}` : String(i), 'forward', [x], at), args[0]);
+      return mod.items().reduce((x, m, i) => callModule(ctx, f, m, itemPath(mod, path, i), 'forward', [x], at), args[0]);
     }
     if (mod.kind === 'list') throw f.src.error(at, `ModuleList has no method '${name}' that jit.script supports; iterate with for...of or use .get(i)`);
   }

@@ -10,7 +10,7 @@ import type { Frame, ScriptContext } from './context.js';
 import type { ScriptField } from './host.js';
 import { condition, logical, scalarBinary, scalarUnary } from './scalars.js';
 import { buildIf } from './stmt.js';
-import { lowerCall } from './calls.js';
+import { itemPath, lowerCall } from './calls.js';
 import { findFunction } from './source.js';
 import { makeClosure } from './closures.js';
 import { compareModules, dictIndex, dictProperty } from './modules.js';
@@ -175,7 +175,7 @@ function element(ctx: ScriptContext, f: Frame, obj: SValue, i: number, at: TsNod
     const items = obj.mod.items();
     const k = i < 0 ? i + items.length : i;
     if (k < 0 || k >= items.length) throw f.src.error(at, `index ${i} is out of range for a ModuleList of ${items.length}`);
-    return { k: 'module', mod: items[k], path: obj.path ? `${obj.path}.${k}` : String(k) };
+    return { k: 'module', mod: items[k], path: itemPath(obj.mod, obj.path, k) };
   }
   if (obj.k === 'tensor') throw f.src.error(at, 'indexing a tensor with [] is not supported by jit.script; use x.slice(...), x.select(...) or x.indexSelect(...)');
   throw f.src.error(at, `indexing ${describe(obj)} is not supported by jit.script; index arrays, ModuleLists and x.shape with a number known when compiling`);

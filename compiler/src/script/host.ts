@@ -65,6 +65,9 @@ export interface ScriptableModule {
    * named `below` when given (what `super.name` reaches from a method of `below`).
    */
   methodOwner?(name: string, below?: string): MethodOwner | undefined;
+  /** The keys of items() (their state dict prefixes: '0', '1', … or, for a slice of a Sequential,
+   * the original keys such as '1', '2'). */
+  itemKeys(): readonly string[];
   /** `Function.prototype.toString` of method `name`, or undefined when the class has none. */
   methodSource(name: string): string | undefined;
   /** How method `name` is marked by the decorators. */

@@ -13,6 +13,7 @@ import type { Value } from '@kiln/ir-spec';
 import { RetryWithDTypes, type Frame, type ScriptContext } from './context.js';
 import { condition } from './scalars.js';
 import { lowerExpr, bindPattern } from './expr.js';
+import { itemPath } from './calls.js';
 import { dynamicPlan, flatten, joinPlans, naturalPlan, plansEqual, PlanMismatch, unflatten, type Plan } from './plan.js';
 import { assignedNames, blockOf, BREAK, buildIf, CONTINUE, lowerStatements, mayExit, NORMAL, type Completion } from './stmt.js';
 import { Env, stat, type SValue } from './values.js';
@@ -71,7 +72,8 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
   if (it.k === 'list') items = [...it.items];
   else if (it.k === 'module' && (it.mod.kind === 'list' || it.mod.kind === 'sequential')) {
     ctx.assume(it.mod, '#items', it.path);
-    items = it.mod.items().map((m, i) => ({ k: 'module', mod: m, path: it.path ? `${it.path}.${i}` : String(i) }));
+    const mod = it.mod, path = it.path;
+    items = mod.items().map((m, i) => ({ k: 'module', mod: m, path: itemPath(mod, path, i) }));
   } else if (it.k === 'module' && it.mod.kind === 'dict') items = dictIteration(ctx, it);
   else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple, a ModuleList or a ModuleDict (or this.children(), dict.items(), ...) whose length is known when compiling");
   const init = s.getInitializer();

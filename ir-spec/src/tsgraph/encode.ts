@@ -11,11 +11,12 @@ import { verifyGraph, VerifyError } from '../ir/verify.js';
 import { TsgraphError } from './errors.js';
 import { MEMORY_PLAN_KEY, readMemoryPlan } from './memory-plan.js';
 import {
-  ALIGN, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
+  ALIGN, CHECKSUM_ALGORITHM, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
   type BlockJson, type GraphJson, type NodeJson, type ProducerJson, type TensorEntryJson, type TsgraphHeader, type ValueJson,
 } from './format.js';
 import { canonicalJson, compareCodeUnits, encodeAttrs, JsonValueError } from './json.js';
 import { describeNode } from './describe.js';
+import { xxh32Hex } from './checksum.js';
 import { Scopes } from './scopes.js';
 import { isValidDim, MAX_RANK } from './type-string.js';
 
@@ -66,7 +67,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   for (const [k, v] of Object.entries(graph.metadata)) {
     if (typeof v !== 'string') throw new TsgraphError('SCHEMA', `encodeTsgraph: metadata '${k}' is a ${typeof v}; metadata values are strings`);
   }
-  const header: TsgraphHeader = {
+  const header0: TsgraphHeader = {
     format: { major: TSGRAPH_MAJOR, minor: TSGRAPH_MINOR },
     producer: { name: opts.producer?.name ?? DEFAULT_PRODUCER.name, version: opts.producer?.version ?? DEFAULT_PRODUCER.version },
     metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)
@@ -77,20 +78,26 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
     tensors: entries,
     kernels: checkKernels(opts.kernels ?? []),
     plan: readMemoryPlan(graph.metadata) ?? null,
+    // A placeholder of the final width: the blob is written after the header's length is fixed.
+    checksum: { algorithm: CHECKSUM_ALGORITHM, blob: '00000000' },
   };
-  let text: string;
-  try {
-    text = canonicalJson(header, 'header');
-  } catch (e) {
-    if (e instanceof JsonValueError) throw new TsgraphError('SCHEMA', `encodeTsgraph: ${e.message}`, { cause: e });
-    throw e;
+  const headerBytes = (header: TsgraphHeader): Uint8Array => {
+    try {
+      return new TextEncoder().encode(canonicalJson(header, 'header'));
+    } catch (e) {
+      if (e instanceof JsonValueError) throw new TsgraphError('SCHEMA', `encodeTsgraph: ${e.message}`, { cause: e });
+      throw e;
+    }
+  };
+  const json0 = headerBytes(header0);
+  if (json0.length > MAX_HEADER_BYTES) {
+    throw new TsgraphError('HEADER_TOO_LARGE', `encodeTsgraph: the header would be ${json0.length} bytes, above the ${MAX_HEADER_BYTES}-byte limit readers accept; store large constants as tensors, not attributes`);
   }
-  const json = new TextEncoder().encode(text);
-  if (json.length > MAX_HEADER_BYTES) {
-    throw new TsgraphError('HEADER_TOO_LARGE', `encodeTsgraph: the header would be ${json.length} bytes, above the ${MAX_HEADER_BYTES}-byte limit readers accept; store large constants as tensors, not attributes`);
-  }
-  const blobStart = alignUp(PREFIX_BYTES + json.length);
+  const blobStart = alignUp(PREFIX_BYTES + json0.length);
   const out = new Uint8Array(blobStart + blobLength);
+  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data));
+  const json = headerBytes({ ...header0, checksum: { algorithm: CHECKSUM_ALGORITHM, blob: xxh32Hex(out.subarray(blobStart)) } });
+  if (json.length !== json0.length) throw new Error('encodeTsgraph: internal error: the checksum changed the header length');
   out.set(TSGRAPH_MAGIC, 0);
   const view = new DataView(out.buffer);
   view.setUint16(8, TSGRAPH_MAJOR, true);
@@ -98,7 +105,6 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   view.setUint32(12, 0, true);
   view.setBigUint64(16, BigInt(json.length), true);
   out.set(json, PREFIX_BYTES);
-  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data));
   return out;
 }
 

@@ -39,28 +39,49 @@ export class Sequential extends Module {
       mods.forEach((m, i) => this.addModule(String(i), checkModule(`Sequential: argument ${i}`, m)));
     }
   }
-  /** The members in order (named members included). */
-  #list(): Module[] {
-    const out: Module[] = [];
+  /** The members with their keys, in order (named members included). */
+  #entries(): [string, Module][] {
+    const out: [string, Module][] = [];
     for (const k of this.memberNames()) {
       const v: unknown = Reflect.get(this, k);
-      if (v instanceof Module) out.push(v);
+      if (v instanceof Module) out.push([k, v]);
     }
     return out;
   }
+  #list(): Module[] { return this.#entries().map(([, m]) => m); }
   get length(): number { return this.#list().length; }
   /** The i-th module (negative from the end). */
   get(i: number): Module {
     const l = this.#list();
     return l[wrapIndex('Sequential.get', i, l.length)];
   }
-  /** Appends a module under the next number; returns this. */
+  /** Appends a module under key `String(length)` as PyTorch does, or — when a slice kept higher
+   * keys and that key is taken — under the next number after the largest; never replaces a member.
+   * Returns this. */
   append(m: Module): this {
-    this.addModule(String(this.length), checkModule('Sequential.append', m));
+    const entries = this.#entries();
+    let key = String(entries.length);
+    if (entries.some(([k]) => k === key)) {
+      const numbers = entries.map(([k]) => k).filter((k) => /^(0|[1-9][0-9]*)$/.test(k)).map(Number);
+      key = String(Math.max(-1, ...numbers) + 1);
+    }
+    this.addModule(key, checkModule('Sequential.append', m));
     return this;
   }
-  /** A new Sequential with modules start..end (shared, not copied). */
-  slice(start?: number, end?: number): Sequential { return new Sequential(...this.#list().slice(start, end)); }
+  /**
+   * A new Sequential with modules start..end (positions, negative from the end; shared, not
+   * copied) under their ORIGINAL keys, as PyTorch's `seq[1:]` keeps its OrderedDict keys: the
+   * slice's state dict keys are the original model's (`classifier.1.weight`), so weights saved
+   * from either load into the other by key.
+   * @example new nn.Sequential(new nn.Dropout(), new nn.Linear(4, 2)).slice(1).stateDict() // keys '1.weight', '1.bias'
+   */
+  slice(start?: number, end?: number): Sequential {
+    const out = new Sequential();
+    for (const [k, m] of this.#entries().slice(start, end)) out.addModule(k, m);
+    return out;
+  }
+  /** The members with their keys, in order (a slice keeps its original keys). */
+  namedMembers(): [string, Module][] { return this.#entries(); }
   [Symbol.iterator](): Iterator<Module> { return this.#list()[Symbol.iterator](); }
 
   // Typed for the common case of tensors in, tensors out; any value is passed along as is.

@@ -17,6 +17,20 @@ import { checkSize } from './linear.js';
 import { gruCell, lstmCell, type CellOps } from './rnn-cells.js';
 import { recurrentGraph, type RecurrentSpec } from './rnn-graph.js';
 import { traceHooks } from '../trace/hooks.js';
+import { bindLayerArgs, type LayerSignature } from './layer-args.js';
+
+const rnnSig = (layer: string): LayerSignature => ({
+  layer, required: 2,
+  positional: [{ name: 'inputSize', kind: 'int' }, { name: 'hiddenSize', kind: 'int' }, { name: 'numLayers', kind: 'int' }, { name: 'bias', kind: 'bool' },
+    { name: 'batchFirst', kind: 'bool' }, { name: 'dropout', kind: 'number' }, { name: 'bidirectional', kind: 'bool' }],
+});
+const RNN_SIGS = new Map([['LSTM', rnnSig('LSTM')], ['GRU', rnnSig('GRU')]]);
+
+/** LSTM/GRU constructor forms: PyTorch's positional order or names in a trailing options object. */
+export type RNNArgs =
+  | [inputSize: number, hiddenSize: number, opts?: RNNOptions]
+  | [opts: RNNOptions & { inputSize: number; hiddenSize: number }]
+  | [inputSize: number, hiddenSize: number, numLayers: number, bias?: boolean, batchFirst?: boolean, dropout?: number, bidirectional?: boolean];
 
 export interface RNNOptions {
   /** Stacked layers (default 1); layer k > 0 reads layer k-1's output. */
@@ -52,8 +66,12 @@ abstract class RNNBase extends Module {
   readonly dropout: number;
   readonly bidirectional: boolean;
 
-  constructor(private readonly kind: 'LSTM' | 'GRU', inputSize: number, hiddenSize: number, opts: RNNOptions) {
+  constructor(private readonly kind: 'LSTM' | 'GRU', args: readonly unknown[]) {
     super();
+    const sig = RNN_SIGS.get(kind);
+    if (!sig) throw new Error(`${kind}: internal error: no constructor signature`);
+    const opts = bindLayerArgs<RNNOptions & { inputSize: number; hiddenSize: number }>(sig, args);
+    const { inputSize, hiddenSize } = opts;
     this.inputSize = checkSize(kind, 'inputSize', inputSize);
     this.hiddenSize = checkSize(kind, 'hiddenSize', hiddenSize, 1);
     this.numLayers = checkSize(kind, 'numLayers', opts.numLayers ?? 1, 1);
@@ -203,7 +221,7 @@ abstract class RNNBase extends Module {
  * @example const lstm = new nn.LSTM(10, 20, { numLayers: 2 }); const [out, [h, c]] = lstm.forward(randn([5, 3, 10]));
  */
 export class LSTM extends RNNBase {
-  constructor(inputSize: number, hiddenSize: number, opts: RNNOptions = {}) { super('LSTM', inputSize, hiddenSize, opts); }
+  constructor(...args: RNNArgs) { super('LSTM', args); }
   forward(input: Tensor, state?: [Tensor, Tensor] | null): [Tensor, [Tensor, Tensor]] {
     const [x, batched] = this.prepareInput(input);
     const B = x.shape[1];
@@ -223,7 +241,7 @@ export class LSTM extends RNNBase {
  * @example const gru = new nn.GRU(10, 20, { batchFirst: true }); const [out, h] = gru.forward(randn([3, 5, 10]));
  */
 export class GRU extends RNNBase {
-  constructor(inputSize: number, hiddenSize: number, opts: RNNOptions = {}) { super('GRU', inputSize, hiddenSize, opts); }
+  constructor(...args: RNNArgs) { super('GRU', args); }
   forward(input: Tensor, h0?: Tensor | null): [Tensor, Tensor] {
     const [x, batched] = this.prepareInput(input);
     const h = this.prepareState('h0', h0, batched, x.shape[1]);

@@ -25,6 +25,12 @@ export interface OptimizeOptions {
   readonly verifyEach?: boolean;
   /** Run after every pass on these inputs against the source graph; names the first pass that diverges. */
   readonly checkEach?: { readonly inputs: readonly Tensor[]; readonly rtol?: number; readonly atol?: number };
+  /**
+   * Storage buffers one WebGPU kernel may bind (default 8, WebGPU's default
+   * `maxStorageBuffersPerShaderStage`): fusion keeps every kernel within it, and save() generates
+   * kernels for it. Raise it only for adapters known to allow more.
+   */
+  readonly maxStorageBuffers?: number;
 }
 
 /** What can be optimized: a module with a graph (jit.trace's TracedModule, jit.script's ScriptModule once compiled). */
@@ -130,7 +136,9 @@ export class OptimizedModule {
   get code(): string { return graphListing(this.graph); }
 
   /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
-  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
+  toBytes(opts: SaveOptions = {}): Uint8Array {
+    return graphBytes(this.graph, { maxStorageBuffers: this.pipeline.maxStorageBuffers, ...opts });
+  }
 
   /** Writes the `.tsgraph` file (Node). */
   async save(path: string, opts: SaveOptions = {}): Promise<void> {
@@ -190,5 +198,6 @@ export function optimizeForInference(m: CompiledModule, opts: OptimizeOptions = 
     print: (t) => console.log(t),
     verifyEach: opts.verifyEach,
     checkEach: check ? { inputs: check.inputs, rtol: check.rtol, atol: check.atol } : undefined,
+    maxStorageBuffers: opts.maxStorageBuffers,
   });
 }

@@ -17,11 +17,14 @@ export interface SaveOptions {
    * CPU-only file. The runtime's `auto` backend uses WebGPU only when they cover every node.
    */
   readonly kernels?: readonly KernelRecord[];
+  /** Storage buffers a generated kernel may bind (default 8, WebGPU's default limit); match the
+   * `maxStorageBuffers` the graph was optimized for. */
+  readonly maxStorageBuffers?: number;
 }
 
 /** The `.tsgraph` bytes of `graph` with its WGSL kernels. */
 export function graphBytes(graph: Graph, opts: SaveOptions = {}): Uint8Array {
-  return encodeTsgraph(graph, { producer: KILN_PRODUCER, kernels: opts.kernels ?? generateWgsl(graph).kernels, location: relativeLocation });
+  return encodeTsgraph(graph, { producer: KILN_PRODUCER, kernels: opts.kernels ?? generateWgsl(graph, { maxStorageBuffers: opts.maxStorageBuffers }).kernels, location: relativeLocation });
 }
 
 /**

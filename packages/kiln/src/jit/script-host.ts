@@ -77,6 +77,7 @@ class ModuleAdapter implements ScriptableModule {
   }
 
   items(): readonly ScriptableModule[] { return this.module.children().map((m) => this.adapters.of(m)); }
+  itemKeys(): readonly string[] { return this.module.namedChildren().map(([k]) => k); }
 
   namedChildren(): readonly (readonly [string, ScriptableModule])[] {
     return this.module.namedChildren().map(([k, m]) => [k, this.adapters.of(m)] as const);
@@ -130,6 +131,7 @@ class TracedAdapter implements ScriptableModule {
   }
   field(): undefined { return undefined; }
   items(): readonly ScriptableModule[] { return []; }
+  itemKeys(): readonly string[] { return []; }
   methodSource(): undefined { return undefined; }
   methodMark(): MethodMark { return undefined; }
 }
