@@ -4,7 +4,7 @@
 // so callers cannot reach the model's state); each run has its own bindings and memory
 // accounting, so `stats` describes the last completed run exactly.
 
-import { typeToString, verifyGraph, VerifyError, walkNodes, type DType, type Graph, type IRType, type Node, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
+import { Generator, typeToString, verifyGraph, VerifyError, walkNodes, type DType, type RandomSource, type Graph, type IRType, type Node, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
 import { createCpuDevice } from './cpu-device.js';
 import type { BackendName, Device, DeviceTensor } from './device.js';
 import { RuntimeError } from './errors.js';
@@ -57,6 +57,16 @@ export interface ModelOptions {
    * host calls runs only in the process that has them; a missing one fails the run naming it.
    */
   readonly hostFunctions?: Readonly<Record<string, HostFunction>>;
+  /**
+   * Seed of the model's own generator, which the graph's random ops (`uniform`, `normal`:
+   * rand/randn and training-mode dropout) draw from, run after run; the same seed gives the
+   * same draws (`model.manualSeed(s)` reseeds). Without a seed or a generator, the generator
+   * starts where an unseeded kiln generator starts.
+   */
+  readonly seed?: number;
+  /** A generator to draw from instead (kiln's jit passes its default generator, so compiled
+   * modules reproduce eager's numbers after manualSeed). */
+  readonly generator?: RandomSource;
 }
 
 const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30 };
@@ -93,6 +103,8 @@ export class Model {
   private readonly external = new Set<unknown>();
   private readonly limits: RunLimits;
   private readonly hostFunctions: Readonly<Record<string, HostFunction>>;
+  /** What the graph's random ops draw from (see ModelOptions.seed). */
+  readonly generator: RandomSource;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -101,6 +113,7 @@ export class Model {
       maxTensorBytes: opts.maxTensorBytes ?? DEFAULT_LIMITS.maxTensorBytes,
     };
     this.hostFunctions = opts.hostFunctions ?? {};
+    this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
       const k = i.value.type.kind;
@@ -150,6 +163,22 @@ export class Model {
 
   /** The backend this model runs on. */
   get backend(): BackendName { return this.device.backend; }
+
+  /**
+   * Reseeds the generator the graph's random ops draw from (a generator given in the options
+   * must have a `manualSeed` method).
+   *
+   * @example
+   * ```ts
+   * model.manualSeed(0); const a = await model.run(x);
+   * model.manualSeed(0); const b = await model.run(x); // same draws as a
+   * ```
+   */
+  manualSeed(seed: number): void {
+    const g = this.generator as RandomSource & { manualSeed?: (s: number) => unknown };
+    if (typeof g.manualSeed !== 'function') throw new RuntimeError('GRAPH', 'manualSeed(): this model draws from a generator it was given without a manualSeed method; seed that generator instead');
+    g.manualSeed(seed);
+  }
 
   /**
    * Runs the graph on `inputs`, given in the order of `model.inputs`: tensors as
@@ -236,7 +265,7 @@ export class Model {
       inputBuffers.push(t.buffer);
       scope.bind(d.value, t);
     });
-    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, nodesRun: 0, loopTrips: 0 };
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0 };
     yield* runBlock(ctx, this.plan.body, scope);
 
     const outputs: Output[] = [];

@@ -5,6 +5,7 @@
 import { parseOpAttrs, type Dim, type Graph } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { noGrad } from '../autograd/grad-mode.js';
+import { defaultGenerator } from '../random.js';
 import { recordTape, TraceError, type TraceableModule, type TraceWarning } from './tape.js';
 import { generalizeTape, type Variant } from './generalize.js';
 import type { HostFunctions } from './hooks.js';
@@ -109,10 +110,11 @@ function declaredShapes(inputs: Tensor[], axes: Record<number, Record<number, st
   return { dims, symbols };
 }
 
-/** One extra run per symbol with only that symbol's size changed (buffers restored after). */
+/** One extra run per symbol with only that symbol's size changed (buffers and the generator restored after). */
 function recordVariants(model: TraceableModule, inputs: Tensor[], symbols: Map<string, SymbolInfo>, strict?: boolean): Variant[] {
   if (!symbols.size) return [];
   const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
+  const rng = defaultGenerator.getState();
   try {
     return [...symbols].map(([symbol, info]) => {
       const size = info.size + 1;
@@ -122,6 +124,7 @@ function recordVariants(model: TraceableModule, inputs: Tensor[], symbols: Map<s
     });
   } finally {
     for (const [t, data] of buffers) t._storage.data.set(data);
+    defaultGenerator.setState(rng);
   }
 }
 

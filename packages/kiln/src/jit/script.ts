@@ -6,7 +6,7 @@
 // Weights are copied into the graph when compiling, as jit.trace does. Tensor dim 0 is a symbolic batch `N` unless `dynamicBatch: false`.
 // Invariant: the compiled graph computes what eager computes, or jit.script throws a ScriptError.
 
-import { nn, Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, nn, Tensor, trace as tracer } from '@kiln/core';
 import { scriptFunction, scriptModule, type CallResult, type ScriptInput, type ScriptedGraph } from '@kiln/compiler';
 import type { Dim, Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type InputValue, type Model } from '@kiln/runtime';
@@ -95,7 +95,8 @@ export class ScriptModule {
       const scripted = this.target.kind === 'module'
         ? scriptModule(host, adapters.of(this.target.module), symbolize(kinds), this.methodName, { name: this.opts.name })
         : scriptFunction(host, Function.prototype.toString.call(this.target.fn), this.target.fn.name, symbolize(kinds), this.opts.sourceFile, { name: this.opts.name });
-      c = { scripted, model: createModel(scripted.graph, { hostFunctions: this.hostFunctions(scripted.graph) }) };
+      // Random ops draw from kiln's generator, as eager does: manualSeed(s) then forward gives eager's numbers.
+      c = { scripted, model: createModel(scripted.graph, { hostFunctions: this.hostFunctions(scripted.graph), generator: defaultGenerator }) };
       this.cache.set(key, c);
     }
     this.last = c;

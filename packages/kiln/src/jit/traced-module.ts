@@ -2,7 +2,7 @@
 // example and on `checkInputs` (on by default, as in PyTorch), and wrap it as a TracedModule
 // that runs on the runtime's CPU executor and saves to `.tsgraph`.
 
-import { noGrad, trace as tracer, type Tensor } from '@kiln/core';
+import { defaultGenerator, noGrad, trace as tracer, type Tensor } from '@kiln/core';
 import type { Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
@@ -39,7 +39,8 @@ export class TracedModule {
     private readonly outputSpec: tracer.OutputSpec,
     private readonly host?: (graph: Graph) => Record<string, HostFunction>,
   ) {
-    this.model = createModel(graph, { hostFunctions: this.hostFunctions(graph) });
+    // Random ops draw from kiln's generator, as eager does: manualSeed(s) then forward gives eager's numbers.
+    this.model = createModel(graph, { hostFunctions: this.hostFunctions(graph), generator: defaultGenerator });
   }
 
   /** The JavaScript functions `graph`'s host_call nodes (@jit.ignore methods of scripted submodules) call. */
@@ -88,7 +89,11 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | Ten
 }
 
 function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, inputs: Tensor[], setIndex: number, names: string[], opts: TraceOptions): void {
+  // The graph replays the generator state eager started from, so random ops (dropout in
+  // training mode, rand) draw the same numbers in both runs.
+  const rng = defaultGenerator.getState();
   const want = tracer.flattenOutput(noGrad(() => model.forward(...inputs))).tensors;
+  defaultGenerator.setState(rng);
   const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
   let got: Tensor[];
   try {
