@@ -111,6 +111,7 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
     return inlineTraced(ctx, f, mod.graph(), path, args, at);
   }
   if (mod.kind === 'library') {
+    ctx.assume(mod, '#training'); // a layer records its train or eval form (dropout, BatchNorm)
     ctx.b.meta = { ...ctx.b.meta, scope: path };
     return record(ctx, f, { kind: 'module', module: mod, method: name }, args, path, at);
   }

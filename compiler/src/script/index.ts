@@ -108,6 +108,7 @@ function compile(host: ScriptHost, src: SourceInfo, decl: FunctionLike, mod: Scr
   };
   const result = build(out);
   outputs.forEach((v, i) => ctx.b.output(outputs.length === 1 ? 'output' : `output${i}`, v));
+  ctx.emitBufferUpdates(); // after the method's outputs, so `result` indices stay valid
   return { graph: ctx.b.build(), inputNames, result, isCurrent: () => ctx.isCurrent() };
 }
 

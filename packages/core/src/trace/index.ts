@@ -48,6 +48,10 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
     flat.spec = r.spec;
     return r.tensors;
   };
+  // The graph's params hold the values from before the run: a run that changes buffers in
+  // place (training-mode BatchNorm) records the change as a buffer update instead.
+  const before = new Map<string, Tensor>([...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])]
+    .map(([name, t]) => [name, new Tensor({ data: t.data.slice(0, t.numel), version: 0 }, t.shape, t.dtype)]));
   const { tape, result } = recordTape(model, inputs, flatten, { strict: opts.strict });
   const warnings = [...tape.warnings];
   const variants = recordVariants(model, inputs, shapes.symbols, opts.strict);
@@ -56,7 +60,7 @@ export function traceModule(model: TraceableModule, inputs: Tensor[], opts: Trac
   // A symbol that changes the recorded ops (a loop over x.shape[1]) keeps its example size.
   const dims = shapes.dims.map((ds) => ds.map((d) => (typeof d === 'string' && general.specialized.includes(d) ? shapes.symbols.get(d)!.size : d)));
   if (opts.strict && warnings.length) throw new TraceError(warnings[0].message, warnings[0].loc);
-  const params = new Map<string, Tensor>([...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])]);
+  const params = before;
   let graph: Graph, hostFunctions: HostFunctions;
   try {
     ({ graph, hostFunctions } = lowerTape(tape, {

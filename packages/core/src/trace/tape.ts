@@ -53,6 +53,8 @@ export interface Tape {
   /** Value ids of the flattened outputs. */
   outputs: number[];
   warnings: TraceWarning[];
+  /** Params/buffers the run changed in place (BatchNorm's running statistics): the value now bound to each. */
+  updates: { name: string; value: number }[];
 }
 
 /** The parts of a module the tracer needs (nn.Module satisfies it). */
@@ -66,7 +68,7 @@ export interface TraceableModule {
 }
 
 class Recorder implements DispatchObserver, TraceListener {
-  readonly tape: Tape = { values: [], ops: [], outputs: [], warnings: [] };
+  readonly tape: Tape = { values: [], ops: [], outputs: [], warnings: [], updates: [] };
   private readonly ids = new Map<Tensor, number>();
   /** Latest value id per storage, so views made outside the dispatch (`detach()`) are found. */
   private readonly byStorage = new Map<object, number[]>();
@@ -176,6 +178,14 @@ class Recorder implements DispatchObserver, TraceListener {
   }
 
   markOutputs(ts: Tensor[]): void { this.tape.outputs = ts.map((t) => this.valueOf(t)); }
+
+  /** Records which params/buffers an in-place op rebound to an op result during the run. */
+  markUpdates(): void {
+    for (const { name, tensor } of this.paramsByStorage.values()) {
+      const id = this.ids.get(tensor);
+      if (id !== undefined && this.tape.values[id].source.kind === 'op') this.tape.updates.push({ name, value: id });
+    }
+  }
 }
 
 /** A trace that cannot be trusted (strict mode), with the user's source location. */
@@ -202,6 +212,7 @@ export function recordTape(
   try {
     const result = withObserver(rec, () => model.forward(...inputs));
     rec.markOutputs(flatten(result));
+    rec.markUpdates();
     return { tape: rec.tape, result };
   } finally {
     traceHooks.listener = prev;

@@ -5,7 +5,7 @@
 
 import { trace as tracer, zeros, type Tensor } from '@kiln/core';
 import { runPipeline, type PassRecord, type PipelineOptions } from '@kiln/compiler';
-import type { Graph } from '@kiln/ir-spec';
+import { bufferUpdates, type Graph } from '@kiln/ir-spec';
 import type { HostFunction } from '@kiln/runtime';
 import { TracedModule } from './traced-module.js';
 
@@ -53,6 +53,12 @@ function outputSpecOf(m: CompiledModule): tracer.OutputSpec {
 }
 
 function optimize(m: CompiledModule, opts: PipelineOptions): OptimizedModule {
+  // A training-mode graph updates buffers (BatchNorm statistics): it is state, not an inference graph.
+  const updates = bufferUpdates(m.graph);
+  if (updates.length) {
+    throw new Error(`jit.freeze/optimizeForInference: graph @${m.graph.name} updates buffers (${updates.map((u) => `'${u.param}'`).join(', ')}: running statistics of a layer in training mode); ` +
+      'call model.eval() before tracing or scripting, then optimize');
+  }
   const r = runPipeline(m.graph, opts);
   return new OptimizedModule(r.graph, m, r.timings);
 }

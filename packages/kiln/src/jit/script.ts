@@ -15,6 +15,7 @@ import { Adapters, createScriptHost } from './script-host.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
 import { toTensor } from './tensors.js';
+import { buffersOf, updatesInTraceError, withCurrentBuffers, withModuleBuffers } from './module-state.js';
 
 export { ScriptError } from '@kiln/compiler';
 
@@ -69,12 +70,15 @@ export class ScriptModule {
   forward(...args: unknown[]): any {
     const run = () => {
       const c = this.compileFor(args);
-      return { c, outs: c.model.runSync(args.map(toInput)).map(toTensor) };
+      // Training-mode BatchNorm: the module's running statistics go in and the new ones come back.
+      return { c, outs: withModuleBuffers(c.model, this.buffers, () => c.model.runSync(args.map(toInput))).map(toTensor) };
     };
     // Inside jit.trace (hybrid mode) the trace records this whole graph, if/loop regions included,
     // not the one path these inputs take; compiling and running it are not recorded.
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
+      const refuse = updatesInTraceError(listener.suspend(() => this.compileFor(args)).scripted.graph);
+      if (refuse) throw refuse;
       const { c, outs } = listener.suspend(run);
       listener.onGraphCall(c.scripted.graph, args, outs, this.hostFunctions(c.scripted.graph));
       return rebuild(c.scripted.result, outs);
@@ -112,8 +116,15 @@ export class ScriptModule {
     return this.target.kind === 'module' ? hostFunctionsFor(this.target.module, graph) : {};
   }
 
-  /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
-  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
+  /** The module's buffers by name (a scripted function has none). */
+  private readonly buffers = () => (this.target.kind === 'module' ? buffersOf(this.target.module)() : new Map<string, Tensor>());
+
+  /**
+   * The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers.
+   * A training-mode graph that updates buffers (BatchNorm statistics) stores their current values
+   * and declares the updates: the loaded model keeps that state from run to run.
+   */
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(withCurrentBuffers(this.graph, this.buffers), opts); }
 
   /** Writes the current graph as a `.tsgraph` file (Node). */
   async save(path: string, opts: SaveOptions = {}): Promise<void> {

@@ -8,6 +8,7 @@ import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
+import { buffersOf, updatesInTraceError, withCurrentBuffers, withModuleBuffers, type BufferLookup } from './module-state.js';
 
 export interface TraceOptions extends tracer.TraceOptions {
   /** Run the graph against eager on the example and `checkInputs` (default true). */
@@ -38,6 +39,8 @@ export class TracedModule {
     readonly warnings: readonly tracer.TraceWarning[],
     private readonly outputSpec: tracer.OutputSpec,
     private readonly host?: (graph: Graph) => Record<string, HostFunction>,
+    /** The traced module's buffers: a training-mode graph updates them (BatchNorm statistics), as eager does. */
+    private readonly buffers: BufferLookup = () => new Map(),
   ) {
     // Random ops draw from kiln's generator, as eager does: manualSeed(s) then forward gives eager's numbers.
     this.model = createModel(graph, { hostFunctions: this.hostFunctions(graph), generator: defaultGenerator });
@@ -48,10 +51,12 @@ export class TracedModule {
 
   /** Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object). */
   forward(...inputs: Tensor[]): any {
-    const run = () => this.model.runSync(inputs).map(toTensor);
+    const run = () => withModuleBuffers(this.model, this.buffers, () => this.model.runSync(inputs)).map(toTensor);
     // Inside another jit.trace, that trace records this graph as it is (not a baked constant).
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
+      const refuse = updatesInTraceError(this.graph);
+      if (refuse) throw refuse;
       const outs = listener.suspend(run);
       listener.onGraphCall(this.graph, inputs, outs, this.hostFunctions(this.graph));
       return tracer.unflattenOutput(this.outputSpec, outs);
@@ -62,8 +67,11 @@ export class TracedModule {
   /** The graph as a readable TypeScript-like listing. */
   get code(): string { return graphListing(this.graph); }
 
-  /** The `.tsgraph` bytes of this graph, with the WGSL kernels of every node codegen covers. */
-  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
+  /**
+   * The `.tsgraph` bytes of this graph, with the WGSL kernels of every node codegen covers. A
+   * training-mode graph that updates buffers stores their current values and declares the updates.
+   */
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(withCurrentBuffers(this.graph, this.buffers), opts); }
 
   /** Writes the `.tsgraph` file (Node). */
   async save(path: string, opts: SaveOptions = {}): Promise<void> {
@@ -80,10 +88,19 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | Ten
   const inputs = Array.isArray(exampleInputs) ? exampleInputs : [exampleInputs];
   const r = tracer.traceModule(model, inputs, opts);
   if (opts.warn ?? true) for (const w of r.warnings) console.warn(`TraceWarning: ${w.message}`);
-  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>);
+  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>, buffersOf(model));
   if (opts.checkTrace ?? true) {
     const sets = [inputs, ...(opts.checkInputs ?? [])];
-    sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
+    // Checking leaves the module as the trace left it: one step of the generator and of the
+    // buffers a training-mode forward updates (BatchNorm statistics), as one eager call would.
+    const rng = defaultGenerator.getState();
+    const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
+    try {
+      sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
+    } finally {
+      defaultGenerator.setState(rng);
+      for (const [t, data] of buffers) t._storage.data.set(data);
+    }
   }
   return traced;
 }
@@ -92,8 +109,11 @@ function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, 
   // The graph replays the generator state eager started from, so random ops (dropout in
   // training mode, rand) draw the same numbers in both runs.
   const rng = defaultGenerator.getState();
+  const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
   const want = tracer.flattenOutput(noGrad(() => model.forward(...inputs))).tensors;
+  // The graph replays from the same state: generator and buffers (training-mode BatchNorm).
   defaultGenerator.setState(rng);
+  for (const [t, data] of buffers) t._storage.data.set(data);
   const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
   let got: Tensor[];
   try {
