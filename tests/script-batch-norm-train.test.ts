@@ -9,7 +9,8 @@ import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
 import { load } from '@kiln/runtime';
 import { bufferUpdates } from '@kiln/ir-spec';
 import { freeze } from '@kiln/compiler';
-import { BnInBranch, BnMlp, BnTwice } from './script-models/batch-norm.js';
+import { BnInBranch, BnMlp, BnTwice, VarNet } from './script-models/batch-norm.js';
+import { withoutScriptAdvice } from '../packages/kiln/src/jit/script-host.js';
 
 const FILE = fileURLToPath(new URL('./script-models/batch-norm.ts', import.meta.url));
 
@@ -151,5 +152,26 @@ describe('jit.trace, BatchNorm in training mode', () => {
     const s = jit.script(inner, { inputs: [randn([4, 4])] });
     const outer = { forward: (x: Tensor) => (s.forward(x) as Tensor).relu() };
     expect(() => jit.trace(outer, [randn([4, 4])], { warn: false })).toThrow(/updates buffers .*call model\.eval\(\) before tracing, or jit\.script the whole model/);
+  });
+});
+
+describe('size-dependent divisors and refusal texts inside jit.script', () => {
+  it("x.var() / x.std() divide by the run's own N − 1 (the divisor is no longer baked at the example size)", () => {
+    const m = new VarNet();
+    const s = jit.script(m);
+    for (const n of [5, 2, 9]) {
+      const x = randn([n, 3]);
+      expectClose((s.forward(x) as Tensor).data, (noGrad(() => m.forward(x)) as Tensor).data, 1e-5);
+    }
+  });
+
+  it("a trace warning quoted by jit.script drops the tracer's 'use jit.script' advice", () => {
+    const cases: [string, string][] = [
+      ['the number 14 used by div was computed from a dynamic size, and is baked into the trace. Use jit.script for this module.', 'the number 14 used by div was computed from a dynamic size, and is baked into the trace.'],
+      ["the traced ops change with the size of 'N'. Use jit.script for this module, or do not declare this axis dynamic.", "the traced ops change with the size of 'N'."],
+      ['a tensor created inside forward is baked in as a constant. Derive it from the inputs with tensor ops, or use jit.script.', 'a tensor created inside forward is baked in as a constant. Derive it from the inputs with tensor ops.'],
+      ['item() read a value. Keep it in tensor ops, or compile this module with jit.script, which keeps data-dependent control flow.', 'item() read a value. Keep it in tensor ops.'],
+    ];
+    for (const [from, to] of cases) expect(withoutScriptAdvice(from)).toBe(to);
   });
 });

@@ -33,3 +33,10 @@ export class BnInBranch extends nn.Module {
     return x;
   }
 }
+
+/** Unbiased variance and std over the dynamic batch dim. */
+export class VarNet extends nn.Module {
+  forward(x: Tensor): Tensor {
+    return x.var(0).add(x.std()).add(x.var(1, { unbiased: false }).sum());
+  }
+}

@@ -103,8 +103,11 @@ export class ScriptContext {
         `(symbolic sizes taken as ${[...this.symbolSizes].map(([k, n]) => `${k}=${n}`).join(', ') || 'none'}): ${(e as Error).message}${hint}`);
     }
     if (call.warnings.length) {
-      throw src.error(at, `${describeTarget(target)} cannot be compiled faithfully: ${call.warnings[0]} ` +
-        'Move this computation into a method marked @jit.ignore, or rewrite it with ops whose sizes do not depend on data.');
+      // A library layer's code cannot be rewritten by the user: say how to avoid compiling it.
+      const layer = target.kind === 'module'
+        ? `Call the layer from a method marked @jit.ignore (it then runs eagerly)${target.module.training ? ', or call model.eval() before scripting if you compile for inference' : ''}.`
+        : 'Move this computation into a method marked @jit.ignore, or rewrite it with ops whose sizes do not depend on data.';
+      throw src.error(at, `${describeTarget(target)} cannot be compiled faithfully: ${call.warnings[0]} ${layer}`);
     }
     const outs = this.inlineGraph(call.graph, tensors, prefix, renames);
     for (const u of bufferUpdates(call.graph)) {

@@ -234,7 +234,7 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       const r = untouched(owner, () => noGrad(() => tracer.traceModule(model, examples, { dynamicAxes, inputNames: inputs.map((_, i) => `in${i}`), name: 'call' })));
       const first = spec!;
       // Numbers a call returns must not depend on the dynamic sizes (they are folded).
-      const warnings = r.warnings.map((w) => w.message);
+      const warnings = r.warnings.map((w) => withoutScriptAdvice(w.message));
       if (hasStatic(first) && Object.keys(dynamicAxes).length) {
         const bumped = inputs.map((inp, i) => exampleTensor({ ...inp, shape: inp.shape.map((d, k) => (k in inp.axes ? d + 1 : d)) }, i));
         const again = untouched(owner, () => noGrad(() => { flat.length = 0; return structure(invoke(target, inputs, bumped, args)); }));
@@ -243,6 +243,18 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       return { graph: r.graph, result: first, warnings };
     },
   };
+}
+
+/**
+ * A trace warning as jit.script reports it: the tracer's advice to use jit.script is dropped
+ * (this is jit.script; the scripter adds what to do instead).
+ */
+export function withoutScriptAdvice(message: string): string {
+  return message
+    .replace(' Use jit.script for this module, or do not declare this axis dynamic.', '')
+    .replace(' Use jit.script for this module.', '')
+    .replace(', or use jit.script.', '.')
+    .replace(', or compile this module with jit.script, which keeps data-dependent control flow.', '.');
 }
 
 /** The types of a probed method's results (`a` at the example sizes, `b` with the sizes bumped). */
