@@ -4,7 +4,7 @@
 // generator. Passes never fold, merge or drop them.
 import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { jit, manualSeed, randn, rand, noGrad, type Tensor, type nn } from 'kiln';
+import { jit, manualSeed, randn, rand, noGrad, Generator, type Tensor, type nn } from 'kiln';
 import { GraphBuilder, tensorType, hasEffects } from '@kiln/ir-spec';
 import { createModel, load, createDevice } from '@kiln/runtime';
 import { eliminateCommonSubexpressions, foldConstants, eliminateDeadCode } from '@kiln/compiler';
@@ -89,6 +89,17 @@ describe('jit.trace of random ops', () => {
     for (const seed of [4, 5]) expect(Array.from(compiledUnder(seed, () => t.forward(x) as Tensor))).toEqual(Array.from(eagerUnder(seed, m, x)));
     const x3 = randn([3, 6]);
     expect(Array.from(compiledUnder(8, () => t.forward(x3) as Tensor))).toEqual(Array.from(eagerUnder(8, m, x3)));
+  });
+});
+
+describe('jit.trace of a draw from a private generator', () => {
+  it('warns (strict: refuses) naming the op and what to do, since the graph draws from kiln\'s generator', () => {
+    const g = new Generator(3);
+    const m = { forward: (x: Tensor) => x.add(rand([2], { generator: g })) };
+    const t = jit.trace(m, [randn([2])], { warn: false, checkTrace: false });
+    expect(t.warnings.map((w) => w.kind)).toEqual(['random-generator']);
+    expect(t.warnings[0].message).toMatch(/uniform at .*random-ops\.test\.ts:\d+:\d+ draws from a generator passed as \{ generator \}.*seed with manualSeed/);
+    expect(() => jit.trace(m, [randn([2])], { strict: true, warn: false })).toThrow(/draws from a generator passed as \{ generator \}/);
   });
 });
 

@@ -10,7 +10,8 @@ import { defaultGenerator } from './random.js';
 
 /** Observes every dispatched op (the tracer, profilers). */
 export interface DispatchObserver {
-  onOp(op: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void;
+  /** `ctx` is what the kernel got (a random op's generator). */
+  onOp(op: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[], ctx?: KernelContext): void;
 }
 
 const observers: DispatchObserver[] = [];
@@ -45,7 +46,8 @@ export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs
   const a = parseAttrs(def, attrs);
   const inTypes: (TensorType | null)[] = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
   const outTypes = def.infer(inTypes, a);
-  const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a, def.random ? { generator: ctx?.generator ?? defaultGenerator } : ctx);
+  const kctx: KernelContext | undefined = def.random ? { generator: ctx?.generator ?? defaultGenerator } : ctx;
+  const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a, kctx);
   const outputs = raw.map((o) => {
     // A kernel that returns an input's buffer made a view (reshape): share the storage so
     // version counters and in-place updates see both.
@@ -67,7 +69,7 @@ export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs
       });
     }
   }
-  for (const obs of observers) obs.onOp(def, inputs, a as Record<string, unknown>, outputs);
+  for (const obs of observers) obs.onOp(def, inputs, a as Record<string, unknown>, outputs, kctx);
   return outputs;
 }
 

@@ -3,11 +3,12 @@
 // Invariant: the tape holds concrete shapes and attributes exactly as the run saw them;
 // generalization to symbolic dims happens later (generalize.ts), lowering to IR after that.
 
-import type { Dim, DType, Graph, OpDef, TypedArray } from '@kiln/ir-spec';
+import type { Dim, DType, Graph, KernelContext, OpDef, TypedArray } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver, type DispatchObserver } from '../dispatch.js';
 import { traceHooks, type HostFunctions, type TraceListener } from './hooks.js';
 import { userLocation } from './location.js';
+import { defaultGenerator } from '../random.js';
 
 /** Where a tape value comes from. */
 export type ValueSource =
@@ -42,7 +43,7 @@ export interface TapeOp {
 }
 
 export interface TraceWarning {
-  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal';
+  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal' | 'random-generator';
   readonly message: string;
   readonly loc?: string;
 }
@@ -122,8 +123,16 @@ class Recorder implements DispatchObserver, TraceListener {
     return undefined;
   }
 
-  onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void {
+  onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[], ctx?: KernelContext): void {
     if (this.suspended) return;
+    if (def.random && ctx?.generator && ctx.generator !== defaultGenerator) {
+      // The graph op draws from kiln's default generator (or a loaded model's), not this one.
+      const loc = userLocation();
+      const message = `${def.name}${loc ? ` at ${loc}` : ''} draws from a generator passed as { generator }, but the compiled graph draws from kiln's default generator ` +
+        "(a loaded .tsgraph from its own), so its numbers would differ from this eager run; drop the generator option and seed with manualSeed(s) instead";
+      if (this.strict) throw new TraceError(message, loc);
+      this.tape.warnings.push({ kind: 'random-generator', message, loc });
+    }
     const ins = inputs.map((t) => (t ? this.valueOf(t) : null));
     const opIndex = this.tape.ops.length;
     const outs = outputs.map((t, k) => {
