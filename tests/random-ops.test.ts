@@ -38,7 +38,7 @@ describe.each([['runtime text', {}], ['.ts file', { sourceFile: FILE }]] as cons
     expect([...seen].sort()).toEqual([-1, 1]); // both branches taken
   });
 
-  it('rand, randn and randLike values equal eager for a seed and differ between calls', () => {
+  it('rand, randn, randLike and randint values equal eager for a seed and differ between calls', () => {
     const m = new Noisy();
     const s = jit.script(m, opts);
     const x = randn([3, 4]);

@@ -1,6 +1,6 @@
 // Test models for random ops in compiled code (issue 12): a branch on rand([]).item(), rand and
 // randn in arithmetic, dropout as a layer and as F.dropout in training mode, randLike.
-import { nn, F, rand, randn, randLike, type Tensor } from 'kiln';
+import { nn, F, rand, randint, randn, randLike, type Tensor } from 'kiln';
 
 /** `if (rand([]).item() < 0.3)`: the branch must be drawn on every run, not at compile time. */
 export class CoinFlip extends nn.Module {
@@ -12,10 +12,10 @@ export class CoinFlip extends nn.Module {
   }
 }
 
-/** rand/randn/randLike as values: noise added to the input. */
+/** rand/randn/randLike/randint as values: noise added to the input. */
 export class Noisy extends nn.Module {
   forward(x: Tensor): Tensor {
-    return x.add(randn([1, 4])).mul(rand([4])).add(randLike(x));
+    return x.add(randn([1, 4])).mul(rand([4])).add(randLike(x)).add(randint(-2, 5, [4]));
   }
 }
 

@@ -104,13 +104,20 @@ export function rand(shape: readonly number[], opts: RandomOptions = {}): Tensor
 export function randnLike(t: Tensor, opts: RandomOptions = {}): Tensor { return sample('normal', 'randnLike', t, undefined, opts); }
 /** Uniform samples in [0, 1) shaped like `t` (torch.rand_like). @example randLike(x) */
 export function randLike(t: Tensor, opts: RandomOptions = {}): Tensor { return sample('uniform', 'randLike', t, undefined, opts); }
-/** Integers uniform in [low, high). */
+/**
+ * Integers uniform in [low, high) (torch.randint): min(int(uniform · (high − low)), high − low − 1)
+ * + low, all through the dispatch, so traces and jit.script draw at run time.
+ * @example randint(0, 10, [3])
+ */
 export function randint(low: number, high: number, shape: readonly number[], opts: RandomOptions = {}): Tensor {
   checkShape('randint', shape);
-  const g = opts.generator ?? defaultGenerator;
-  const data = new Int32Array(numel(shape));
-  for (let i = 0; i < data.length; i++) data[i] = low + g.int(high - low);
-  return make(data, shape, opts.dtype ?? 'int32', { ...opts, requiresGrad: false });
+  if (!Number.isInteger(low) || !Number.isInteger(high) || high <= low) throw new Error(`randint: needs integers low < high, got low=${low}, high=${high}`);
+  const n = high - low;
+  const u = sample('uniform', 'randint', null, shape, { generator: opts.generator });
+  // The clamp keeps float32 rounding of u·n (u < 1) from ever reaching n.
+  const k = dispatch1('minimum', [dispatch1('cast', [dispatch1('mul', [u, Tensor._scalar(n, 'float32')])], { dtype: 'int32' }), Tensor._scalar(n - 1, 'int32')]);
+  const r = low === 0 ? k : dispatch1('add', [k, Tensor._scalar(low, 'int32')]);
+  return opts.dtype && opts.dtype !== 'int32' ? dispatch1('cast', [r], { dtype: opts.dtype }) : r;
 }
 
 /** arange(end), arange(start, end), arange(start, end, step); int32 when all are integers. */

@@ -2,7 +2,7 @@
 // kiln's default generator: statistics, seeding, shapes, and the dispatch's observers see them.
 import { describe, it, expect } from 'vitest';
 import { Generator, manualSeed } from './random.js';
-import { rand, randn, randLike, randnLike, zeros } from './creation.js';
+import { rand, randint, randn, randLike, randnLike, zeros } from './creation.js';
 import { dropout } from './functional/activation.js';
 import { withObserver } from './dispatch.js';
 
@@ -38,6 +38,19 @@ describe('random factories', () => {
     expect(rand([1]).data[0]).toBe(next);
     expect(rand([2], { requiresGrad: true }).requiresGrad).toBe(true);
     expect(() => rand([2], { dtype: 'int32' })).toThrow(/random samples are float32/);
+  });
+  it('randint covers [low, high) evenly, int32 by default, through the dispatch', () => {
+    manualSeed(4);
+    const seen: string[] = [];
+    const r = withObserver({ onOp: (op) => { seen.push(op.name); } }, () => randint(-3, 4, [7000]));
+    expect(seen[0]).toBe('uniform');
+    expect(r.dtype).toBe('int32');
+    const counts = new Map<number, number>();
+    for (const v of r.data) counts.set(v, (counts.get(v) ?? 0) + 1);
+    expect([...counts.keys()].sort((a, b) => a - b)).toEqual([-3, -2, -1, 0, 1, 2, 3]);
+    for (const c of counts.values()) expect(Math.abs(c - 1000)).toBeLessThan(150);
+    expect(randint(0, 2, [3], { dtype: 'float32' }).dtype).toBe('float32');
+    expect(() => randint(3, 3, [1])).toThrow(/low < high/);
   });
   it('training-mode dropout zeroes about p of the elements and scales the rest', () => {
     manualSeed(2);
