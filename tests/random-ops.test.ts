@@ -132,6 +132,22 @@ describe('a saved graph with random ops', () => {
   });
 });
 
+describe('optimized graphs keep their draws', () => {
+  it('jit.optimizeForInference (-O2) of an eval-mode model that draws (rand branch, noise) still matches eager per seed', () => {
+    for (const m of [new CoinFlip(), new Noisy()]) {
+      m.eval();
+      const x = randn([3, 4]);
+      const fast = jit.optimizeForInference(jit.script(m, { inputs: [x] }));
+      expect(fast.graph.toString()).toContain('uniform');
+      // Fusion rounds once per fused chain: equal within float32 tolerance, with the same draws.
+      for (const seed of [0, 1, 2, 3]) {
+        const got = compiledUnder(seed, () => fast.forward(x) as Tensor), want = eagerUnder(seed, m, x);
+        want.forEach((w, i) => expect(Math.abs(got[i] - w)).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(w))));
+      }
+    }
+  });
+});
+
 describe('passes keep random ops', () => {
   const graph = () => {
     const b = new GraphBuilder('g');
