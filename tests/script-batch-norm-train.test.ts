@@ -9,7 +9,7 @@ import { jit, manualSeed, randn, noGrad, type Tensor, type nn } from 'kiln';
 import { load } from '@kiln/runtime';
 import { bufferUpdates } from '@kiln/ir-spec';
 import { freeze } from '@kiln/compiler';
-import { BnInBranch, BnMlp, BnTwice, VarNet } from './script-models/batch-norm.js';
+import { BnInBranch, BnMlp, BnTwice, FunctionalBn, VarNet } from './script-models/batch-norm.js';
 import { withoutScriptAdvice } from '../packages/kiln/src/jit/script-host.js';
 
 const FILE = fileURLToPath(new URL('./script-models/batch-norm.ts', import.meta.url));
@@ -99,6 +99,22 @@ describe.each([['runtime text', {}], ['.ts file', { sourceFile: FILE }]] as cons
     m.eval();
     const x = randn([3, 4]).abs();
     expectClose((jit.script(m, opts).forward(x) as Tensor).data, (noGrad(() => m.forward(x)) as Tensor).data, 1e-5);
+  });
+});
+
+describe('in-place changes a graph cannot carry back', () => {
+  it('jit.script refuses F.batchNorm updating buffers passed as arguments, saying what to do', () => {
+    const m = new FunctionalBn();
+    let msg = '';
+    try { jit.script(m).forward(randn([4, 3])); } catch (e) { msg = (e as Error).message; }
+    expect(msg).toMatch(/F\.batchNorm\(\) cannot be compiled faithfully: input 1 \(shape \[3\]\) is changed in place by (mul|add).*nn\.BatchNorm\* updates are recorded\), or call model\.eval\(\)/);
+    expect(Array.from(m.rm.data)).toEqual([0, 0, 0]);
+  });
+  it('jit.trace warns (strict: refuses) when forward changes an input in place', () => {
+    const f = { forward: (x: Tensor) => x.mul_(2).add(1) };
+    const t = jit.trace(f, [randn([2])], { warn: false, checkTrace: false });
+    expect(t.warnings.map((w) => w.kind)).toEqual(['input-mutated']);
+    expect(() => jit.trace(f, [randn([2])], { strict: true, warn: false })).toThrow(/input 0 \(shape \[2\]\) is changed in place by mul/);
   });
 });
 

@@ -1,6 +1,6 @@
 // Test models for BatchNorm in training mode under jit.script (issue 12): running statistics
 // updated by the compiled forward as eager updates them.
-import { nn, type Tensor } from 'kiln';
+import { nn, F, ones, zeros, type Tensor } from 'kiln';
 
 /** Linear → BatchNorm1d (momentum 0.1) → ReLU → Linear → BatchNorm1d (cumulative, momentum null). */
 export class BnMlp extends nn.Module {
@@ -38,5 +38,19 @@ export class BnInBranch extends nn.Module {
 export class VarNet extends nn.Module {
   forward(x: Tensor): Tensor {
     return x.var(0).add(x.std()).add(x.var(1, { unbiased: false }).sum());
+  }
+}
+
+/** F.batchNorm in training mode on the module's own buffers: the update cannot be carried back. */
+export class FunctionalBn extends nn.Module {
+  rm = zeros([3]);
+  rv = ones([3]);
+  constructor() {
+    super();
+    this.registerBuffer('rm', this.rm);
+    this.registerBuffer('rv', this.rv);
+  }
+  forward(x: Tensor): Tensor {
+    return F.batchNorm(x, this.rm, this.rv, { training: true });
   }
 }

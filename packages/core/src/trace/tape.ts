@@ -43,7 +43,7 @@ export interface TapeOp {
 }
 
 export interface TraceWarning {
-  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal' | 'random-generator';
+  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal' | 'random-generator' | 'input-mutated';
   readonly message: string;
   readonly loc?: string;
 }
@@ -82,7 +82,12 @@ class Recorder implements DispatchObserver, TraceListener {
     for (const [name, t] of params) this.paramsByStorage.set(t._storage, { name, tensor: t });
   }
 
-  addInput(t: Tensor, index: number): void { this.bind(t, this.push({ kind: 'input', index }, t)); }
+  private readonly inputs: Tensor[] = [];
+
+  addInput(t: Tensor, index: number): void {
+    this.inputs[index] = t;
+    this.bind(t, this.push({ kind: 'input', index }, t));
+  }
 
   private bind(t: Tensor, id: number): void {
     this.ids.set(t, id);
@@ -188,8 +193,21 @@ class Recorder implements DispatchObserver, TraceListener {
 
   markOutputs(ts: Tensor[]): void { this.tape.outputs = ts.map((t) => this.valueOf(t)); }
 
-  /** Records which params/buffers an in-place op rebound to an op result during the run. */
+  /**
+   * Records which params/buffers an in-place op rebound to an op result during the run (buffer
+   * updates), and warns about inputs changed in place, which a graph cannot do to its caller's tensors.
+   */
   markUpdates(): void {
+    this.inputs.forEach((t, index) => {
+      const id = this.ids.get(t);
+      if (id === undefined || this.tape.values[id].source.kind !== 'op') return;
+      const op = this.tape.ops[(this.tape.values[id].source as { op: number }).op];
+      const message = `input ${index} (shape [${t.shape.join(',')}]) is changed in place by ${op.op}${op.loc ? ` at ${op.loc}` : ''} ` +
+        '(e.g. running statistics passed to F.batchNorm in training mode); a compiled graph never changes its inputs, so the caller\'s tensor would keep its old value. ' +
+        'Keep state in module buffers changed by an nn layer (nn.BatchNorm* updates are recorded), or call model.eval()';
+      if (this.strict) throw new TraceError(message, op.loc);
+      this.tape.warnings.push({ kind: 'input-mutated', message, loc: op.loc });
+    });
     for (const { name, tensor } of this.paramsByStorage.values()) {
       const id = this.ids.get(tensor);
       if (id !== undefined && this.tape.values[id].source.kind === 'op') this.tape.updates.push({ name, value: id });
