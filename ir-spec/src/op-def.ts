@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { DType, TypedArray } from './dtype.js';
 import type { TensorType } from './shape.js';
 import type { GradBuilder } from './grad-builder.js';
+import type { RandomSource } from './random.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
 export interface CpuTensor {
@@ -36,6 +37,11 @@ export interface GradDef<A> {
   rule<T>(b: GradBuilder<T>, ctx: GradContext<A, T>): (T | null)[];
 }
 
+/** What a kernel may use besides its inputs: only random ops read it (their generator). */
+export interface KernelContext {
+  readonly generator?: RandomSource;
+}
+
 export interface OpDef<A = any> {
   /** IR name, lower snake case as in PyTorch (`conv2d`, `batch_norm`). */
   readonly name: string;
@@ -49,8 +55,14 @@ export interface OpDef<A = any> {
   readonly elementwise?: boolean;
   /** Dtype/shape rule; throws OpError naming the op and the offending shapes. */
   infer(inputs: readonly (TensorType | null)[], attrs: A): TensorType[];
+  /**
+   * Random ops (`uniform`, `normal`) draw from `ctx.generator` each time they run: passes
+   * must never merge (CSE), fold, hoist or drop them, and each run gives new values. Eager
+   * mode passes kiln's default generator, the runtime its model's generator.
+   */
+  readonly random?: boolean;
   /** Reference CPU kernel over dense row-major buffers; never mutates its inputs. */
-  cpu(inputs: readonly (CpuTensor | null)[], attrs: A): CpuTensor[];
+  cpu(inputs: readonly (CpuTensor | null)[], attrs: A, ctx?: KernelContext): CpuTensor[];
   /** `null`: not differentiable (comparisons, argmax, integer results). */
   readonly grad: GradDef<A> | null;
 }
@@ -71,5 +83,8 @@ export function getOp(name: string): OpDef {
 }
 
 export function hasOp(name: string): boolean { return registry.has(name); }
+
+/** Whether `name` is a registry op marked `random` (it draws from a generator when it runs). */
+export function isRandomOp(name: string): boolean { return registry.get(name)?.random === true; }
 
 export function allOps(): OpDef[] { return [...registry.values()]; }

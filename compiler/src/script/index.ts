@@ -111,6 +111,7 @@ function compile(host: ScriptHost, src: SourceInfo, decl: FunctionLike, mod: Scr
   };
   const result = build(out, 'output');
   outputs.forEach((v, i) => ctx.b.output(result.kind === 'tensor' ? 'output' : names[i], v));
+  ctx.emitBufferUpdates(); // after the method's outputs, so `result` indices stay valid
   return { graph: ctx.b.build(), inputNames, result, reads: ctx.reads };
 }
 

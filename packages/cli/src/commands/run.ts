@@ -16,6 +16,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   batch: { type: 'string' },
   backend: { type: 'string' },
   runs: { type: 'string' },
+  seed: { type: 'string' },
   values: { type: 'string' },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -32,6 +33,8 @@ Options:
   --batch <n>               the size of symbolic dims (N) for random inputs (default 1)
   --backend <cpu|webgpu|auto>  where to run (default auto)
   --runs <n>                run n times and report the median time (default 1)
+  --seed <n>                seed of the generator the graph's random ops (rand, randn,
+                            training-mode dropout) draw from (default: a fixed seed)
   --values <n>              how many values of each output to print (default 8)
   --verbose                 show stack traces on errors
   -h, --help                this help
@@ -53,6 +56,9 @@ export async function runCommand(p: Parsed): Promise<number> {
   if (backend !== 'cpu' && backend !== 'webgpu' && backend !== 'auto') throw new UsageError(`--backend must be cpu, webgpu or auto, got '${backend}'`, 'run');
   const batch = positiveInt(p, 'batch', 1), runs = positiveInt(p, 'runs', 1), shown = positiveInt(p, 'values', 8);
   const path = p.positionals[0];
+  const seedFlag = flagString(p, 'seed');
+  if (seedFlag !== undefined && !/^\d+$/.test(seedFlag)) throw new UsageError(`--seed must be a non-negative integer, got '${seedFlag}'`, 'run');
+  const seed = seedFlag === undefined ? undefined : Number(seedFlag);
   const files = new Map<string, string>();
   for (const f of flagList(p, 'input')) {
     const eq = f.indexOf('=');
@@ -72,7 +78,7 @@ export async function runCommand(p: Parsed): Promise<number> {
   const t0 = performance.now();
   let model;
   try {
-    model = await load(path, { backend });
+    model = await load(path, { backend, seed });
   } catch (e) {
     if (e instanceof Error && (e.name === 'TsgraphError' || e.name === 'RuntimeError')) throw new UserError(`${path}: ${e.message}`, { cause: e });
     throw e;

@@ -10,6 +10,7 @@ import * as F from '../functional/index.js';
 import { Module, Parameter, pyBool, pyFloat, pyVal } from './module.js';
 import { ones_, zeros_ } from './init.js';
 import { checkSize } from './linear.js';
+import * as E from '../ops/elementwise.js';
 import { bindLayerArgs, type ArgSpec, type LayerSignature } from './layer-args.js';
 
 const EPS: ArgSpec = { name: 'eps', kind: 'number' };
@@ -104,11 +105,13 @@ abstract class BatchNormBase extends Module {
     this.checkInputDim(x);
     const c = x.shape[1];
     if (c !== this.numFeatures) throw new Error(`${this.layerName}: input of shape ${fmtShape(x.shape)} has ${c} channels (dim 1), expected numFeatures=${this.numFeatures}`);
-    let factor = this.momentum ?? 0;
+    let factor: number | Tensor = this.momentum ?? 0;
     const nbt = this.num_batches_tracked;
     if (this.training && this.trackRunningStats && nbt) {
       noGrad(() => nbt.add_(1));
-      if (this.momentum === null) factor = 1 / nbt.item(); // cumulative moving average
+      // Cumulative moving average: 1/num_batches_tracked as an op, never read with .item(), so a
+      // compiled train-mode graph computes it from its own (updated) count at run time.
+      if (this.momentum === null) factor = noGrad(() => E.div(1, nbt));
     }
     // Batch statistics in training mode, or when there are no running statistics to use.
     const useBatchStats = this.training || (this.running_mean === null && this.running_var === null);

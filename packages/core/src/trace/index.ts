@@ -6,6 +6,7 @@
 
 import { parseOpAttrs, type Dim, type Graph } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
+import { defaultGenerator } from '../random.js';
 import { recordTape, TraceError, type TraceableModule, type TraceWarning } from './tape.js';
 import { checkConstantArg, type ConstantArg } from './constant-args.js';
 import type { GraphGuard } from './hooks.js';
@@ -66,18 +67,23 @@ export function traceModule(model: TraceableModule, args: readonly unknown[], op
     flat.spec = r.spec;
     return r.tensors;
   };
+  // The graph's params hold the values from before the run: a run that changes buffers in
+  // place (training-mode BatchNorm) records the change as a buffer update instead.
+  const initial = new Map<string, Tensor>([...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])]
+    .map(([name, t]) => [name, new Tensor({ data: t.data.slice(0, t.numel), version: 0 }, t.shape, t.dtype)]));
   const attempt = (recurrentLoops: boolean) => {
     const { tape, result } = recordTape(model, args, flatten, { strict: opts.strict, recurrentLoops });
     const variants = recordVariants(model, args, shapes.symbols, opts.strict, recurrentLoops);
     return { tape, result, general: generalizeTape(tape, variants, accepts) };
   };
   // (Only a dynamic size can change the ops; without one there is nothing to record again.)
-  const before = shapes.symbols.size ? snapshotBuffers(model) : () => {};
+  const restore = shapes.symbols.size ? snapshotState(model) : () => {};
   let run = attempt(false);
   if (run.general.specialized.length) {
     // The ops change with a dynamic size: an LSTM/GRU over a dynamic sequence length unrolls a
-    // different number of steps. Record again (from the same buffers) with those layers as loops.
-    before();
+    // different number of steps. Record again (from the same buffers and generator state) with
+    // those layers as loops.
+    restore();
     const again = attempt(true);
     if (again.general.specialized.length < run.general.specialized.length) run = again;
   }
@@ -87,7 +93,7 @@ export function traceModule(model: TraceableModule, args: readonly unknown[], op
   // A symbol that changes the recorded ops (a loop over x.shape[1]) keeps its example size.
   const dims = shapes.dims.map((ds) => ds.map((d) => (typeof d === 'string' && general.specialized.includes(d) ? shapes.symbols.get(d)!.size : d)));
   if (opts.strict && warnings.length) throw new TraceError(warnings[0].message, warnings[0].loc);
-  const params = new Map<string, Tensor>([...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])]);
+  const params = initial;
   let graph: Graph, hostFunctions: HostFunctions;
   try {
     ({ graph, hostFunctions } = lowerTape(tape, {
@@ -145,16 +151,20 @@ function declaredShapes(args: readonly unknown[], axes: Record<number, Record<nu
   return { dims, symbols };
 }
 
-/** Saves the model's buffers; the returned function puts them back. */
-function snapshotBuffers(model: TraceableModule): () => void {
+/** Saves the model's buffers and the default generator's state; the returned function puts them back. */
+function snapshotState(model: TraceableModule): () => void {
   const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
-  return () => { for (const [t, data] of buffers) t._storage.data.set(data); };
+  const rng = defaultGenerator.getState();
+  return () => {
+    for (const [t, data] of buffers) t._storage.data.set(data);
+    defaultGenerator.setState(rng);
+  };
 }
 
-/** One extra run per symbol with only that symbol's size changed (buffers restored after). */
+/** One extra run per symbol with only that symbol's size changed (buffers and the generator restored after). */
 function recordVariants(model: TraceableModule, args: readonly unknown[], symbols: Map<string, SymbolInfo>, strict?: boolean, recurrentLoops = false): Variant[] {
   if (!symbols.size) return [];
-  const restore = snapshotBuffers(model);
+  const restore = snapshotState(model);
   try {
     return [...symbols].map(([symbol, info]) => {
       const size = info.size + 1;

@@ -3,11 +3,12 @@
 // Invariant: the tape holds concrete shapes and attributes exactly as the run saw them;
 // generalization to symbolic dims happens later (generalize.ts), lowering to IR after that.
 
-import type { Dim, DType, Graph, OpDef, TypedArray } from '@kiln/ir-spec';
+import type { Dim, DType, Graph, KernelContext, OpDef, TypedArray } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver, type DispatchObserver } from '../dispatch.js';
 import { traceHooks, type GraphGuard, type HostFunctions, type TraceListener } from './hooks.js';
 import { userLocation } from './location.js';
+import { defaultGenerator } from '../random.js';
 
 /** Where a tape value comes from. */
 export type ValueSource =
@@ -44,7 +45,7 @@ export interface TapeOp {
 }
 
 export interface TraceWarning {
-  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal';
+  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal' | 'random-generator' | 'input-mutated';
   readonly message: string;
   readonly loc?: string;
 }
@@ -55,6 +56,8 @@ export interface Tape {
   /** Value ids of the flattened outputs. */
   outputs: number[];
   warnings: TraceWarning[];
+  /** Params/buffers the run changed in place (BatchNorm's running statistics): the value now bound to each. */
+  updates: { name: string; value: number }[];
 }
 
 /** The parts of a module the tracer needs (nn.Module satisfies it). */
@@ -68,7 +71,7 @@ export interface TraceableModule {
 }
 
 class Recorder implements DispatchObserver, TraceListener {
-  readonly tape: Tape = { values: [], ops: [], outputs: [], warnings: [] };
+  readonly tape: Tape = { values: [], ops: [], outputs: [], warnings: [], updates: [] };
   private readonly ids = new Map<Tensor, number>();
   /** Latest value id per storage, so views made outside the dispatch (`detach()`) are found. */
   private readonly byStorage = new Map<object, number[]>();
@@ -81,7 +84,12 @@ class Recorder implements DispatchObserver, TraceListener {
     for (const [name, t] of params) this.paramsByStorage.set(t._storage, { name, tensor: t });
   }
 
-  addInput(t: Tensor, index: number): void { this.bind(t, this.push({ kind: 'input', index }, t)); }
+  private readonly inputs: Tensor[] = [];
+
+  addInput(t: Tensor, index: number): void {
+    this.inputs[index] = t;
+    this.bind(t, this.push({ kind: 'input', index }, t));
+  }
 
   private bind(t: Tensor, id: number): void {
     this.ids.set(t, id);
@@ -122,8 +130,16 @@ class Recorder implements DispatchObserver, TraceListener {
     return undefined;
   }
 
-  onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void {
+  onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[], ctx?: KernelContext): void {
     if (this.suspended) return;
+    if (def.random && ctx?.generator && ctx.generator !== defaultGenerator) {
+      // The graph op draws from kiln's default generator (or a loaded model's), not this one.
+      const loc = userLocation();
+      const message = `${def.name}${loc ? ` at ${loc}` : ''} draws from a generator passed as { generator }, but the compiled graph draws from kiln's default generator ` +
+        "(a loaded .tsgraph from its own), so its numbers would differ from this eager run; drop the generator option and seed with manualSeed(s) instead";
+      if (this.strict) throw new TraceError(message, loc);
+      this.tape.warnings.push({ kind: 'random-generator', message, loc });
+    }
     const ins = inputs.map((t) => (t ? this.valueOf(t) : null));
     const opIndex = this.tape.ops.length;
     const outs = outputs.map((t, k) => {
@@ -186,6 +202,27 @@ class Recorder implements DispatchObserver, TraceListener {
   }
 
   markOutputs(ts: Tensor[]): void { this.tape.outputs = ts.map((t) => this.valueOf(t)); }
+
+  /**
+   * Records which params/buffers an in-place op rebound to an op result during the run (buffer
+   * updates), and warns about inputs changed in place, which a graph cannot do to its caller's tensors.
+   */
+  markUpdates(): void {
+    this.inputs.forEach((t, index) => {
+      const id = this.ids.get(t);
+      if (id === undefined || this.tape.values[id].source.kind !== 'op') return;
+      const op = this.tape.ops[(this.tape.values[id].source as { op: number }).op];
+      const message = `input ${index} (shape [${t.shape.join(',')}]) is changed in place by ${op.op}${op.loc ? ` at ${op.loc}` : ''} ` +
+        '(e.g. running statistics passed to F.batchNorm in training mode); a compiled graph never changes its inputs, so the caller\'s tensor would keep its old value. ' +
+        'Keep state in module buffers changed by an nn layer (nn.BatchNorm* updates are recorded), or call model.eval()';
+      if (this.strict) throw new TraceError(message, op.loc);
+      this.tape.warnings.push({ kind: 'input-mutated', message, loc: op.loc });
+    });
+    for (const { name, tensor } of this.paramsByStorage.values()) {
+      const id = this.ids.get(tensor);
+      if (id !== undefined && this.tape.values[id].source.kind === 'op') this.tape.updates.push({ name, value: id });
+    }
+  }
 }
 
 /** A trace that cannot be trusted (strict mode), with the user's source location. */
@@ -213,6 +250,7 @@ export function recordTape(
   try {
     const result = withObserver(rec, () => model.forward(...inputs));
     rec.markOutputs(flatten(result));
+    rec.markUpdates();
     return { tape: rec.tape, result };
   } finally {
     traceHooks.listener = prev;

@@ -4,9 +4,9 @@
 // only graphs optimized from the source's specialization for the call (guards.ts), never one
 // compiled for other attribute values, and never calls user code to learn output structure.
 
-import { trace as tracer, type Tensor } from '@kiln/core';
+import { defaultGenerator, trace as tracer, type Tensor } from '@kiln/core';
 import { runPipeline, type PassRecord, type PipelineOptions } from '@kiln/compiler';
-import type { Graph } from '@kiln/ir-spec';
+import { bufferUpdates, type Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { GuardSet } from './guards.js';
 import { graphListing } from './listing.js';
@@ -124,9 +124,15 @@ export class OptimizedModule {
   private optimized(source: Specialization, opts: PipelineOptions): Entry {
     let e = this.entries.get(source);
     if (!e) {
+      // A training-mode graph updates buffers (BatchNorm statistics): it is state, not an inference graph.
+      const updates = bufferUpdates(source.graph);
+      if (updates.length) {
+        throw new Error(`jit.freeze/optimizeForInference: graph @${source.graph.name} updates buffers (${updates.map((u) => `'${u.param}'`).join(', ')}: running statistics of a layer in training mode); ` +
+          'call model.eval() before tracing or scripting, then optimize');
+      }
       const r = runPipeline(source.graph, opts);
       const spec: Specialization = { graph: r.graph, guards: source.guards, inputs: source.inputs, rebuild: source.rebuild };
-      e = { spec, model: createModel(r.graph, { hostFunctions: this.hostFunctions(r.graph) }), timings: r.timings };
+      e = { spec, model: createModel(r.graph, { hostFunctions: this.hostFunctions(r.graph), generator: defaultGenerator }), timings: r.timings };
       this.entries.set(source, e);
     }
     return e;

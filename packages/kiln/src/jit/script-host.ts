@@ -1,10 +1,13 @@
 // The eager side of jit.script: adapts an nn.Module to the compiler's ScriptableModule and
 // implements ScriptHost.traceCall by tracing one eager call (a tensor method, a library
 // function, a built-in layer) on example tensors whose symbolic dims are varied by the tracer.
-// Invariant: example data never touches the global random generator, and a call whose
-// trace is not shape-generic is reported through `warnings`, never silently baked in.
+// Invariant: compiling never touches the global random generator (example data comes from a
+// private one, and a call that draws — rand, dropout — runs between a save and a restore of its
+// state) nor a module's state (buffers a call updates in place, e.g. BatchNorm's running
+// statistics in training mode, are restored), and a call whose trace is not shape-generic is
+// reported through `warnings`, never silently baked in.
 
-import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import * as core from '@kiln/core';
 import type { CallResult, MethodMark, MethodOwner, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
 import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
@@ -196,6 +199,22 @@ function resolveFunction(name: string): Function | undefined {
   return v;
 }
 
+/**
+ * Runs `fn` (an eager call on example data) leaving kiln's global generator and the buffers of
+ * `module` and its submodules as they were: compiling must not draw random numbers a user's
+ * next eager call would have drawn, nor move BatchNorm running statistics with example data.
+ */
+function untouched<R>(module: nn.Module | undefined, fn: () => R): R {
+  const rng = defaultGenerator.getState();
+  const saved = (module?.namedBuffers() ?? []).map(([, t]) => [t, t._storage.data.slice()] as const);
+  try {
+    return fn();
+  } finally {
+    defaultGenerator.setState(rng);
+    for (const [t, data] of saved) t._storage.data.set(data);
+  }
+}
+
 /** The host jit.script compiles against: the eager library, reached by tracing single calls. */
 export function createScriptHost(adapters: Adapters): ScriptHost {
   const moduleOf = (m: ScriptableModule): nn.Module => {
@@ -239,7 +258,7 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       const target: TraceTarget = { kind: 'module', module, method };
       const run = (bump: number) => {
         const ts = inputs.map((inp, i) => exampleTensor({ ...inp, shape: inp.shape.map((d, k) => (k in inp.axes ? d + bump : d)) }, i));
-        return noGrad(() => invoke(target, inputs, ts, args));
+        return untouched(moduleOf(module), () => noGrad(() => invoke(target, inputs, ts, args)));
       };
       const dynamic = inputs.some((inp) => Object.keys(inp.axes).length);
       const base = run(0);
@@ -270,18 +289,31 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       };
       const dynamicAxes: Record<number, Record<number, string>> = {};
       inputs.forEach((inp, i) => { if (Object.keys(inp.axes).length) dynamicAxes[i] = { ...inp.axes }; });
-      const r = noGrad(() => tracer.traceModule(model, examples, { dynamicAxes, inputNames: inputs.map((_, i) => `in${i}`), name: 'call' }));
+      const owner = target.kind === 'module' ? moduleOf(target.module) : undefined;
+      const r = untouched(owner, () => noGrad(() => tracer.traceModule(model, examples, { dynamicAxes, inputNames: inputs.map((_, i) => `in${i}`), name: 'call' })));
       const first = spec!;
       // Numbers a call returns must not depend on the dynamic sizes (they are folded).
-      const warnings = r.warnings.map((w) => w.message);
+      const warnings = r.warnings.map((w) => withoutScriptAdvice(w.message));
       if (hasStatic(first) && Object.keys(dynamicAxes).length) {
         const bumped = inputs.map((inp, i) => exampleTensor({ ...inp, shape: inp.shape.map((d, k) => (k in inp.axes ? d + 1 : d)) }, i));
-        const again = noGrad(() => { flat.length = 0; return structure(invoke(target, inputs, bumped, args)); });
+        const again = untouched(owner, () => noGrad(() => { flat.length = 0; return structure(invoke(target, inputs, bumped, args)); }));
         if (JSON.stringify(again) !== JSON.stringify(first)) warnings.push('it returns a number that depends on a dynamic size, which would be fixed at compile time.');
       }
       return { graph: r.graph, result: first, warnings };
     },
   };
+}
+
+/**
+ * A trace warning as jit.script reports it: the tracer's advice to use jit.script is dropped
+ * (this is jit.script; the scripter adds what to do instead).
+ */
+export function withoutScriptAdvice(message: string): string {
+  return message
+    .replace(' Use jit.script for this module, or do not declare this axis dynamic.', '')
+    .replace(' Use jit.script for this module.', '')
+    .replace(', or use jit.script.', '.')
+    .replace(', or compile this module with jit.script, which keeps data-dependent control flow.', '.');
 }
 
 /** The types of a probed method's results (`a` at the example sizes, `b` with the sizes bumped). */

@@ -8,7 +8,7 @@
 // With `dynamicAxes` exactly the dims it names are symbolic (script-axes.ts).
 // Invariant: the compiled graph computes what eager computes, or jit.script throws a ScriptError.
 
-import { nn, Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, nn, Tensor, trace as tracer } from '@kiln/core';
 import { scriptFunction, scriptModule, type CallResult, type ScriptInput, type ScriptedGraph } from '@kiln/compiler';
 import type { Dim, Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
@@ -20,6 +20,7 @@ import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
 import { toTensor } from './tensors.js';
 import { axesInput, axesShapes, type DynamicAxes } from './script-axes.js';
+import { buffersOf, updatesInTraceError, withCurrentBuffers, withModuleBuffers } from './module-state.js';
 
 export { ScriptError } from '@kiln/compiler';
 
@@ -85,12 +86,15 @@ export class ScriptModule {
   forward(...args: unknown[]): any {
     const run = () => {
       const c = this.compileFor(args);
-      return { c, outs: c.model.runSync(args.map(scalarInput)).map(toTensor) };
+      // Training-mode BatchNorm: the module's running statistics go in and the new ones come back.
+      return { c, outs: withModuleBuffers(c.model, this.buffers, () => c.model.runSync(args.map(scalarInput))).map(toTensor) };
     };
     // Inside jit.trace (hybrid mode) the trace records this whole graph, if/loop regions included,
     // not the one path these inputs take; compiling and running it are not recorded.
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
+      const refuse = updatesInTraceError(listener.suspend(() => this.compileFor(args)).scripted.graph);
+      if (refuse) throw refuse;
       const { c, outs } = listener.suspend(run);
       listener.onGraphCall(c.scripted.graph, args, outs, this.hostFunctions(c.scripted.graph), c.guards);
       return rebuild(c.scripted.result, outs);
@@ -110,6 +114,7 @@ export class ScriptModule {
       const scripted = this.target.kind === 'module'
         ? scriptModule(host, adapters.of(this.target.module), symbolize(kinds), this.methodName, { name: this.opts.name })
         : scriptFunction(host, Function.prototype.toString.call(this.target.fn), this.target.fn.name, symbolize(kinds), this.opts.sourceFile, { name: this.opts.name });
+      // Random ops draw from kiln's generator, as eager does: manualSeed(s) then forward gives eager's numbers.
       const guards = guardsForReads(scripted.reads, moduleOfAdapter);
       const spec: Specialization = {
         graph: scripted.graph,
@@ -117,7 +122,7 @@ export class ScriptModule {
         inputs: (xs) => xs.map(scalarInput),
         rebuild: (outs) => rebuild(scripted.result, outs),
       };
-      c = { scripted, guards, spec, model: createModel(scripted.graph, { hostFunctions: this.hostFunctions(scripted.graph) }) };
+      c = { scripted, guards, spec, model: createModel(scripted.graph, { hostFunctions: this.hostFunctions(scripted.graph), generator: defaultGenerator }) };
       this.cache.set(key, guards, c);
     }
     this.last = c;
@@ -156,8 +161,15 @@ export class ScriptModule {
     return this.target.kind === 'module' ? hostFunctionsFor(this.target.module, graph) : {};
   }
 
-  /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
-  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
+  /** The module's buffers by name (a scripted function has none). */
+  private readonly buffers = () => (this.target.kind === 'module' ? buffersOf(this.target.module)() : new Map<string, Tensor>());
+
+  /**
+   * The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers.
+   * A training-mode graph that updates buffers (BatchNorm statistics) stores their current values
+   * and declares the updates: the loaded model keeps that state from run to run.
+   */
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(withCurrentBuffers(this.graph, this.buffers), opts); }
 
   /** Writes the current graph as a `.tsgraph` file (Node). */
   async save(path: string, opts: SaveOptions = {}): Promise<void> {

@@ -4,7 +4,7 @@
 // constants of the trace and scripted submodules' attributes are guarded: a call that differs
 // from what was traced throws a TraceArgumentError / GuardError instead of running a wrong graph.
 
-import { Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, Tensor, trace as tracer } from '@kiln/core';
 import type { Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
@@ -12,6 +12,7 @@ import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
 import { GuardSet, type Guard } from './guards.js';
 import type { Specialization } from './specialization.js';
+import { buffersOf, updatesInTraceError, withCurrentBuffers, withModuleBuffers, type BufferLookup } from './module-state.js';
 
 export interface TraceOptions extends tracer.TraceOptions {
   /** Run the graph against eager on the example and `checkInputs` (default true). */
@@ -55,6 +56,8 @@ export interface TraceAssumptions {
   readonly constantArgs?: readonly tracer.ConstantArg[];
   /** Attributes the scripted graphs inlined by the trace were specialized on. */
   readonly guards?: GuardSet;
+  /** The traced module's buffers: a training-mode graph updates them (BatchNorm statistics), as eager does. */
+  readonly buffers?: BufferLookup;
 }
 
 /**
@@ -69,6 +72,7 @@ export class TracedModule {
   readonly constantArgs: readonly tracer.ConstantArg[];
   /** What the graph assumed about module attributes (from the scripted graphs it inlines). */
   readonly guards: GuardSet;
+  private readonly buffers: BufferLookup;
 
   constructor(
     readonly graph: Graph,
@@ -79,7 +83,9 @@ export class TracedModule {
   ) {
     this.constantArgs = assumptions.constantArgs ?? [];
     this.guards = assumptions.guards ?? GuardSet.empty;
-    this.model = createModel(graph, { hostFunctions: this.hostFunctions(graph) });
+    this.buffers = assumptions.buffers ?? (() => new Map());
+    // Random ops draw from kiln's generator, as eager does: manualSeed(s) then forward gives eager's numbers.
+    this.model = createModel(graph, { hostFunctions: this.hostFunctions(graph), generator: defaultGenerator });
   }
 
   /** The JavaScript functions `graph`'s host_call nodes (@jit.ignore methods of scripted submodules) call. */
@@ -133,10 +139,12 @@ export class TracedModule {
   /** Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object). */
   forward(...args: unknown[]): any {
     const inputs = this.tensorInputs(args);
-    const run = () => this.model.runSync(inputs).map(toTensor);
+    const run = () => withModuleBuffers(this.model, this.buffers, () => this.model.runSync(inputs)).map(toTensor);
     // Inside another jit.trace, that trace records this graph as it is (not a baked constant).
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
+      const refuse = updatesInTraceError(this.graph);
+      if (refuse) throw refuse;
       const outs = listener.suspend(run);
       listener.onGraphCall(this.graph, inputs, outs, this.hostFunctions(this.graph), this.guards);
       return tracer.unflattenOutput(this.outputSpec, outs);
@@ -147,8 +155,11 @@ export class TracedModule {
   /** The graph as a readable TypeScript-like listing. */
   get code(): string { return graphListing(this.graph); }
 
-  /** The `.tsgraph` bytes of this graph, with the WGSL kernels of every node codegen covers. */
-  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
+  /**
+   * The `.tsgraph` bytes of this graph, with the WGSL kernels of every node codegen covers. A
+   * training-mode graph that updates buffers stores their current values and declares the updates.
+   */
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(withCurrentBuffers(this.graph, this.buffers), opts); }
 
   /** Writes the `.tsgraph` file (Node). */
   async save(path: string, opts: SaveOptions = {}): Promise<void> {
@@ -178,10 +189,19 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | unk
   const guards = new GuardSet(r.guards.flatMap(({ scope, guards: g }) => (g instanceof GuardSet ? g.guards : [{
     check: () => { const now = g.describeFailure(); return now ? { attribute: 'an attribute of a compiled submodule', was: 'as traced', now } : undefined; },
   }]).map((one) => (scope ? scoped(one, scope) : one))));
-  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>, { constantArgs: r.constantArgs, guards });
+  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>, { constantArgs: r.constantArgs, guards, buffers: buffersOf(model) });
   if (opts.checkTrace ?? true) {
     const sets = [inputs, ...(opts.checkInputs ?? [])];
-    sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
+    // Checking leaves the module as the trace left it: one step of the generator and of the
+    // buffers a training-mode forward updates (BatchNorm statistics), as one eager call would.
+    const rng = defaultGenerator.getState();
+    const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
+    try {
+      sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
+    } finally {
+      defaultGenerator.setState(rng);
+      for (const [t, data] of buffers) t._storage.data.set(data);
+    }
   }
   return traced;
 }
@@ -197,8 +217,14 @@ function scoped(guard: Guard, scope: string): Guard {
 }
 
 function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, inputs: unknown[], setIndex: number, names: string[], opts: TraceOptions): void {
+  // The graph replays the generator state eager started from, so random ops (dropout in
+  // training mode, rand) draw the same numbers in both runs; buffers too (training-mode BatchNorm).
+  const rng = defaultGenerator.getState();
+  const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
   // Eager runs as the user's call did (grad mode included: a forward may call autograd.grad).
   const want = tracer.flattenOutput(model.forward(...inputs)).tensors;
+  defaultGenerator.setState(rng);
+  for (const [t, data] of buffers) t._storage.data.set(data);
   const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
   let got: Tensor[];
   try {
