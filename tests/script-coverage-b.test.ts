@@ -15,6 +15,7 @@ import {
   ArrayMethods, ArrayQueries, BoundedRefine, LoopClosures, ClosureState, Collect, CollectRuntime, DataRecursion, DeepRecursion, EscapingClosure, FileRecursion, ModuleArray,
   MapLibrary, EmptyReduce, DoublingToN, EscapingUpdate, MovingBound, PassedClosure, ZeroStep, RuntimeFilter, RuntimeShapes, StaticShapes, Steps, TreeModel, WrongWay,
 } from './script-models/coverage-b.js';
+import { caretUnder, scriptErrorOf } from './helpers/script-errors.js';
 
 // WebGPU in Node runs on SwiftShader here (DESIGN.md §7).
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -152,22 +153,7 @@ describe('jit.script coverage on WebGPU', () => {
 });
 
 function scriptError(m: nn.Module, ...args: unknown[]): jit.ScriptError {
-  try {
-    jit.script(m, { sourceFile: FILE }).forward(...args);
-  } catch (e) {
-    expect(e).toBeInstanceOf(jit.ScriptError);
-    return e as jit.ScriptError;
-  }
-  throw new Error('expected a ScriptError');
-}
-
-/** The caret sits under `token` on the reported line. */
-function caretUnder(e: jit.ScriptError, token: string): void {
-  const lines = e.frame.split('\n');
-  const src = lines[lines.length - 2], caret = lines[lines.length - 1];
-  const bar = src.indexOf('| ') + 2;
-  expect(src.slice(bar + e.col - 1).startsWith(token)).toBe(true);
-  expect(caret.indexOf('^')).toBe(bar + e.col - 1);
+  return scriptErrorOf(m, { sourceFile: FILE }, ...args);
 }
 
 /** The 1-based number of the first line containing `text` after the declaration of class `cls`. */

@@ -7,26 +7,12 @@ import {
   BranchTypesDiffer, CapturesMutable, LabelledLoop, ReturnInRunTimeLoop, SwitchDefaultFirst, SwitchFallsThrough, SwitchInnerBreak,
   TensorCompound, TensorCondition, UsesAsync, UsesClassExpression, UsesClosure, UsesTry,
 } from './script-models/unsupported.js';
+import { caretUnder, scriptErrorOf } from './helpers/script-errors.js';
 
 const FILE = fileURLToPath(new URL('./script-models/unsupported.ts', import.meta.url));
 
 function scriptError(m: nn.Module): jit.ScriptError {
-  try {
-    jit.script(m, { sourceFile: FILE }).forward(randn([2, 3]));
-  } catch (e) {
-    expect(e).toBeInstanceOf(jit.ScriptError);
-    return e as jit.ScriptError;
-  }
-  throw new Error('expected a ScriptError');
-}
-
-/** The caret sits under `token` on the reported line. */
-function caretUnder(e: jit.ScriptError, token: string): void {
-  const lines = e.frame.split('\n');
-  const src = lines[lines.length - 2], caret = lines[lines.length - 1];
-  const bar = src.indexOf('| ') + 2;
-  expect(src.slice(bar + e.col - 1).startsWith(token)).toBe(true);
-  expect(caret.indexOf('^')).toBe(bar + e.col - 1);
+  return scriptErrorOf(m, { sourceFile: FILE }, randn([2, 3]));
 }
 
 describe('jit.script errors', () => {

@@ -5,17 +5,12 @@ import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { jit, randn, type nn } from 'kiln';
 import { CallsParameters, CallsUntyped } from './script-models/library-calls.js';
+import { scriptErrorOf } from './helpers/script-errors.js';
 
 const FILE = fileURLToPath(new URL('./script-models/library-calls.ts', import.meta.url));
 
 function scriptError(m: nn.Module, sourceFile?: string): jit.ScriptError {
-  try {
-    jit.script(m, sourceFile ? { sourceFile } : {}).forward(randn([2, 3]));
-  } catch (e) {
-    expect(e).toBeInstanceOf(jit.ScriptError);
-    return e as jit.ScriptError;
-  }
-  throw new Error('expected a ScriptError');
+  return scriptErrorOf(m, sourceFile ? { sourceFile } : {}, randn([2, 3]));
 }
 
 describe('errors inside inlined library code', () => {
