@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodeTsgraph, encodeTsgraph } from '@kiln/ir-spec';
+import { decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType } from '@kiln/ir-spec';
+import { fuseElementwise } from '../compiler/src/passes/fuse-elementwise.js';
 import { manualSeed, noGrad, randn, full, tensor, type Tensor } from 'kiln';
 import { SmallCnn } from './cli-fixtures/small-cnn.js';
 import { Gate } from './cli-fixtures/gate.js';
@@ -206,6 +207,20 @@ describe('kiln CLI', () => {
       expect([bad.code, bad.stderr.includes('BAD_MAGIC: not a .tsgraph file')]).toEqual([1, true]);
     });
 
+    it('inspect: the blob checksum (verified), none for a format 1.0 file, and a corrupted file refused', () => {
+      const { header } = decodeTsgraph(new Uint8Array(readFileSync(cnnFile)));
+      expect(ok('inspect', cnnFile, '--no-ir').stdout).toMatch(new RegExp(`^  checksum +xxh32 ${header.checksum?.blob} \\(verified\\)$`, 'm'));
+      const old = ok('inspect', 'tests/fixtures/cnn-format-1.0.tsgraph', '--no-ir');
+      expect(old.stdout).toMatch(/^  checksum +none \(a format 1\.0 file, written before checksums; re-save it to add one\)$/m);
+      const bytes = new Uint8Array(readFileSync(cnnFile));
+      bytes[bytes.length - 100] ^= 1;
+      const corrupt = join(TMP, 'corrupt.tsgraph');
+      writeFileSync(corrupt, bytes);
+      const r = kiln('inspect', corrupt);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`${corrupt}: CHECKSUM_MISMATCH: the tensor data`);
+    });
+
     it('inspect: the kernels a file carries (name, key, dispatch grid, WGSL size)', () => {
       const g = GRAPHS.cnn();
       const { kernels } = generateWgsl(g);
@@ -226,6 +241,21 @@ describe('kiln CLI', () => {
       const partial = join(TMP, 'partial-kernels.tsgraph');
       writeFileSync(partial, encodeTsgraph(g, { kernels: kernels.filter((k) => !k.key.includes('conv2d')) }));
       expect(ok('inspect', partial, '--no-ir').stdout).toMatch(/backends +cpu \(webgpu: no WGSL for \d+ nodes?: [a-z_0-9, ]*conv2d/);
+    });
+
+    it('inspect: a node or kernel wider than WebGPU\'s default 8 storage buffers is named with the reason', () => {
+      const b = new GraphBuilder('wide');
+      const xs = Array.from({ length: 10 }, (_, i) => b.input(`x${i}`, tensorType('float32', ['N', 4])));
+      b.output('y', xs.slice(1).reduce((acc, x) => b.op1('add', [acc, x]), xs[0]));
+      const g = fuseElementwise(b.build(), { maxStorageBuffers: 16 }); // one node over 10 inputs
+      const noKernel = join(TMP, 'wide-no-kernel.tsgraph');
+      writeFileSync(noKernel, encodeTsgraph(g, { kernels: generateWgsl(g).kernels }));
+      expect(ok('inspect', noKernel, '--no-ir').stdout).toContain('backends   cpu (webgpu: no WGSL for 1 node: fused_elementwise; fused_elementwise reads 10 tensors and writes 1, ' +
+        "so its kernel would bind 11 storage buffers, over WebGPU's limit of 8 per shader stage (maxStorageBuffersPerShaderStage))");
+      const wideKernel = join(TMP, 'wide-kernel.tsgraph');
+      writeFileSync(wideKernel, encodeTsgraph(g, { kernels: generateWgsl(g, { maxStorageBuffers: 16 }).kernels }));
+      expect(ok('inspect', wideKernel, '--no-ir').stdout).toContain(
+        "backends   cpu, webgpu (only on adapters with maxStorageBuffersPerShaderStage >= 11: kernel 'fused_elementwise_0' binds 11 storage buffers, over WebGPU's default of 8)");
     });
 
     it('viz --format dot: one box per node, the if regions as clusters, fused kernels outlined', () => {

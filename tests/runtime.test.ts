@@ -27,7 +27,7 @@ const numel = (shape: readonly number[]) => shape.reduce((a, d) => a * d, 1);
 const f32 = (shape: number[], seed: number): CpuTensor => ({ data: values(numel(shape), seed), shape, dtype: 'float32' });
 /** An op's kernel with the primitives the CPU device passes (WebAssembly SIMD where available). */
 const kernel = (op: string, inputs: (CpuTensor | null)[], attrs: Record<string, unknown> = {}): CpuTensor[] =>
-  getOp(op).cpu(inputs, getOp(op).attrs.parse(attrs), fastPrimitives());
+  getOp(op).cpu(inputs, getOp(op).attrs.parse(attrs), { prims: fastPrimitives() });
 const k1 = (op: string, inputs: (CpuTensor | null)[], attrs: Record<string, unknown> = {}) => kernel(op, inputs, attrs)[0];
 
 /** Expects a RuntimeError with `code` whose message contains every fragment. */

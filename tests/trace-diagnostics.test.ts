@@ -275,9 +275,9 @@ describe('jit.trace: dynamic sizes baked in', () => {
 });
 
 describe('jit.trace: shape-dependent control flow', () => {
-  it('an LSTM with a dynamic sequence length: the unrolled steps change with T, so the trace warns and suggests jit.script', async () => {
-    const { LstmModel } = await import('./models/trace-models.js');
-    const m = new LstmModel();
+  it('a loop over a dynamic sequence length written in forward: the ops change with T, so the trace warns, fixes T and suggests jit.script', async () => {
+    const { DecayOverSteps } = await import('./script-models/sequence.js');
+    const m = new DecayOverSteps();
     m.eval();
     const traced = jit.trace(m, [randn([2, 5, 6])], { dynamicAxes: { 0: { 0: 'N', 1: 'T' } }, warn: false, checkInputs: [[randn([7, 5, 6])]] });
     const flow = traced.warnings.filter((w) => w.kind === 'control-flow');
@@ -289,5 +289,14 @@ describe('jit.trace: shape-dependent control flow', () => {
     expect(traced.graph.metadata).toEqual({ training: 'false' });
     expect(() => jit.trace(m, [randn([2, 5, 6])], { dynamicAxes: { 0: { 0: 'N', 1: 'T' } }, strict: true }))
       .toThrowError(jit.TraceError);
+  });
+
+  it('an LSTM with a dynamic sequence length is no such case: it is recorded as a loop over T (tests/dynamic-axes.test.ts), without a warning', async () => {
+    const { LstmModel } = await import('./models/trace-models.js');
+    const m = new LstmModel();
+    m.eval();
+    const traced = jit.trace(m, [randn([2, 5, 6])], { dynamicAxes: { 0: { 0: 'N', 1: 'T' } }, strict: true, checkInputs: [[randn([7, 3, 6])]] });
+    expect(traced.warnings).toEqual([]);
+    expect(traced.graph.inputs[0].value.type).toMatchObject({ shape: ['N', 'T', 6] });
   });
 });

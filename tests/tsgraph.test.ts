@@ -16,7 +16,7 @@ import { parseTypeString } from '../ir-spec/src/tsgraph/type-string.js';
 import { canonicalJson, decodeAttrs, encodeAttrs } from '../ir-spec/src/tsgraph/json.js';
 import { buildUnchecked } from './setup/ir-roundtrip.js';
 import { GRAPHS, cnnGraph, dumpGraph, loopGraph, weights } from './fixtures/tsgraph-graphs.js';
-import { assemble, deleteAt, disassemble, editHeader, getAt, setAt, type Json } from './fixtures/tsgraph-craft.js';
+import { assemble, deleteAt, disassemble, editHeader, getAt, setAt, withChecksum, type Json } from './fixtures/tsgraph-craft.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const UPDATE = process.env.KILN_UPDATE_FIXTURES === '1';
@@ -126,16 +126,16 @@ describe('.tsgraph layout', () => {
   const parts = disassemble(bytes);
   const header = JSON.parse(parts.header) as { tensors: { name: string; offset: number; length: number }[]; inputs: unknown; outputs: unknown };
 
-  it('has the magic, version 1.0, zero flags and the header length', () => {
+  it('has the magic, version 1.1, zero flags and the header length', () => {
     expect(new TextDecoder().decode(bytes.subarray(0, 8))).toBe('KILNGRPH');
-    expect([view.getUint16(8, true), view.getUint16(10, true), view.getUint32(12, true)]).toEqual([1, 0, 0]);
+    expect([view.getUint16(8, true), view.getUint16(10, true), view.getUint32(12, true)]).toEqual([1, 1, 0]);
     expect(Number(view.getBigUint64(16, true))).toBe(new TextEncoder().encode(parts.header).length);
     expect(assemble(parts)).toEqual(bytes);
   });
 
   it('writes canonical JSON (sorted keys, no whitespace) and zero padding up to a 64-byte blob start', () => {
     const h = JSON.parse(parts.header) as Record<string, unknown>;
-    expect(Object.keys(h)).toEqual(['format', 'graph', 'inputs', 'kernels', 'metadata', 'outputs', 'plan', 'producer', 'tensors']);
+    expect(Object.keys(h)).toEqual(['checksum', 'format', 'graph', 'inputs', 'kernels', 'metadata', 'outputs', 'plan', 'producer', 'tensors']);
     expect(parts.header).not.toMatch(/\n|": /);
     const len = Number(view.getBigUint64(16, true));
     const blobStart = Math.ceil((24 + len) / 64) * 64;
@@ -208,7 +208,7 @@ describe('.tsgraph refusals: one crafted file per code', () => {
   const loop = encodeTsgraph(loopGraph());
 
   it('names every code in TSGRAPH_ERROR_CODES', () => {
-    expect([...TSGRAPH_ERROR_CODES].sort()).toEqual(['BAD_JSON', 'BAD_MAGIC', 'HEADER_TOO_LARGE', 'OFFSET_OUT_OF_RANGE', 'OVERLAP',
+    expect([...TSGRAPH_ERROR_CODES].sort()).toEqual(['BAD_JSON', 'BAD_MAGIC', 'CHECKSUM_MISMATCH', 'HEADER_TOO_LARGE', 'OFFSET_OUT_OF_RANGE', 'OVERLAP',
       'SCHEMA', 'SIZE_MISMATCH', 'TRUNCATED', 'UNKNOWN_OP', 'UNSUPPORTED_VERSION', 'VERIFY']);
   });
 
@@ -231,7 +231,7 @@ describe('.tsgraph refusals: one crafted file per code', () => {
   it('UNSUPPORTED_VERSION: a newer major says which version the file has and which this reader supports', () => {
     const e = expectCode(assemble({ ...disassemble(good), major: 2, minor: 3 }), 'UNSUPPORTED_VERSION', /version 2\.3/, /supports version 1\./, /upgrade Kiln/);
     expect(e.message).not.toMatch(/SCHEMA/);
-    expectCode(assemble({ ...disassemble(good), major: 0 }), 'UNSUPPORTED_VERSION', /version 0\.0/);
+    expectCode(assemble({ ...disassemble(good), major: 0 }), 'UNSUPPORTED_VERSION', /version 0\.1/);
     expectCode(assemble({ ...disassemble(good), flags: 4 }), 'UNSUPPORTED_VERSION', /flags 0x4/);
   });
 
@@ -275,7 +275,7 @@ describe('.tsgraph refusals: one crafted file per code', () => {
       const ts = getAt(h, 'tensors') as Json[];
       ts.reverse();
     }), 'SCHEMA', /sorted/);
-    expectCode(editHeader(good, (h) => setAt(h, 'format.major', 2)), 'SCHEMA', /prefix says 1\.0/);
+    expectCode(editHeader(good, (h) => setAt(h, 'format.major', 2)), 'SCHEMA', /prefix says 1\.1/);
     expectCode(editHeader(good, (h) => setAt(h, 'graph.nodes.0.attrs.stride', { $num: 'big' })), 'SCHEMA', /\$num/);
     const p = disassemble(good);
     expectCode(assemble({ ...p, header: `{"__proto__": {}, ${p.header.slice(1)}` }), 'SCHEMA', /__proto__/);
@@ -288,7 +288,15 @@ describe('.tsgraph refusals: one crafted file per code', () => {
     const mask = h.tensors.find((t) => t.name === 'classifier.mask')!;
     const blob = p.blob.slice();
     blob[mask.offset + 2] = 2;
-    expectCode(assemble({ ...p, blob }), 'SCHEMA', /classifier\.mask/, /element 2/);
+    // With the checksum updated to match (else CHECKSUM_MISMATCH comes first), the value check still refuses it.
+    expectCode(withChecksum({ ...p, blob }), 'SCHEMA', /classifier\.mask/, /element 2/);
+  });
+
+  it('CHECKSUM_MISMATCH: one flipped bit in a weight, named with both checksums and the way out', () => {
+    const p = disassemble(good);
+    const blob = p.blob.slice();
+    blob[5] ^= 0x10;
+    expectCode(assemble({ ...p, blob }), 'CHECKSUM_MISMATCH', /xxh32 checksum [0-9a-f]{8} but the header records [0-9a-f]{8}/, /copy the file again/, /verifyChecksum: false/);
   });
 
   it('OFFSET_OUT_OF_RANGE: a tensor past the end of the blob', () => {

@@ -20,7 +20,14 @@ import { planMemory } from './passes/plan-memory.js';
 import { prepackWeights } from './passes/prepack-weights.js';
 import { removeDropout } from './passes/remove-dropout.js';
 
-export type Pass = (g: Graph) => Graph;
+/** What the passes may need to know about the target (the same for every pass of a run). */
+export interface PassOptions {
+  /** Storage buffers one WebGPU kernel may bind (default 8, WebGPU's default `maxStorageBuffersPerShaderStage`). */
+  readonly maxStorageBuffers?: number;
+}
+
+/** A pass: most ignore the options; those that size kernels (fuse-elementwise) read the target's limits. */
+export type Pass = (g: Graph, opts?: PassOptions) => Graph;
 
 /** Every pass by its name (= file name = CLI name = golden-test folder). */
 export const PASSES: Readonly<Record<string, Pass>> = {
@@ -34,7 +41,7 @@ export const PASSES: Readonly<Record<string, Pass>> = {
   'fold-linear-bn': foldLinearBn,
   'fold-channel-affine': foldChannelAffine,
   'fuse-epilogue': fuseEpilogue,
-  'fuse-elementwise': fuseElementwise,
+  'fuse-elementwise': (g, opts) => fuseElementwise(g, { maxStorageBuffers: opts?.maxStorageBuffers }),
   'prepack-weights': prepackWeights,
   'plan-memory': planMemory,
 };
@@ -49,7 +56,7 @@ export const LEVELS: Readonly<Record<0 | 1 | 2, readonly string[]>> = {
   2: [...O1, 'fold-conv-bn', 'fold-linear-bn', 'fold-channel-affine', 'fuse-epilogue', 'fuse-elementwise', 'prepack-weights', 'eliminate-dead-code', 'plan-memory'],
 };
 
-export interface PipelineOptions {
+export interface PipelineOptions extends PassOptions {
   /** -O level (default 2): 0 none, 1 freeze and cleanups, 2 everything. */
   readonly level?: 0 | 1 | 2;
   /** Run exactly these passes (names of PASSES) instead of the level's list. */
@@ -131,7 +138,7 @@ export function runPipeline(g: Graph, opts: PipelineOptions = {}): PipelineResul
   let cur = g;
   for (const name of names) {
     const t0 = performance.now();
-    const next = PASSES[name](cur);
+    const next = PASSES[name](cur, { maxStorageBuffers: opts.maxStorageBuffers });
     timings.push({ pass: name, ms: performance.now() - t0, changed: next !== cur });
     cur = next;
     if (opts.verifyEach) {

@@ -2,6 +2,7 @@
 export * from './dtype.js';
 export * from './shape.js';
 export * from './op-def.js';
+export * from './random.js';
 export * from './grad-builder.js';
 export * from './ops/index.js';
 export * from './ir/index.js';

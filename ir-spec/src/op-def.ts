@@ -7,6 +7,7 @@ import type { DType, TypedArray } from './dtype.js';
 import type { TensorType } from './shape.js';
 import type { GradBuilder } from './grad-builder.js';
 import type { CpuPrimitives } from './kernels/primitives.js';
+import type { RandomSource } from './random.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
 export interface CpuTensor {
@@ -37,6 +38,15 @@ export interface GradDef<A> {
   rule<T>(b: GradBuilder<T>, ctx: GradContext<A, T>): (T | null)[];
 }
 
+/**
+ * What a kernel may use besides its inputs: random ops read the generator; kernels with inner
+ * products take the running device's hot loops from `prims` (primitivesOf(ctx)).
+ */
+export interface KernelContext {
+  readonly generator?: RandomSource;
+  readonly prims?: CpuPrimitives;
+}
+
 export interface OpDef<A = any> {
   /** IR name, lower snake case as in PyTorch (`conv2d`, `batch_norm`). */
   readonly name: string;
@@ -51,10 +61,13 @@ export interface OpDef<A = any> {
   /** Dtype/shape rule; throws OpError naming the op and the offending shapes. */
   infer(inputs: readonly (TensorType | null)[], attrs: A): TensorType[];
   /**
-   * Reference CPU kernel over dense row-major buffers; never mutates its inputs. `prims` are the
-   * running device's hot loops (REFERENCE_PRIMITIVES when omitted).
+   * Random ops (`uniform`, `normal`) draw from `ctx.generator` each time they run: passes
+   * must never merge (CSE), fold, hoist or drop them, and each run gives new values. Eager
+   * mode passes kiln's default generator, the runtime its model's generator.
    */
-  cpu(inputs: readonly (CpuTensor | null)[], attrs: A, prims?: CpuPrimitives): CpuTensor[];
+  readonly random?: boolean;
+  /** Reference CPU kernel over dense row-major buffers; never mutates its inputs. */
+  cpu(inputs: readonly (CpuTensor | null)[], attrs: A, ctx?: KernelContext): CpuTensor[];
   /** `null`: not differentiable (comparisons, argmax, integer results). */
   readonly grad: GradDef<A> | null;
 }
@@ -75,5 +88,8 @@ export function getOp(name: string): OpDef {
 }
 
 export function hasOp(name: string): boolean { return registry.has(name); }
+
+/** Whether `name` is a registry op marked `random` (it draws from a generator when it runs). */
+export function isRandomOp(name: string): boolean { return registry.get(name)?.random === true; }
 
 export function allOps(): OpDef[] { return [...registry.values()]; }

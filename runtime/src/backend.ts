@@ -8,6 +8,7 @@ import type { Device } from './device.js';
 import { RuntimeError } from './errors.js';
 import { createWebGpuDevice } from './webgpu/device.js';
 import { requestAdapter } from './webgpu/gpu.js';
+import { nodeBindingProblem } from './webgpu/bindings.js';
 
 /**
  * `auto` picks WebGPU when the file's WGSL kernels cover every node of its graph and a hardware
@@ -41,6 +42,12 @@ export async function createDevice(backend: BackendChoice = 'auto', opts: Device
   const kernels = opts.kernels ?? [];
   const missing = opts.graph ? nodesWithoutKernels(opts.graph, kernels) : [];
   if (backend === 'webgpu') {
+    const over = missing.map((n) => nodeBindingProblem(n)).filter((p): p is string => p !== undefined);
+    if (over.length) {
+      throw new RuntimeError('BACKEND', `this file cannot run on WebGPU: ${over.length} node${over.length > 1 ? 's have' : ' has'} no kernel because ${over[0]}` +
+        `${over.length > 1 ? ` (and ${over.length - 1} more)` : ''}. The file was optimized without respecting that limit (an older kiln's fusion); ` +
+        "compile it again (fuse-elementwise now splits such chains), or use backend 'cpu' (or 'auto', which falls back to the CPU)");
+    }
     if (missing.length) {
       const ops = [...new Set(missing.map((n) => n.op))].join(', ');
       throw new RuntimeError('BACKEND', `this file stores no WGSL kernel for ${missing.length} node${missing.length > 1 ? 's' : ''} (${ops}), so it cannot run on WebGPU; ` +

@@ -34,9 +34,9 @@ export function createCpuDevice(): Device<TypedArray> {
     read(t) {
       return t.buffer.slice();
     },
-    dispatch(op, inputs, attrs: Attrs) {
+    dispatch(op, inputs, attrs: Attrs, _dims, kernel) {
       const ins: (CpuTensor | null)[] = inputs.map((t) => (t ? { data: t.buffer, shape: t.shape, dtype: t.dtype } : null));
-      return getOp(op).cpu(ins, attrs, prims).map((o) => ({ buffer: o.data, shape: o.shape, dtype: o.dtype }));
+      return getOp(op).cpu(ins, attrs, { ...kernel, prims }).map((o) => ({ buffer: o.data, shape: o.shape, dtype: o.dtype }));
     },
     pin(t) {
       prims.pin(t.buffer);

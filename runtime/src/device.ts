@@ -3,7 +3,7 @@
 // kernel itself — it calls these methods only, so a WebGPU device (or a WASM/worker CPU device)
 // slots in without changing the executor.
 
-import type { Attrs, DType, TypedArray } from '@kiln/ir-spec';
+import type { Attrs, DType, KernelContext, TypedArray } from '@kiln/ir-spec';
 
 /** A tensor living on a device: an opaque buffer plus its dense row-major shape. */
 export interface DeviceTensor<B = unknown> {
@@ -30,8 +30,9 @@ export interface Device<B = unknown> {
    * An output may share an input's buffer (a reshape is a view); it never changes an input.
    * `dataDims` gives the sizes of the data-dependent dims the op's shape rule names (e.g.
    * masked_select's `nnz`), which the executor reads before dispatching on a non-CPU device.
+   * `kernel` carries the run's generator, which random ops (`uniform`, `normal`) draw from.
    */
-  dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs, dataDims?: Readonly<Record<string, number>>): DeviceTensor<B>[];
+  dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs, dataDims?: Readonly<Record<string, number>>, kernel?: KernelContext): DeviceTensor<B>[];
   /**
    * Marks a written tensor as a graph constant: never written or freed while the model lives, so
    * the device may keep derived forms of it (packed weights). Optional.

@@ -9,7 +9,7 @@
 // `host_call` nodes call back into JavaScript through the model's host functions with host
 // copies of their inputs; `raise` nodes fail the run with their message.
 
-import { broadcastShapes, convertArray, numel, OpError, typeToString, type DType, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { broadcastShapes, convertArray, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -48,6 +48,8 @@ export interface ExecContext {
   readonly constants: ReadonlyMap<Node, DeviceTensor>;
   /** Functions `host_call` nodes call, by the node's `name`. */
   readonly hostFunctions: Readonly<Record<string, HostFunction>>;
+  /** What random ops (`uniform`, `normal`) draw from: the model's generator. */
+  readonly generator: RandomSource;
   /** Nodes run so far (a loop body counts once per trip). */
   nodesRun: number;
   /** Loop trips taken so far, over all loops. */
@@ -151,7 +153,7 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   }
   let outs: DeviceTensor[];
   try {
-    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims);
+    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims, def.random ? { generator: ctx.generator } : undefined);
   } catch (e) {
     if (e instanceof RuntimeError) throw e;
     throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);

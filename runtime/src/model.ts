@@ -1,10 +1,13 @@
 // A runnable model: a graph planned once, its tensor table on a device, and run() that
 // validates inputs, executes and checks outputs. Invariants: params and constants are
 // uploaded once and never change (kernels do not mutate inputs, and outputs are fresh copies,
-// so callers cannot reach the model's state); each run has its own bindings and memory
-// accounting, so `stats` describes the last completed run exactly.
+// so callers cannot reach the model's state) — except the params a graph declares buffer
+// updates for (training-mode BatchNorm statistics, ir-spec buffer-updates.ts): the model keeps
+// that state, writing each run's new values over them, and run() returns only the other
+// outputs; each run has its own bindings and memory accounting, so `stats` describes the last
+// completed run exactly.
 
-import { typeToString, verifyGraph, VerifyError, walkNodes, type DType, type Graph, type IRType, type Node, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
+import { bufferUpdates, convertArray, Generator, typeToString, verifyGraph, VerifyError, walkNodes, type DType, type RandomSource, type Graph, type IRType, type Node, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
 import { createCpuDevice } from './cpu-device.js';
 import type { BackendName, Device, DeviceTensor } from './device.js';
 import { RuntimeError } from './errors.js';
@@ -57,6 +60,16 @@ export interface ModelOptions {
    * host calls runs only in the process that has them; a missing one fails the run naming it.
    */
   readonly hostFunctions?: Readonly<Record<string, HostFunction>>;
+  /**
+   * Seed of the model's own generator, which the graph's random ops (`uniform`, `normal`:
+   * rand/randn and training-mode dropout) draw from, run after run; the same seed gives the
+   * same draws (`model.manualSeed(s)` reseeds). Without a seed or a generator, the generator
+   * starts where an unseeded kiln generator starts.
+   */
+  readonly seed?: number;
+  /** A generator to draw from instead (kiln's jit passes its default generator, so compiled
+   * modules reproduce eager's numbers after manualSeed). */
+  readonly generator?: RandomSource;
 }
 
 const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30 };
@@ -93,6 +106,11 @@ export class Model {
   private readonly external = new Set<unknown>();
   private readonly limits: RunLimits;
   private readonly hostFunctions: Readonly<Record<string, HostFunction>>;
+  /** What the graph's random ops draw from (see ModelOptions.seed). */
+  readonly generator: RandomSource;
+  /** Buffer updates: the output carrying each updated param's new value, and that param's device tensor. */
+  private readonly updates: { output: string; param: string; tensor: DeviceTensor }[] = [];
+  private readonly bufferValues = new Map<string, Output>();
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -101,13 +119,21 @@ export class Model {
       maxTensorBytes: opts.maxTensorBytes ?? DEFAULT_LIMITS.maxTensorBytes,
     };
     this.hostFunctions = opts.hostFunctions ?? {};
+    this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
       const k = i.value.type.kind;
       if (k !== 'tensor' && k !== 'scalar') throw new RuntimeError('GRAPH', `input '${i.name}' has type ${typeToString(i.value.type)}; the runtime takes tensor and scalar inputs only`);
     }
     this.inputs = runInputs.map((i) => ({ name: i.name, type: typeToString(i.value.type) }));
-    this.outputs = graph.outputs.flatMap((o) => flattenTypes(o.name, o.value.type));
+    let declared;
+    try {
+      declared = bufferUpdates(graph);
+    } catch (e) {
+      throw new RuntimeError('GRAPH', e instanceof Error ? e.message : String(e));
+    }
+    const stateOutputs = new Set(declared.map((u) => u.output));
+    this.outputs = graph.outputs.filter((o) => !stateOutputs.has(o.name)).flatMap((o) => flattenTypes(o.name, o.value.type));
     this.plan = planGraph(graph);
 
     const table = new Map<string, DeviceTensor>();
@@ -130,6 +156,13 @@ export class Model {
       if (why) throw new RuntimeError('GRAPH', `param '${i.name}': ${why} in the tensor table`);
       this.bound.push({ value: i.value, tensor: t });
     }
+    for (const u of declared) {
+      const tensor = this.bound.find((b) => b.value === graph.inputs.find((i) => i.kind === 'param' && i.name === u.param)?.value)?.tensor;
+      if (!tensor) throw new RuntimeError('GRAPH', `buffer update '${u.output}': param '${u.param}' has no tensor`);
+      this.updates.push({ ...u, tensor });
+      const data = graph.tensors.get(u.param)!;
+      this.bufferValues.set(u.param, { name: u.param, data: data.data.slice() as TypedArray, shape: [...data.shape], dtype: data.dtype });
+    }
     for (const node of walkNodes(graph.body)) {
       if (node.op !== 'constant') continue;
       const { name, value, dtype } = node.attrs;
@@ -151,6 +184,49 @@ export class Model {
 
   /** The backend this model runs on. */
   get backend(): BackendName { return this.device.backend; }
+
+  /**
+   * The current values of the buffers this graph updates (training-mode BatchNorm's
+   * running_mean, running_var, num_batches_tracked), by param name; empty for a graph that
+   * updates none. Each run writes the new values here and into the params the next run reads.
+   *
+   * @example
+   * ```ts
+   * await model.run([x]);
+   * model.buffers.get('bn.running_mean')?.data;
+   * ```
+   */
+  get buffers(): ReadonlyMap<string, Output> { return this.bufferValues; }
+
+  /**
+   * Sets an updated buffer's value (e.g. after the module's running statistics were reset), for
+   * the next run to read. Only buffers the graph updates can be set: the others are constant.
+   */
+  setBuffer(name: string, data: TypedArray): void {
+    const u = this.updates.find((x) => x.param === name);
+    if (!u) throw new RuntimeError('INPUT', `setBuffer(): '${name}' is not a buffer this graph updates (${this.updates.map((x) => `'${x.param}'`).join(', ') || 'it updates none'})`);
+    const have = this.bufferValues.get(name)!;
+    if (data.length !== have.data.length) throw new RuntimeError('INPUT', `setBuffer(): '${name}' has ${have.data.length} elements (shape [${have.shape.join(',')}]), got ${data.length}`);
+    const copy = convertArray(Array.from(data), have.dtype);
+    this.device.write(u.tensor, copy);
+    this.bufferValues.set(name, { ...have, data: copy });
+  }
+
+  /**
+   * Reseeds the generator the graph's random ops draw from (a generator given in the options
+   * must have a `manualSeed` method).
+   *
+   * @example
+   * ```ts
+   * model.manualSeed(0); const a = await model.run(x);
+   * model.manualSeed(0); const b = await model.run(x); // same draws as a
+   * ```
+   */
+  manualSeed(seed: number): void {
+    const g = this.generator as RandomSource & { manualSeed?: (s: number) => unknown };
+    if (typeof g.manualSeed !== 'function') throw new RuntimeError('GRAPH', 'manualSeed(): this model draws from a generator it was given without a manualSeed method; seed that generator instead');
+    g.manualSeed(seed);
+  }
 
   /**
    * Runs the graph on `inputs`, given in the order of `model.inputs`: tensors as
@@ -237,16 +313,24 @@ export class Model {
       inputBuffers.push(t.buffer);
       scope.bind(d.value, t);
     });
-    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, nodesRun: 0, loopTrips: 0 };
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0 };
     yield* runBlock(ctx, this.plan.body, scope);
 
     const outputs: Output[] = [];
+    const state: Output[] = [];
     for (const o of this.graph.outputs) {
       const rt = scope.get(o.value);
       if (rt === undefined) throw new RuntimeError('OUTPUT', `output '${o.name}' has no value (verify the graph)`);
       const why = checkValue(rt, o.value.type, env);
       if (why) throw new RuntimeError('OUTPUT', `output '${o.name}': ${why}`);
-      yield* this.collect(o.name, rt, o.value.type, outputs);
+      yield* this.collect(o.name, rt, o.value.type, this.updates.some((u) => u.output === o.name) ? state : outputs);
+    }
+    // The new buffer values become the params the next run reads (written after every read of
+    // this run, so no node saw a half-updated state).
+    for (const u of this.updates) {
+      const v = state.find((o) => o.name === u.output)!;
+      this.device.write(u.tensor, v.data);
+      this.bufferValues.set(u.param, { ...v, name: u.param, data: v.data.slice() as TypedArray });
     }
     scope.releaseAll();
     for (const b of inputBuffers) this.device.free(b);

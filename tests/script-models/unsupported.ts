@@ -29,7 +29,7 @@ export class UsesClosure extends nn.Module {
   forward(x: Tensor): Tensor {
     let s = 1;
     const bump = () => { s += 1; };
-    bump();
+    if (x.sum().item() > 0) bump();
     return x.mul(s);
   }
 }

@@ -2,9 +2,9 @@
 // attributes, same inputs, no regions) is replaced by the earlier node's results. Invariant:
 // the earlier node dominates the later one — it is in the same block before it, or in an
 // enclosing block — so its results are defined wherever the later node's are used. Effect ops
-// (`host_call`, `raise`) are never merged: each call happens.
+// (`host_call`, `raise`) and random ops (`uniform`, `normal`) are never merged: each call happens.
 
-import { EFFECT_OPS, type Graph, type Node, type Value } from '@kiln/ir-spec';
+import { isEffectOp, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { rewriteGraph } from '../rewrite.js';
 
 /**
@@ -40,7 +40,7 @@ export function eliminateCommonSubexpressions(g: Graph): Graph {
     return false;
   };
   return rewriteGraph(g, (node, ctx) => {
-    if (node.regions.length || node.outputs.length === 0 || EFFECT_OPS.has(node.op)) return [node];
+    if (node.regions.length || node.outputs.length === 0 || isEffectOp(node.op)) return [node];
     const key = `${node.op}(${node.inputs.map(id).join(',')})${JSON.stringify(node.attrs)}`;
     const prev = seen.get(key);
     const here = blockOf.get(node.outputs[0]);

@@ -4,7 +4,7 @@
 // the tensor table by more than FOLD_LIMIT elements per node beyond what its inputs hold (so an
 // `expand` of a scalar to a huge shape stays an op).
 
-import { getOp, isBuiltin, type CpuTensor, type Graph, type TensorData } from '@kiln/ir-spec';
+import { getOp, isBuiltin, isEffectOp, type CpuTensor, type Graph, type TensorData } from '@kiln/ir-spec';
 import { rewriteGraph } from '../rewrite.js';
 import { eliminateDeadCode } from './eliminate-dead-code.js';
 
@@ -21,7 +21,7 @@ const numel = (s: readonly number[]) => s.reduce((a, d) => a * d, 1);
  */
 export function foldConstants(g: Graph): Graph {
   const out = rewriteGraph(g, (node, ctx) => {
-    if (isBuiltin(node.op) || node.outputs.length === 0) return [node];
+    if (isBuiltin(node.op) || isEffectOp(node.op) || node.outputs.length === 0) return [node]; // a random op draws anew each run
     const datas: (TensorData | null)[] = [];
     for (const v of node.inputs) {
       if (!v) { datas.push(null); continue; }

@@ -1,10 +1,12 @@
 // Pass `freeze`: parameters become constants and the graph is fixed to inference mode.
 // Invariant: the frozen graph computes what the original computed with the tensor table's
-// values bound to its params, and takes only the run-time inputs.
+// values bound to its params, and takes only the run-time inputs. A graph that updates buffers
+// (training-mode BatchNorm statistics) is refused: its params are state, not constants.
+// Random ops (rand/randn, training-mode dropout's mask) stay: they draw at run time.
 //   param %w  →  %w = constant() {name="w"}   (same value, first in the body; table unchanged)
 //   dropout {training=true}  →  dropout {training=false}   (identity; removeDropout deletes it)
 
-import { Block, Node, type Graph } from '@kiln/ir-spec';
+import { Block, bufferUpdates, Node, type Graph } from '@kiln/ir-spec';
 import { rewriteGraph, withParts } from '../rewrite.js';
 
 /**
@@ -14,6 +16,11 @@ import { rewriteGraph, withParts } from '../rewrite.js';
  * const frozen = freeze(graph); // frozen.inputs holds only run-time inputs
  */
 export function freeze(g: Graph): Graph {
+  const updates = bufferUpdates(g);
+  if (updates.length) {
+    throw new Error(`freeze: graph @${g.name} updates buffers (${updates.map((u) => `'${u.param}'`).join(', ')}: running statistics of a layer in training mode), ` +
+      'so its params are state, not constants; call model.eval() before tracing or scripting, then freeze');
+  }
   const params = g.inputs.filter((i) => i.kind === 'param');
   let out = g;
   if (params.length) {

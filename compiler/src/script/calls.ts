@@ -1,6 +1,8 @@
-// Calls. Methods of the model (and of user submodules) and functions of the same file are
-// inlined: their bodies are lowered with the arguments bound to the parameters, under the
-// callee module's scope. Tensor methods, library functions (F.*, cat, ...) and built-in
+// Calls. Methods of the model (and of user submodules), `super.method()` (super.ts) and
+// functions of the same file or imported from the user's other files (imports.ts) are inlined:
+// their bodies are lowered with the arguments bound to the parameters, under the callee
+// module's scope. Container and traversal methods (ModuleDict.get, children(), ...) fold to the
+// module tree (modules.ts). Tensor methods, library functions (F.*, cat, ...) and built-in
 // layers are recorded through the host (one eager call traced into a small graph, inlined),
 // so they lower to exactly the ops eager dispatches. `.item()` becomes the `item` builtin; a
 // run-time number passed to a tensor op becomes a 0-d tensor (`to_tensor`); methods marked
@@ -14,8 +16,16 @@ import type { ScriptableModule, TraceArg } from './host.js';
 import { lowerExpr, lowerObject } from './expr.js';
 import { floorDiv, mathCall } from './scalars.js';
 import { callMarked } from './host-calls.js';
-import { findMethod, methodFromText, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
+import { moduleMethod } from './modules.js';
+import { classNear } from './imports.js';
+import { superCall } from './super.js';
+import { findMethod, methodFromText, sourceAtPath, sourceOf, type FunctionLike, type SourceInfo } from './source.js';
 import { lowerStatements } from './stmt.js';
+import { arrayMethod, ARRAY_METHODS } from './arrays.js';
+import { callFunction } from './closures.js';
+import { activation } from './recursion.js';
+import { ScriptError } from './errors.js';
+import { stepSlice } from './step-slice.js';
 import { describe, Env, stat, type SValue } from './values.js';
 
 const MAX_DEPTH = 64;
@@ -43,18 +53,20 @@ export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpress
         const d = argNodes[0];
         return floorDiv(ctx, f.src, e, lowerExpr(ctx, f, env, d.getLeft()), lowerExpr(ctx, f, env, d.getRight()));
       }
+      if (TsNode.isSuperExpression(recvNode)) return superCall(ctx, f, name, args(), e);
       const recv = lowerObject(ctx, f, env, recvNode);
       if (recv.k === 'list' && name === 'push' && TsNode.isIdentifier(recvNode)) {
         const items = [...recv.items, ...args()];
         env.assign(recvNode.getText(), { k: 'list', items });
         return stat(items.length);
       }
+      if ((recv.k === 'list' || recv.k === 'shape') && ARRAY_METHODS.has(name)) return arrayMethod(ctx, f, env, recv, name, args(), e);
       return callMember(ctx, f, env, recv, name, args(), e);
     }
     const fn = lowerExpr(ctx, f, env, callee);
-    if (fn.k === 'fn') return inlineFunction(ctx, { ...f, stack: [...f.stack, fn.name] }, fn.decl, undefined, args(), e);
+    if (fn.k === 'fn') return callFunction(ctx, f, env, fn, args(), e);
     if (fn.k === 'ns') return library(ctx, f, fn.name, args(), e);
-    throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script`);
+    throw f.src.error(callee, `calling ${describe(fn)} is not supported by jit.script; call a method of the model, a function declared at the top level of the file, a tensor method or F.*`);
   } finally {
     ctx.b.meta = saved;
   }
@@ -75,10 +87,11 @@ function callMember(ctx: ScriptContext, f: Frame, env: Env, recv: SValue, name: 
       return { k: 'scalar', v: ctx.b.op('item', [recv.v])[0] };
     }
     if (name === 'size' && args.length === 1) return shapeItem(ctx, f, recv.v, args[0], at);
+    if (name === 'slice') { const step = stepSlice(ctx, recv.v, args, at); if (step) return step; }
     return record(ctx, f, { kind: 'method', name }, [recv, ...args], '', at);
   }
   if (recv.k === 'shape' && name === 'length') return stat((recv.of.type as TensorIRType).shape.length);
-  throw f.src.error(at, `calling .${name}() on ${describe(recv)} is not supported by jit.script`);
+  throw f.src.error(at, `calling .${name}() on ${describe(recv)} is not supported by jit.script; call tensor methods on tensors and methods on modules, or move this code into a method marked @jit.ignore`);
 }
 
 function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode): SValue {
@@ -90,18 +103,27 @@ function shapeItem(ctx: ScriptContext, f: Frame, v: Value, i: SValue, at: TsNode
   return typeof d === 'number' ? stat(d) : { k: 'scalar', v: ctx.b.op('dim', [v], { index: k })[0], dim: d };
 }
 
+/** The scope path of item `i` of a Sequential/ModuleList at `path`: its key, not its position
+ * (a Sequential slice keeps the original keys, so parameter names match the state dict). */
+export function itemPath(mod: ScriptableModule, path: string, i: number): string {
+  const key = mod.itemKeys()[i] ?? String(i);
+  return path ? `${path}.${key}` : key;
+}
+
 /** `mod.name(args)`: a user module's method is inlined; a library layer is recorded. */
 export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, path: string, name: string, args: SValue[], at: TsNode): SValue {
+  const tree = moduleMethod(ctx, f, mod, path, name, args, at);
+  if (tree) return tree;
   if (mod.kind === 'list' || mod.kind === 'sequential') {
+    ctx.assume(mod, '#items', path);
     if (name === 'get' && args.length === 1 && args[0].k === 'static' && typeof args[0].value === 'number') {
       const items = mod.items(), i = args[0].value < 0 ? args[0].value + items.length : args[0].value;
       if (!items[i]) throw f.src.error(at, `index ${args[0].value} is out of range for ${items.length} modules`);
-      return { k: 'module', mod: items[i], path: path ? `${path}.${i}` : String(i) };
+      return { k: 'module', mod: items[i], path: itemPath(mod, path, i) };
     }
-    ctx.assume(mod, '#items');
     if (mod.kind === 'sequential' && name === 'forward') {
       if (args.length !== 1) throw f.src.error(at, 'Sequential.forward takes one argument');
-      return mod.items().reduce((x, m, i) => callModule(ctx, f, m, path ? `${path}.${i}` : String(i), 'forward', [x], at), args[0]);
+      return mod.items().reduce((x, m, i) => callModule(ctx, f, m, itemPath(mod, path, i), 'forward', [x], at), args[0]);
     }
     if (mod.kind === 'list') throw f.src.error(at, `ModuleList has no method '${name}' that jit.script supports; iterate with for...of or use .get(i)`);
   }
@@ -111,16 +133,17 @@ export function callModule(ctx: ScriptContext, f: Frame, mod: ScriptableModule, 
     return inlineTraced(ctx, f, mod.graph(), path, args, at);
   }
   if (mod.kind === 'library') {
+    ctx.assume(mod, '#state', path);
     ctx.b.meta = { ...ctx.b.meta, scope: path };
     return record(ctx, f, { kind: 'module', module: mod, method: name }, args, path, at);
   }
   const mark = mod.methodMark(name);
   if (mark === 'ignore' || mark === 'unused') return callMarked(ctx, f, mod, path, name, mark, args, at, declaredVoid(mod, name));
-  if (f.stack.length > MAX_DEPTH || f.stack.includes(`${mod.className}.${name}@${path}`)) {
-    throw f.src.error(at, `${mod.className}.${name} calls itself; recursion is not supported by jit.script`);
-  }
+  const key = `${mod.className}.${name}@${path}`;
   const { src, decl } = methodOf(mod, name, f, at);
-  return inlineFunction(ctx, { mod, path, src, stack: [...f.stack, `${mod.className}.${name}@${path}`], inLoop: f.inLoop }, decl, mod, args, at, f);
+  // Recursion is unrolled while it runs on values known when compiling (recursion.ts).
+  return activation(ctx, f, key, `${mod.className}.${name}`, at,
+    () => inlineFunction(ctx, { mod, path, src, stack: [...f.stack, key], inLoop: f.inLoop }, decl, mod, args, at, f));
 }
 
 /** Whether the type checker says method `name` of `mod` returns void (then it need not be probed). */
@@ -140,6 +163,11 @@ export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefin
     const src = sourceAtPath(mod.sourceFile);
     const decl = findMethod(src, mod.className, name);
     if (decl) return { src, decl };
+  } else if (f?.src.typed) {
+    // A submodule's class declared in (or imported into) the caller's file is read from its source too.
+    const near = classNear(f.src, mod.className);
+    const decl = near?.decl.getInstanceMethod(name);
+    if (near && decl) return { src: near.src, decl };
   }
   const text = mod.methodSource(name);
   if (text === undefined) {
@@ -147,19 +175,46 @@ export function methodOf(mod: ScriptableModule, name: string, f: Frame | undefin
     if (f && at) throw f.src.error(at, msg);
     throw new Error(`jit.script: ${msg}`);
   }
-  return methodFromText(text, `${mod.className}.${name} (runtime text)`);
+  const owner = mod.libraryOwner?.(name);
+  return owner ? methodFromText(text, `nn.${owner}.${name} (Kiln library code)`, true)
+    : methodFromText(text, `${mod.className}.${name} (runtime text)`);
 }
 
-/** Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. */
-export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike, mod: ScriptableModule | undefined, args: SValue[], at: TsNode, caller: Frame = f): SValue {
+/**
+ * Lowers a call of `decl` with `args` bound to its parameters; returns what it returns. When the
+ * callee's source points the user at their code less well than the caller's (library code, or
+ * runtime text called from their `.ts` file), a ScriptError inside it is re-reported at the call
+ * site `at`, with the inner place as a `while inlining` note: errors name the user's line.
+ */
+export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike, mod: ScriptableModule | undefined, args: SValue[], at: TsNode, caller: Frame = f, outer?: Env): SValue {
+  if (f.src.rank >= caller.src.rank) return inlineBody(ctx, f, decl, args, at, caller, outer);
+  try {
+    return inlineBody(ctx, f, decl, args, at, caller, outer);
+  } catch (e) {
+    if (!(e instanceof ScriptError)) throw e;
+    const callee = f.stack[f.stack.length - 1]?.replace(/@.*$/, '') ?? 'the callee';
+    const note = `  while inlining ${callee}, at ${e.file}:${e.line}:${e.col}:\n${e.frame.replace(/^/gm, '    ')}`;
+    const reason = f.src.library
+      ? `${callee}() is Kiln library code that jit.script cannot compile (${e.reason}); call it outside the compiled method ` +
+        '(in the constructor, or in a method marked @jit.ignore) and use its result there'
+      : e.reason;
+    const outer = caller.src.error(at, reason);
+    throw new ScriptError(outer.reason, outer.file, outer.line, outer.col, outer.frame, [...e.notes, note]);
+  }
+}
+
+function inlineBody(ctx: ScriptContext, f: Frame, decl: FunctionLike, args: SValue[], at: TsNode, caller: Frame, outer?: Env): SValue {
   if (decl.isAsync()) throw f.src.error(decl, "async functions are not supported by jit.script: compiled code is synchronous; make the method synchronous or mark it @jit.ignore");
   if (TsNode.isFunctionDeclaration(decl) || TsNode.isMethodDeclaration(decl) || TsNode.isFunctionExpression(decl)) {
-    if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script');
+    if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script; return an array of the results instead');
   }
-  if (caller.stack.length > MAX_DEPTH) throw caller.src.error(at, 'calls nest too deeply (recursion is not supported by jit.script)');
+  if (caller.stack.length > MAX_DEPTH) {
+    throw caller.src.error(at, `calls nest more than ${MAX_DEPTH} deep when compiling; jit.script inlines every call, so recursion must end within that depth on values known when compiling`);
+  }
   // A callee's early returns end the callee, whatever loop the call sits in.
   f = { ...f, inLoop: false };
-  const env = new Env();
+  // A closure's body sees the variables it captures (closures.ts); any other function only its parameters.
+  const env = new Env(outer);
   decl.getParameters().forEach((p, i) => {
     if (p.isRestParameter()) throw f.src.error(p, 'rest parameters are not supported by jit.script; pass an array');
     let v = args[i];
@@ -168,7 +223,7 @@ export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike,
       v = init ? lowerExpr(ctx, f, env, init) : stat(undefined);
     }
     const nameNode = p.getNameNode();
-    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script');
+    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script; take the object or array as one parameter and destructure it in the body');
     env.declare(nameNode.getText(), v, true);
   });
   const body = decl.getBody();
@@ -181,7 +236,8 @@ export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike,
 
 function library(ctx: ScriptContext, f: Frame, name: string, args: SValue[], at: TsNode): SValue {
   if (!ctx.host.hasFunction(name)) {
-    throw f.src.error(at, `'${name}' is not a Kiln function jit.script knows; use the tensor methods, F.*, or a function declared in this file`);
+    throw f.src.error(at, `'${name}' is not a Kiln function jit.script knows; use the tensor methods, F.*, or a function declared in this file` +
+      (f.src.typed ? ' or imported from another of your .ts files' : `. If '${name}' is imported from another of your files, pass { sourceFile } to jit.script so that it can read the imports`));
   }
   return record(ctx, f, { kind: 'function', name }, args, '', at);
 }
@@ -228,7 +284,7 @@ function tensorSymbols(args: readonly SValue[]): Set<string> {
  * shape-generic); any other one (`x.add(n)`, `x.sum().div(x.shape[0])`) becomes a 0-d tensor
  * (`to_tensor`) passed where eager passes the number, so the op broadcasts it.
  */
-function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
+export function record(ctx: ScriptContext, f: Frame, target: Parameters<ScriptContext['inlineCall']>[0], args: SValue[], prefix: string, at: TsNode): SValue {
   const tensors: Value[] = [];
   const symbols = tensorSymbols(args);
   const dims: { d: Dim; at: TsNode }[] = [];

@@ -3,9 +3,9 @@
 // calls into the graph. Invariant: every node the scripter emits goes through `this.b`, with
 // `b.meta` set to the module scope and source location of the construct being lowered.
 
-import { evalDim, GraphBuilder, inlineGraph, parseDim, typeToString, type Dim, type DType, type Graph, type Value, type TensorIRType } from '@kiln/ir-spec';
+import { bufferUpdateOutput, bufferUpdates, bufferUpdatesMetadata, evalDim, GraphBuilder, inlineGraph, parseDim, typeToString, type Dim, type DType, type Graph, type Value, type TensorIRType } from '@kiln/ir-spec';
 import type { Node as TsNode } from 'ts-morph';
-import type { CallResult, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
+import type { CallResult, ModuleRead, ScriptField, ScriptableModule, ScriptHost, ScriptTensor, TraceArg, TraceInput, TraceTarget } from './host.js';
 import type { SourceInfo } from './source.js';
 import { staticDType, type SValue } from './values.js';
 
@@ -33,23 +33,32 @@ export class ScriptContext {
   private readonly symbolSizes = new Map<string, number>();
   private constants = 0;
   private fresh = 0;
-  /** Module attributes folded into the graph, with the fingerprint they had (see isCurrent). */
-  private readonly assumptions: { mod: ScriptableModule; name: string; seen: string }[] = [];
+  /** Every module attribute the lowering read, in order (see ModuleRead); guards are built from them. */
+  readonly reads: ModuleRead[] = [];
+  /**
+   * Buffers a recorded call changed in place (training-mode BatchNorm running statistics): the
+   * value each holds now. Later reads of the buffer see it; the graph returns it as a buffer update.
+   */
+  private readonly updates = new Map<string, Value>();
 
   constructor(readonly host: ScriptHost, name: string, metadata: Record<string, string>) {
     this.b = new GraphBuilder(name, metadata);
   }
 
-  /** Records that the graph folds `mod`'s attribute `name` (or its training flag) as it is now. */
-  assume(mod: ScriptableModule, name: string): void {
-    if (!this.assumptions.some((a) => a.mod === mod && a.name === name)) this.assumptions.push({ mod, name, seen: fingerprint(mod, name) });
+  /**
+   * Records that the graph depends on `mod`'s attribute `name` (a field, or `#training`,
+   * `#items`, `#children`, `#state`: see ModuleRead) as it is now; `path` is the module's path
+   * from the root.
+   */
+  assume(mod: ScriptableModule, name: string, path: string): void {
+    if (this.reads.some((r) => r.mod === mod && r.name === name)) return;
+    this.reads.push({ mod, path, name });
   }
 
-  /** Whether every folded attribute still has the value the graph was compiled with. */
-  isCurrent(): boolean { return this.assumptions.every((a) => fingerprint(a.mod, a.name) === a.seen); }
-
-  /** The graph input for parameter/buffer `name` (created on first use). */
+  /** The graph input for parameter/buffer `name` (created on first use), or its updated value. */
   param(name: string, t: ScriptTensor): Value {
+    const updated = this.updates.get(name);
+    if (updated) return updated;
     let v = this.params.get(name);
     if (!v) {
       v = this.b.param(name, { dtype: t.dtype, shape: [...t.shape], data: t.data.slice() });
@@ -96,13 +105,25 @@ export class ScriptContext {
         `(symbolic sizes taken as ${[...this.symbolSizes].map(([k, n]) => `${k}=${n}`).join(', ') || 'none'}): ${(e as Error).message}${hint}`);
     }
     if (call.warnings.length) {
-      throw src.error(at, `${describeTarget(target)} cannot be compiled faithfully: ${call.warnings[0]} ` +
-        'Move this computation into a method marked @jit.ignore, or rewrite it with ops whose sizes do not depend on data.');
+      // A library layer's code cannot be rewritten by the user: say how to avoid compiling it.
+      const layer = target.kind === 'module'
+        ? `Call the layer from a method marked @jit.ignore (it then runs eagerly)${target.module.training ? ', or call model.eval() before scripting if you compile for inference' : ''}.`
+        : 'Move this computation into a method marked @jit.ignore, or rewrite it with ops whose sizes do not depend on data.';
+      throw src.error(at, `${describeTarget(target)} cannot be compiled faithfully: ${call.warnings[0]} ${layer}`);
     }
     const outs = this.inlineGraph(call.graph, tensors, prefix, renames);
+    for (const u of bufferUpdates(call.graph)) {
+      const name = prefix ? `${prefix}.${u.param}` : u.param;
+      if (this.b.inRegion) {
+        throw src.error(at, `${describeTarget(target)} updates the buffer '${name}' (running statistics of a layer in training mode) inside an if/loop, ` +
+          'and jit.script cannot carry a buffer update out of a branch or loop; call the layer outside the if/loop, or call model.eval() before scripting (eval mode updates nothing)');
+      }
+      this.updates.set(name, outs[call.graph.outputs.findIndex((o) => o.name === u.output)]);
+    }
     const build = (r: CallResult): SValue => {
       if (r.kind === 'tensor') return { k: 'tensor', v: outs[r.output] };
       if (r.kind === 'list') return { k: 'list', items: r.items.map(build) };
+      if (r.kind === 'object') return { k: 'object', entries: Object.fromEntries(r.keys.map((key, i) => [key, build(r.items[i])])) };
       return { k: 'static', value: r.value };
     };
     return build(call.result);
@@ -144,6 +165,20 @@ export class ScriptContext {
     });
   }
 
+  /**
+   * Adds the buffer updates recorded calls made as graph outputs (`state.<param>`) and lists them
+   * in the metadata; call once, after the method's own outputs.
+   */
+  emitBufferUpdates(): void {
+    const list = [...this.updates].map(([param, v]) => {
+      if (!this.params.has(param)) throw new Error(`jit.script: the buffer '${param}' is updated but never read (internal error)`);
+      const output = bufferUpdateOutput(param);
+      this.b.output(output, v);
+      return { output, param };
+    });
+    Object.assign(this.b.metadata, bufferUpdatesMetadata(list));
+  }
+
   /** Makes a scalar SValue a run-time Value (static numbers become `scalar` nodes). */
   scalarValue(v: SValue, dtype?: DType): Value | undefined {
     if (v.k === 'scalar') return v.v;
@@ -153,20 +188,9 @@ export class ScriptContext {
 }
 
 /** A module attribute as compared for staleness: numbers, strings, booleans, list lengths. */
-function fingerprint(mod: ScriptableModule, name: string): string {
-  if (name === '#training') return String(mod.training);
-  if (name === '#items') return String(mod.items().length);
-  const shape = (f: ScriptField | undefined): unknown => {
-    if (!f) return null;
-    if (f.kind === 'static') return f.value === undefined ? '#undefined' : f.value;
-    if (f.kind === 'list') return f.items.map(shape);
-    return `#${f.kind}`;
-  };
-  return JSON.stringify(shape(mod.field(name)));
-}
-
 function describeTarget(t: TraceTarget): string {
   if (t.kind === 'method') return `the tensor method .${t.name}()`;
   if (t.kind === 'function') return `${t.name}()`;
+  if (t.base !== undefined) return `super.${t.method}() (${t.base}.${t.method} of the ${t.module.className} module)`;
   return `the ${t.module.className} module's ${t.method}()`;
 }

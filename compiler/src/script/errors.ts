@@ -1,7 +1,9 @@
 // ScriptError: every construct the scripter cannot compile ends here, located in the user's
 // source (file:line:col) with a code frame and a caret, the construct's name and what to do.
 // Invariant: the scripter never lets an exception from ts-morph or the builder escape without
-// a location; `locate` turns any such failure into a ScriptError at the node being lowered.
+// a location; `located` (stmt.ts) turns any such failure into a ScriptError at the node being
+// lowered, and an error inside inlined library or runtime-text code is re-reported at the
+// outermost call site in the user's source (calls.ts), the inner places kept as `notes`.
 
 /** A place in a source text: 1-based line and column. */
 export interface SourcePlace {
@@ -20,8 +22,10 @@ export class ScriptError extends Error {
     readonly col: number,
     /** The offending source line and a caret under the construct. */
     readonly frame: string,
+    /** Where the failure sat in the code inlined from this place (`while inlining ...`), innermost first. */
+    readonly notes: readonly string[] = [],
   ) {
-    super(`${file}:${line}:${col}: ${reason}\n${frame}`);
+    super(`${file}:${line}:${col}: ${reason}\n${frame}${notes.map((n) => `\n${n}`).join('')}`);
     this.name = 'ScriptError';
   }
 }

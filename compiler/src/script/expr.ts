@@ -10,8 +10,12 @@ import type { Frame, ScriptContext } from './context.js';
 import type { ScriptField } from './host.js';
 import { condition, logical, scalarBinary, scalarUnary } from './scalars.js';
 import { buildIf } from './stmt.js';
-import { lowerCall } from './calls.js';
+import { itemPath, lowerCall } from './calls.js';
 import { findFunction } from './source.js';
+import { makeClosure } from './closures.js';
+import { compareModules, dictIndex, dictProperty } from './modules.js';
+import { importedDeclaration } from './imports.js';
+import { unsupportedConstruct } from './construct-names.js';
 import { describe, stat, type Env, type SValue } from './values.js';
 
 /** Identifiers under which bundlers and test runners rename imports (`__vi_import_0__.F`). */
@@ -38,6 +42,7 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
     const arg = e.getArgumentExpression();
     if (!arg) throw f.src.error(e, 'an index is missing');
     const idx = lowerExpr(ctx, f, env, arg);
+    if (obj.k === 'module' && obj.mod.kind === 'dict') return dictIndex(ctx, f, obj, idx, arg);
     if (idx.k !== 'static' || (typeof idx.value !== 'number' && typeof idx.value !== 'string')) {
       throw f.src.error(arg, `the index must be known when compiling (a literal or a loop variable of a loop with static bounds), got ${describe(idx)}`);
     }
@@ -55,7 +60,7 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
       return TsNode.isPrefixUnaryExpression(e) ? updated : old;
     }
     const text = op === SyntaxKind.MinusToken ? '-' : op === SyntaxKind.PlusToken ? '+' : op === SyntaxKind.ExclamationToken ? '!' : '';
-    if (!text) throw f.src.error(e, `the operator '${e.getText().replace(/[\w\s.$()]/g, '')}' is not supported by jit.script`);
+    if (!text) throw f.src.error(e, `the operator '${e.getText().replace(/[\w\s.$()]/g, '')}' is not supported by jit.script; use the tensor methods or Math functions instead`);
     return scalarUnary(ctx, f.src, e, text, lowerExpr(ctx, f, env, e.getOperand()));
   }
   if (TsNode.isConditionalExpression(e)) {
@@ -71,33 +76,19 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
       return lowerExpr(ctx, f, env, x);
     }) };
   }
+  if (TsNode.isArrowFunction(e) || TsNode.isFunctionExpression(e)) return makeClosure(f, env, e);
   if (TsNode.isObjectLiteralExpression(e)) {
     const entries: Record<string, SValue> = {};
     for (const p of e.getProperties()) {
       if (TsNode.isPropertyAssignment(p)) entries[p.getName()] = lowerExpr(ctx, f, env, p.getInitializerOrThrow());
       else if (TsNode.isShorthandPropertyAssignment(p)) entries[p.getName()] = identifier(ctx, f, env, p.getNameNode());
-      else throw f.src.error(p, `${p.getKindName()} in an object literal is not supported by jit.script; write name: value pairs`);
+      else throw f.src.error(p, unsupportedConstruct(p));
     }
     return { k: 'object', entries };
   }
-  throw f.src.error(e, unsupportedExpr(e));
+  throw f.src.error(e, unsupportedConstruct(e));
 }
 
-function unsupportedExpr(e: TsNode): string {
-  const what: Record<string, string> = {
-    ArrowFunction: 'arrow functions (closures) are not supported inside compiled code: they can capture mutable state. Declare a function at the top level of the file, or a method, and call it',
-    FunctionExpression: 'function expressions (closures) are not supported inside compiled code: they can capture mutable state. Declare a function at the top level of the file, or a method, and call it',
-    ClassExpression: 'class expressions are not supported by jit.script; declare the class at the top level of the file',
-    AwaitExpression: "'await' is not supported: compiled code is synchronous. Move the asynchronous work outside the model or into a @jit.ignore method",
-    NewExpression: "'new' is not supported inside compiled code; create modules and tensors in the constructor and use them in forward",
-    TemplateExpression: 'template strings are not supported by jit.script',
-    DeleteExpression: "'delete' is not supported by jit.script",
-    TypeOfExpression: "'typeof' is not supported by jit.script; the types are known when compiling",
-    YieldExpression: "generators ('yield') are not supported by jit.script",
-    SpreadElement: 'spread (...) is not supported by jit.script; pass the arguments one by one',
-  };
-  return what[e.getKindName()] ?? `${e.getKindName()} is not supported by jit.script; move this code into a method marked @jit.ignore`;
-}
 
 export function lowerObject(ctx: ScriptContext, f: Frame, env: Env, e: Expression): SValue {
   if (TsNode.isIdentifier(e) && IMPORT_ALIAS.test(e.getText()) && !env.has(e.getText())) return { k: 'ns', name: '' };
@@ -114,6 +105,12 @@ function identifier(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
   if (name === 'Math') return { k: 'ns', name: 'Math' };
   const fn = findFunction(f.src, name);
   if (fn) return { k: 'fn', name, decl: fn };
+  const imported = importedDeclaration(f.src, name);
+  if (imported?.kind === 'function') return { k: 'fn', name, decl: imported.decl };
+  if (imported?.kind === 'namespace') {
+    throw f.src.error(e, `namespace imports of your own files (import * as ${name} from '${imported.spec}') are not supported by jit.script; ` +
+      `import the functions by name: import { fn } from '${imported.spec}'`);
+  }
   if (ctx.host.hasFunction(name)) return { k: 'ns', name };
   throw f.src.error(e, `'${name}' is not a local variable, a parameter, a function of this file or a Kiln function; ` +
     'compiled code cannot capture variables from outside the method (they may change after compiling). ' +
@@ -124,13 +121,14 @@ function identifier(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
 /** `obj.name` */
 export function property(ctx: ScriptContext, f: Frame, env: Env, obj: SValue, name: string, at: TsNode): SValue {
   if (obj.k === 'module') {
-    if (name === 'training') { ctx.assume(obj.mod, '#training'); return stat(obj.mod.training); }
+    if (name === 'training') { ctx.assume(obj.mod, '#training', obj.path); return stat(obj.mod.training); }
+    if (obj.mod.kind === 'dict') return dictProperty(ctx, f, obj, name, at);
     const fld = obj.mod.field(name);
     if (fld) {
-      if (fld.kind === 'static' || fld.kind === 'list') ctx.assume(obj.mod, name);
+      ctx.assume(obj.mod, name, obj.path);
       return fieldValue(ctx, fld, obj.path ? `${obj.path}.${name}` : name);
     }
-    if (name === 'length' && (obj.mod.kind === 'list' || obj.mod.kind === 'sequential')) { ctx.assume(obj.mod, '#items'); return stat(obj.mod.items().length); }
+    if (name === 'length' && (obj.mod.kind === 'list' || obj.mod.kind === 'sequential')) { ctx.assume(obj.mod, '#items', obj.path); return stat(obj.mod.items().length); }
     throw f.src.error(at, `${obj.mod.className} has no field '${name}' that jit.script can read (tensors, modules, numbers, booleans, strings and arrays of them are supported)`);
   }
   if (obj.k === 'ns') return { k: 'ns', name: obj.name ? `${obj.name}.${name}` : name };
@@ -146,7 +144,7 @@ export function property(ctx: ScriptContext, f: Frame, env: Env, obj: SValue, na
   }
   if (obj.k === 'object' && name in obj.entries) return obj.entries[name];
   if (obj.k === 'static' && typeof obj.value === 'string' && name === 'length') return stat(obj.value.length);
-  throw f.src.error(at, `reading '${name}' of ${describe(obj)} is not supported by jit.script`);
+  throw f.src.error(at, `reading '${name}' of ${describe(obj)} is not supported by jit.script; read fields of the model (this.name), sizes (x.shape[i]) and array elements, or move this code into a method marked @jit.ignore`);
 }
 
 function fieldValue(ctx: ScriptContext, fld: ScriptField, path: string): SValue {
@@ -177,10 +175,10 @@ function element(ctx: ScriptContext, f: Frame, obj: SValue, i: number, at: TsNod
     const items = obj.mod.items();
     const k = i < 0 ? i + items.length : i;
     if (k < 0 || k >= items.length) throw f.src.error(at, `index ${i} is out of range for a ModuleList of ${items.length}`);
-    return { k: 'module', mod: items[k], path: obj.path ? `${obj.path}.${k}` : String(k) };
+    return { k: 'module', mod: items[k], path: itemPath(obj.mod, obj.path, k) };
   }
   if (obj.k === 'tensor') throw f.src.error(at, 'indexing a tensor with [] is not supported by jit.script; use x.slice(...), x.select(...) or x.indexSelect(...)');
-  throw f.src.error(at, `indexing ${describe(obj)} is not supported by jit.script`);
+  throw f.src.error(at, `indexing ${describe(obj)} is not supported by jit.script; index arrays, ModuleLists and x.shape with a number known when compiling`);
 }
 
 const ASSIGN_OPS: Record<string, string> = { '+=': '+', '-=': '-', '*=': '*', '/=': '/', '**=': '**', '%=': '%' };
@@ -202,8 +200,10 @@ function binary(ctx: ScriptContext, f: Frame, env: Env, e: import('ts-morph').Bi
     const a = lowerExpr(ctx, f, env, e.getLeft());
     return a.k === 'static' && (a.value === null || a.value === undefined) ? lowerExpr(ctx, f, env, e.getRight()) : a;
   }
-  if (op === 'instanceof' || op === 'in' || op === ',') throw f.src.error(e, `the operator '${op}' is not supported by jit.script`);
-  return scalarBinary(ctx, f.src, e, op, lowerExpr(ctx, f, env, e.getLeft()), lowerExpr(ctx, f, env, e.getRight()));
+  if (op === 'instanceof' || op === 'in' || op === ',') throw f.src.error(e, `the operator '${op}' is not supported by jit.script; ` +
+    (op === ',' ? 'write the expressions as separate statements' : 'types and fields are known when compiling: decide outside the model, or use separate methods'));
+  const left = lowerExpr(ctx, f, env, e.getLeft()), right = lowerExpr(ctx, f, env, e.getRight());
+  return compareModules(op, left, right) ?? scalarBinary(ctx, f.src, e, op, left, right);
 }
 
 /** `target = v` for a local variable (or an array pattern of them). */
@@ -237,7 +237,7 @@ export function bindPattern(f: Frame, env: Env, name: TsNode, v: SValue, mutable
     if (v.k !== 'list') throw f.src.error(name, `array destructuring needs an array or tuple, got ${describe(v)}`);
     name.getElements().forEach((el, i) => {
       if (TsNode.isOmittedExpression(el)) return;
-      if (el.getDotDotDotToken() || el.getInitializer()) throw f.src.error(el, 'rest elements and defaults in destructuring are not supported by jit.script');
+      if (el.getDotDotDotToken() || el.getInitializer()) throw f.src.error(el, 'rest elements and defaults in destructuring are not supported by jit.script; destructure element by element');
       bindPattern(f, env, el.getNameNode(), v.items[i] ?? stat(undefined), mutable);
     });
     return;

@@ -8,13 +8,13 @@
 import { tensorType, type Dim, type DType, type Graph, type Value } from '@kiln/ir-spec';
 import type { ParameterDeclaration } from 'ts-morph';
 import { ScriptContext, type Frame } from './context.js';
-import type { CallResult, ScriptableModule, ScriptHost } from './host.js';
+import type { CallResult, ModuleRead, ScriptableModule, ScriptHost } from './host.js';
 import { inlineFunction, methodOf } from './calls.js';
 import { functionFromText, sourceAtPath, findFunction, type FunctionLike, type SourceInfo } from './source.js';
 import { describe, type SValue } from './values.js';
 
 export { ScriptError, codeFrame } from './errors.js';
-export type { CallResult, MethodMark, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
+export type { CallResult, MethodMark, MethodOwner, ModuleRead, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
 export { hostFunctionName } from './host-calls.js';
 
 /** The kind of one argument of the compiled method. */
@@ -29,11 +29,8 @@ export interface ScriptedGraph {
   readonly inputNames: readonly string[];
   /** The method's result: graph outputs by index, arrays of them, or static values. */
   readonly result: CallResult;
-  /**
-   * Whether the module attributes the graph folded (numbers, flags, `training`, list lengths)
-   * still hold the values it was compiled with; when not, compile again.
-   */
-  isCurrent(): boolean;
+  /** Every module attribute the compilation read (what a guard must check before reusing the graph). */
+  readonly reads: readonly ModuleRead[];
 }
 
 export interface ScriptOptions {
@@ -99,16 +96,23 @@ function compile(host: ScriptHost, src: SourceInfo, decl: FunctionLike, mod: Scr
   const out = inlineFunction(ctx, f, decl, mod, args, decl);
   ctx.b.meta = {};
   const outputs: Value[] = [];
-  const build = (v: SValue): CallResult => {
-    if (v.k === 'tensor') { outputs.push(v.v); return { kind: 'tensor', output: outputs.length - 1 }; }
-    if (v.k === 'list') return { kind: 'list', items: v.items.map(build) };
+  // Outputs are named after the result's structure, as jit.trace names them: output, output.0, output.logits.
+  const names: string[] = [];
+  const build = (v: SValue, name: string): CallResult => {
+    if (v.k === 'tensor') { outputs.push(v.v); names.push(name); return { kind: 'tensor', output: outputs.length - 1 }; }
+    if (v.k === 'list') return { kind: 'list', items: v.items.map((x, i) => build(x, `${name}.${i}`)) };
+    if (v.k === 'object') {
+      const keys = Object.keys(v.entries);
+      return { kind: 'object', keys, items: keys.map((k) => build(v.entries[k], `${name}.${k}`)) };
+    }
     if (v.k === 'static') return { kind: 'static', value: v.value };
-    throw src.error(decl, `${what} returns ${describe(v)}; a compiled method must return tensors (or arrays of tensors)` +
+    throw src.error(decl, `${what} returns ${describe(v)}; a compiled method must return tensors (or arrays or objects of tensors)` +
       (v.k === 'scalar' ? '. Return a tensor instead of calling .item()' : ''));
   };
-  const result = build(out);
-  outputs.forEach((v, i) => ctx.b.output(outputs.length === 1 ? 'output' : `output${i}`, v));
-  return { graph: ctx.b.build(), inputNames, result, isCurrent: () => ctx.isCurrent() };
+  const result = build(out, 'output');
+  outputs.forEach((v, i) => ctx.b.output(result.kind === 'tensor' ? 'output' : names[i], v));
+  ctx.emitBufferUpdates(); // after the method's outputs, so `result` indices stay valid
+  return { graph: ctx.b.build(), inputNames, result, reads: ctx.reads };
 }
 
 /** With the real `.ts` file, the checker's type of a parameter must agree with the argument. */

@@ -1,5 +1,6 @@
-// Loops → SSA. `for...of` over arrays and ModuleLists, and `for (let i = a; i < b; i++)` with
-// static bounds, are unrolled (the body lowered once per iteration, break/continue folded);
+// Loops → SSA. `for...of` over arrays, ModuleLists and ModuleDicts (their keys; modules.ts),
+// and `for (let i = a; i < b; i++)` with static bounds (other steps, counting down, other
+// updates: for-steps.ts), are unrolled (the body lowered once per iteration, break/continue folded);
 // other `for`, `while` and `do ... while` loops become one `loop` node carrying the outer
 // variables the body assigns, with a final `if (c) break;` folded into the continue condition.
 // A `break`/`continue` under a data-dependent condition sets a hidden flag (stmt.ts BREAK): the
@@ -12,9 +13,13 @@ import type { Value } from '@kiln/ir-spec';
 import { RetryWithDTypes, type Frame, type ScriptContext } from './context.js';
 import { condition } from './scalars.js';
 import { lowerExpr, bindPattern } from './expr.js';
+import { itemPath } from './calls.js';
 import { dynamicPlan, flatten, joinPlans, naturalPlan, plansEqual, PlanMismatch, unflatten, type Plan } from './plan.js';
 import { assignedNames, blockOf, BREAK, buildIf, CONTINUE, lowerStatements, mayExit, NORMAL, type Completion } from './stmt.js';
 import { Env, stat, type SValue } from './values.js';
+import { steppedFor } from './for-steps.js';
+import { refuseGrowingArrays } from './arrays.js';
+import { dictIteration } from './modules.js';
 
 const MAX_UNROLL = 4096;
 
@@ -22,7 +27,7 @@ const MAX_UNROLL = 4096;
  * Lowers a loop body once per static iteration; returns the completion that ends the loop. After
  * a data-dependent `break`, each later iteration runs under `if (!break)`.
  */
-function unrolled(ctx: ScriptContext, f: Frame, env: Env, body: Statement, items: Iterable<(e: Env) => void>): Completion {
+export function unrolled(ctx: ScriptContext, f: Frame, env: Env, body: Statement, items: Iterable<(e: Env) => void>): Completion {
   const loopEnv = new Env(env);
   loopEnv.declare(BREAK, stat(false), true);
   const inner: Frame = { ...f, inLoop: true };
@@ -66,9 +71,11 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
   let items: SValue[];
   if (it.k === 'list') items = [...it.items];
   else if (it.k === 'module' && (it.mod.kind === 'list' || it.mod.kind === 'sequential')) {
-    ctx.assume(it.mod, '#items');
-    items = it.mod.items().map((m, i) => ({ k: 'module', mod: m, path: it.path ? `${it.path}.${i}` : String(i) }));
-  } else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple or a ModuleList whose length is known when compiling");
+    ctx.assume(it.mod, '#items', it.path);
+    const mod = it.mod, path = it.path;
+    items = mod.items().map((m, i) => ({ k: 'module', mod: m, path: itemPath(mod, path, i) }));
+  } else if (it.k === 'module' && it.mod.kind === 'dict') items = dictIteration(ctx, it);
+  else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple, a ModuleList or a ModuleDict (or this.children(), dict.items(), ...) whose length is known when compiling");
   const init = s.getInitializer();
   if (!TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1) throw f.src.error(init, "declare the loop variable with 'const' (for (const m of this.layers))");
   const decl = init.getDeclarations()[0];
@@ -76,7 +83,11 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
 }
 
 export function forLoop(ctx: ScriptContext, f: Frame, env: Env, s: ForStatement): Completion {
-  const shape = () => f.src.error(s, "jit.script compiles 'for' loops of the form for (let i = start; i < end; i++) (or i <= end, i += 1); rewrite the loop in that form or as a 'while' loop");
+  // Counting down, steps other than 1, and bounds the body must not change: for-steps.ts.
+  const stepped = steppedFor(ctx, f, env, s);
+  if (stepped) return stepped;
+  const shape = () => f.src.error(s, "jit.script compiles 'for' loops of the form for (let i = start; i < end; i++): any of <, <=, >, >= and a step i++, i--, i += k or i -= k " +
+    "(other updates such as i *= 2 when the start is known when compiling); rewrite the loop in that form or as a 'while' loop");
   const init = s.getInitializer(), cond = s.getCondition(), inc = s.getIncrementor();
   if (!init || !TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) throw shape();
   const decl = init.getDeclarations()[0];
@@ -150,9 +161,10 @@ function exitTest(ctx: ScriptContext, f: Frame, env: Env, c: TsNode, go: Value |
 }
 
 /** A `loop` node carrying the outer variables the body assigns. */
-function runtimeLoop(ctx: ScriptContext, f: Frame, env: Env, s: IterationStatement, trips: Value | null, cond: Value | null,
+export function runtimeLoop(ctx: ScriptContext, f: Frame, env: Env, s: IterationStatement, trips: Value | null, cond: Value | null,
   bindIndex: (e: Env, i: Value) => void, next: ((e: Env) => Value) | null): Completion {
   const names = assignedNames(s.getStatement()).filter((n) => env.has(n));
+  refuseGrowingArrays(f, env, s, names);
   if (TsNode.isWhileStatement(s) || TsNode.isDoStatement(s)) {
     for (const n of assignedNames(s.getExpression())) if (env.has(n) && !names.includes(n)) names.push(n);
   }

@@ -1,8 +1,9 @@
 // Plans: how a scripter value crosses a region boundary (an `if`'s yields, a `loop`'s carried
 // values). A plan is the join of what each side holds: equal statics stay static (no yield),
-// numbers that differ become a run-time scalar of the joined dtype, tensors and lists of them
-// are yielded element by element. Invariant: flatten(v, p) and unflatten(p, values) are
-// inverse, and both sides of a region boundary flatten with the same plan.
+// numbers that differ become a run-time scalar of the joined dtype, tensors and lists and
+// objects of them are yielded element by element (objects key by key, the keys must agree).
+// Invariant: flatten(v, p) and unflatten(p, values) are inverse, and both sides of a region
+// boundary flatten with the same plan.
 
 import { typeToString, type DType, type Value } from '@kiln/ir-spec';
 import type { ScriptContext } from './context.js';
@@ -13,6 +14,8 @@ export type Plan =
   | { readonly k: 'scalar'; readonly dtype: DType }
   | { readonly k: 'tensor'; readonly type: string }
   | { readonly k: 'list'; readonly items: readonly Plan[] }
+  /** An object literal: its keys, in order, and a plan per value. */
+  | { readonly k: 'object'; readonly keys: readonly string[]; readonly items: readonly Plan[] }
   /** A compile-time object (module, namespace, ...) that must be the same on both sides. */
   | { readonly k: 'same'; readonly v: SValue };
 
@@ -28,6 +31,7 @@ export function naturalPlan(v: SValue): Plan {
     case 'scalar': return { k: 'scalar', dtype: v.v.type.kind === 'scalar' ? v.v.type.dtype : 'float32' };
     case 'tensor': return { k: 'tensor', type: typeToString(v.v.type) };
     case 'list': return { k: 'list', items: v.items.map(naturalPlan) };
+    case 'object': return { k: 'object', keys: Object.keys(v.entries), items: Object.values(v.entries).map(naturalPlan) };
     default: return { k: 'same', v };
   }
 }
@@ -38,6 +42,7 @@ export function dynamicPlan(p: Plan): Plan {
     return { k: 'scalar', dtype: typeof p.value === 'boolean' ? 'bool' : Number.isInteger(p.value) ? 'int32' : 'float32' };
   }
   if (p.k === 'list') return { k: 'list', items: p.items.map(dynamicPlan) };
+  if (p.k === 'object') return { ...p, items: p.items.map(dynamicPlan) };
   return p;
 }
 
@@ -66,6 +71,10 @@ export function joinPlans(a: Plan, b: Plan): Plan {
     if (a.items.length !== b.items.length) throw new PlanMismatch(`arrays of different lengths (${a.items.length} and ${b.items.length})`);
     return { k: 'list', items: a.items.map((x, i) => joinPlans(x, b.items[i])) };
   }
+  if (a.k === 'object' && b.k === 'object') {
+    if (a.keys.join('\0') !== b.keys.join('\0')) throw new PlanMismatch(`objects with different keys ({ ${a.keys.join(', ')} } and { ${b.keys.join(', ')} })`);
+    return { ...a, items: a.items.map((x, i) => joinPlans(x, b.items[i])) };
+  }
   if (a.k === 'same' && b.k === 'same' && sameValue(a.v, b.v)) return a;
   throw new PlanMismatch(`${planText(a)} on one side and ${planText(b)} on the other`);
 }
@@ -74,7 +83,7 @@ function sameValue(a: SValue, b: SValue): boolean {
   if (a === b) return true;
   if (a.k === 'module' && b.k === 'module') return a.mod === b.mod;
   if (a.k === 'ns' && b.k === 'ns') return a.name === b.name;
-  if (a.k === 'fn' && b.k === 'fn') return a.decl === b.decl;
+  if (a.k === 'fn' && b.k === 'fn') return a.decl === b.decl && a.closure?.env === b.closure?.env;
   if (a.k === 'shape' && b.k === 'shape') return a.of === b.of;
   return false;
 }
@@ -84,6 +93,7 @@ function planText(p: Plan): string {
   if (p.k === 'scalar') return `a run-time ${p.dtype} number`;
   if (p.k === 'tensor') return `a tensor ${p.type}`;
   if (p.k === 'list') return `an array of ${p.items.length}`;
+  if (p.k === 'object') return `an object { ${p.keys.join(', ')} }`;
   return describe(p.v);
 }
 
@@ -93,6 +103,7 @@ export function plansEqual(a: Plan, b: Plan): boolean {
   if (a.k === 'scalar' && b.k === 'scalar') return a.dtype === b.dtype;
   if (a.k === 'tensor' && b.k === 'tensor') return a.type === b.type;
   if (a.k === 'list' && b.k === 'list') return a.items.length === b.items.length && a.items.every((x, i) => plansEqual(x, b.items[i]));
+  if (a.k === 'object' && b.k === 'object') return a.keys.join('\0') === b.keys.join('\0') && a.items.every((x, i) => plansEqual(x, b.items[i]));
   if (a.k === 'same' && b.k === 'same') return sameValue(a.v, b.v);
   return false;
 }
@@ -113,6 +124,9 @@ export function flatten(ctx: ScriptContext, v: SValue, p: Plan): Value[] {
     case 'list':
       if (v.k !== 'list' || v.items.length !== p.items.length) return mismatch(v, p);
       return p.items.flatMap((ip, i) => flatten(ctx, v.items[i], ip));
+    case 'object':
+      if (v.k !== 'object' || Object.keys(v.entries).join('\0') !== p.keys.join('\0')) return mismatch(v, p);
+      return p.items.flatMap((ip, i) => flatten(ctx, v.entries[p.keys[i]], ip));
   }
 }
 
@@ -127,14 +141,15 @@ export function unflatten(p: Plan, values: readonly Value[], at = 0): { v: SValu
     case 'same': return { v: p.v, used: 0 };
     case 'tensor': return { v: { k: 'tensor', v: values[at] }, used: 1 };
     case 'scalar': return { v: { k: 'scalar', v: values[at] }, used: 1 };
-    case 'list': {
+    case 'list': case 'object': {
       let used = 0;
       const items = p.items.map((ip) => {
         const r = unflatten(ip, values, at + used);
         used += r.used;
         return r.v;
       });
-      return { v: { k: 'list', items }, used };
+      if (p.k === 'list') return { v: { k: 'list', items }, used };
+      return { v: { k: 'object', entries: Object.fromEntries(p.keys.map((key, i) => [key, items[i]])) }, used };
     }
   }
 }

@@ -26,6 +26,8 @@ function staticAs(value: number | boolean, other: DType): DType {
 /** `a op b` for scalars (static or run-time). */
 export function scalarBinary(ctx: ScriptContext, src: SourceInfo, at: TsNode, op: string, a: SValue, b: SValue): SValue {
   if (a.k === 'static' && b.k === 'static') return stat(foldBinary(src, at, op, a.value, b.value));
+  const same = identity(op, a, b);
+  if (same !== undefined) return stat(same);
   if (a.k === 'tensor' || b.k === 'tensor') {
     throw src.error(at, `the operator '${op}' on a Tensor is not supported (JavaScript has no operator overloading); ` +
       'use the tensor methods (x.add(y), x.mul(2), x.gt(0)) instead');
@@ -39,6 +41,22 @@ export function scalarBinary(ctx: ScriptContext, src: SourceInfo, at: TsNode, op
   const va = operand(ctx, src, at, a, b, op), vb = operand(ctx, src, at, b, a, op);
   const out = ctx.b.op('scalar_op', [va, vb], { fn })[0];
   return { k: 'scalar', v: out, dim: dimOf(op, a, b) };
+}
+
+/**
+ * `===`/`!==` (and `==`/`!=`) known when compiling: two modules (same instance or not), a module
+ * and a static value (`node.left !== null`), and any value that exists at run time (a tensor, a
+ * run-time number, an array) against null or undefined (`t !== undefined` after a find).
+ */
+function identity(op: string, a: SValue, b: SValue): boolean | undefined {
+  if (!['===', '!==', '==', '!='].includes(op)) return undefined;
+  const nullish = (v: SValue) => v.k === 'static' && (v.value === null || v.value === undefined);
+  let equal: boolean;
+  if (a.k === 'module' && b.k === 'module') equal = a.mod === b.mod;
+  else if ((a.k === 'module' && b.k === 'static') || (a.k === 'static' && b.k === 'module')) equal = false;
+  else if ((nullish(a) && b.k !== 'static') || (nullish(b) && a.k !== 'static')) equal = false;
+  else return undefined;
+  return op.startsWith('!') ? !equal : equal;
 }
 
 function operand(ctx: ScriptContext, src: SourceInfo, at: TsNode, v: SValue, other: SValue, op: string): Value {
@@ -65,7 +83,7 @@ function dimOf(op: string, a: SValue, b: SValue): Dim | undefined {
 function foldBinary(src: SourceInfo, at: TsNode, op: string, a: unknown, b: unknown): number | boolean | string {
   const num = (v: unknown): number => {
     if (typeof v === 'number' || typeof v === 'boolean') return Number(v);
-    throw src.error(at, `the operator '${op}' on ${typeof v} values is not supported by jit.script`);
+    throw src.error(at, `the operator '${op}' on ${typeof v} values is not supported by jit.script; use numbers, or tensors and their methods`);
   };
   switch (op) {
     case '+': return typeof a === 'string' || typeof b === 'string' ? String(a) + String(b) : num(a) + num(b);
@@ -80,7 +98,7 @@ function foldBinary(src: SourceInfo, at: TsNode, op: string, a: unknown, b: unkn
     case '>=': return num(a) >= num(b);
     case '===': case '==': return a === b;
     case '!==': case '!=': return a !== b;
-    default: throw src.error(at, `the operator '${op}' is not supported by jit.script`);
+    default: throw src.error(at, `the operator '${op}' is not supported by jit.script; use the tensor methods or Math functions instead`);
   }
 }
 
@@ -132,7 +150,7 @@ const MATH_STATIC = new Set(['abs', 'floor', 'ceil', 'round', 'trunc', 'sqrt', '
 /** `Math.fn(args)`: folded when static; min/max/pow/floor lowered on run-time scalars. */
 export function mathCall(ctx: ScriptContext, src: SourceInfo, at: TsNode, fn: string, args: SValue[]): SValue {
   if (args.every((a) => a.k === 'static')) {
-    if (!MATH_STATIC.has(fn)) throw src.error(at, `Math.${fn} is not supported by jit.script`);
+    if (!MATH_STATIC.has(fn)) throw src.error(at, `Math.${fn} is not supported by jit.script; use one of Math.${[...MATH_STATIC].join(', Math.')}, or compute it outside the model`);
     const f = (Math as unknown as Record<string, (...xs: number[]) => number>)[fn];
     return stat(f(...args.map((a) => Number((a as { value: unknown }).value))));
   }

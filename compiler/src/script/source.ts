@@ -7,6 +7,7 @@
 import { Node as TsNode, Project, SyntaxKind, type ArrowFunction, type FunctionDeclaration,
   type FunctionExpression, type MethodDeclaration, type SourceFile } from 'ts-morph';
 import { codeFrame, ScriptError } from './errors.js';
+import { constructName } from './construct-names.js';
 
 export type FunctionLike = MethodDeclaration | FunctionDeclaration | ArrowFunction | FunctionExpression;
 
@@ -20,7 +21,16 @@ export class SourceInfo {
     readonly lineOffset: number,
     /** Whether this is the real `.ts` file (types from the checker are meaningful). */
     readonly typed: boolean,
+    /** Whether this is Kiln library code (an nn.Module method the user's class inherits). */
+    readonly library = false,
   ) {}
+
+  /**
+   * How well a place in this source points the user at their own code: their `.ts` file (2),
+   * the runtime text of their method (1), library code (0). An error in an inlined callee is
+   * re-reported at the caller's call site when the callee ranks lower (calls.ts).
+   */
+  get rank(): number { return this.library ? 0 : this.typed ? 2 : 1; }
 
   /** A ScriptError at `node`. */
   error(node: TsNode, reason: string): ScriptError {
@@ -61,6 +71,14 @@ export function sourceAtPath(path: string): SourceInfo {
   return info;
 }
 
+/** The SourceInfo that `node` belongs to (a helper from another file), else `fallback`. */
+export function sourceOf(node: TsNode, fallback: SourceInfo): SourceInfo {
+  const sf = node.getSourceFile();
+  if (sf === fallback.file) return fallback;
+  for (const info of files.values()) if (info.file === sf) return info;
+  return fallback;
+}
+
 /** The method `name` of class `className` in `src`, if the file declares it. */
 export function findMethod(src: SourceInfo, className: string, name: string): MethodDeclaration | undefined {
   const cls = src.file.getClass(className)
@@ -69,12 +87,12 @@ export function findMethod(src: SourceInfo, className: string, name: string): Me
 }
 
 /** Parses a method's runtime text (`forward(x) { ... }`) as a class member. */
-export function methodFromText(text: string, display: string): { src: SourceInfo; decl: MethodDeclaration } {
+export function methodFromText(text: string, display: string, library = false): { src: SourceInfo; decl: MethodDeclaration } {
   const sf = getProject().createSourceFile(`__kiln_script_${counter++}.ts`, `class __KilnScript {\n${text}\n}\n`, { overwrite: true });
-  const src = new SourceInfo(sf, display, 1, false);
+  const src = new SourceInfo(sf, display, 1, false, library);
   const member = sf.getClassOrThrow('__KilnScript').getMembers()[0];
   if (!member || !TsNode.isMethodDeclaration(member)) {
-    throw new ScriptError(`cannot read the method text as a method declaration (got ${member?.getKindName() ?? 'nothing'}); ` +
+    throw new ScriptError(`cannot read the method text as a method declaration (it reads as ${member ? constructName(member) : 'nothing'}); ` +
       'declare it as an ordinary method `forward(x) { ... }`, or pass the .ts file with { sourceFile }', display, 1, 1, codeFrame(text, 1, 1));
   }
   return { src, decl: member };

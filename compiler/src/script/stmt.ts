@@ -15,6 +15,7 @@ import { doLoop, forLoop, forOf, whileLoop } from './loops.js';
 import { lowerSwitch } from './switch.js';
 import { Env, stat, type SValue } from './values.js';
 import { ScriptError } from './errors.js';
+import { unsupportedConstruct } from './construct-names.js';
 import type { Value } from '@kiln/ir-spec';
 
 export type Completion =
@@ -244,18 +245,6 @@ function lowerStatement(ctx: ScriptContext, f: Frame, env: Env, s: Statement): C
   if (TsNode.isWhileStatement(s)) return whileLoop(ctx, f, env, s);
   if (TsNode.isDoStatement(s)) return doLoop(ctx, f, env, s);
   if (TsNode.isForOfStatement(s)) return forOf(ctx, f, env, s);
-  throw f.src.error(s, unsupported(s));
+  throw f.src.error(s, unsupportedConstruct(s));
 }
 
-/** The message for a statement jit.script does not compile. */
-function unsupported(s: TsNode): string {
-  const what: Record<string, string> = {
-    TryStatement: "'try' statements are not supported by jit.script; move the code that needs try/catch into a method marked @jit.ignore, outside the compiled graph",
-    ThrowStatement: "'throw' is reached in compiled code; jit.script cannot raise at run time. Check the condition outside the model, or move it into a @jit.ignore method",
-    ClassDeclaration: 'class declarations inside a compiled method are not supported; declare the class at the top level of the file',
-    FunctionDeclaration: 'nested function declarations are not supported (they can capture mutable state); declare the function at the top level of the file and call it',
-    ForInStatement: "'for ... in' is not supported by jit.script; iterate with 'for ... of' over an array or a ModuleList",
-    LabeledStatement: 'labelled statements are not supported by jit.script',
-  };
-  return what[s.getKindName()] ?? `${s.getKindName()} is not supported by jit.script; move it into a method marked @jit.ignore`;
-}

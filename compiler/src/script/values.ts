@@ -7,6 +7,7 @@
 import type { Dim, DType, Value } from '@kiln/ir-spec';
 import type { ScriptableModule } from './host.js';
 import type * as tm from 'ts-morph';
+import type { Frame } from './context.js';
 
 export type StaticValue = number | boolean | string | null | undefined;
 
@@ -21,8 +22,12 @@ export type SValue =
   | { readonly k: 'shape'; readonly of: Value }
   /** A namespace or library function name (`Math`, `F`, `F.relu`, `cat`). */
   | { readonly k: 'ns'; readonly name: string }
-  /** A function declared in the model's file (inlined when called). */
-  | { readonly k: 'fn'; readonly name: string; readonly decl: tm.FunctionDeclaration | tm.ArrowFunction | tm.FunctionExpression | tm.MethodDeclaration };
+  /**
+   * A function declared in the model's file (inlined when called), or a closure: an arrow
+   * function or function expression with the frame and environment it was created in (closures.ts).
+   */
+  | { readonly k: 'fn'; readonly name: string; readonly decl: tm.FunctionDeclaration | tm.ArrowFunction | tm.FunctionExpression | tm.MethodDeclaration;
+    readonly closure?: { readonly frame: Frame; readonly env: Env } };
 
 export const stat = (value: StaticValue): SValue => ({ k: 'static', value });
 export const tensor = (v: Value): SValue => ({ k: 'tensor', v });

@@ -39,6 +39,11 @@ export class GraphBuilder {
 
   private get block(): Block { return this.stack[this.stack.length - 1]; }
 
+  /** How many regions (`if` branches, `loop` bodies) are open around the point of insertion. */
+  get regionDepth(): number { return this.stack.length - 1; }
+  /** Whether nodes are being added inside an `if`/`loop` region (not the graph's body). */
+  get inRegion(): boolean { return this.stack.length > 1; }
+
   /** A graph input supplied at run time. */
   input(name: string, type: IRType): Value {
     this.checkName(name);

@@ -23,6 +23,7 @@ import type { DType } from '../dtype.js';
 import { scalarType, tensorType, tupleType, typeEquals, typeToString, type IRType } from './types.js';
 import type { Attrs, Block, Node, TensorData } from './graph.js';
 import { parseTypeString } from '../tsgraph/type-string.js';
+import { isRandomOp } from '../op-def.js';
 
 export const SCALAR_FNS = ['add', 'sub', 'mul', 'div', 'floordiv', 'mod', 'min', 'max', 'pow',
   'lt', 'le', 'gt', 'ge', 'eq', 'ne', 'and', 'or', 'not', 'neg'] as const;
@@ -44,7 +45,7 @@ export interface BuiltinDef {
 const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool' };
 
 function dtypeAttr(op: string, attrs: Attrs): DType {
-  const d = DTYPES[String(attrs.dtype)];
+  const d = Object.hasOwn(DTYPES, String(attrs.dtype)) ? DTYPES[String(attrs.dtype)] : undefined;
   if (!d) throw new OpError(op, `attribute dtype must be float32, int32 or bool, got ${JSON.stringify(attrs.dtype)}`);
   return d;
 }
@@ -230,9 +231,18 @@ defs.push(
 /** Structural ops with an effect besides their results: passes must keep them, in order. */
 export const EFFECT_OPS: ReadonlySet<string> = new Set(['host_call', 'raise']);
 
+/**
+ * Whether op `op` has an effect besides its results: a structural effect op, or a registry op
+ * marked `random` (each run draws from the generator, advancing it). Passes must keep such a
+ * node, unmerged, unfolded, in order.
+ */
+export function isEffectOp(op: string): boolean {
+  return EFFECT_OPS.has(op) || isRandomOp(op);
+}
+
 /** Whether `n` has an effect (is an effect op, or owns a region that holds one). */
 export function hasEffects(n: Node): boolean {
-  return EFFECT_OPS.has(n.op) || n.regions.some((r) => r.nodes.some(hasEffects));
+  return isEffectOp(n.op) || n.regions.some((r) => r.nodes.some(hasEffects));
 }
 
 const builtins = new Map(defs.map((d) => [d.name, d]));

@@ -9,3 +9,4 @@ export * from './text/index.js';
 export * from './dims.js';
 export * from './verify.js';
 export * from './bind-symbols.js';
+export * from './buffer-updates.js';

@@ -20,3 +20,8 @@ export interface CpuPrimitives {
 
 /** The plain-JavaScript primitives (ir-spec's own kernels). */
 export const REFERENCE_PRIMITIVES: CpuPrimitives = { gemm, conv2d: conv2dForward };
+
+/** The primitives a kernel context carries, else the reference ones. */
+export function primitivesOf(ctx?: { readonly prims?: CpuPrimitives }): CpuPrimitives {
+  return ctx?.prims ?? REFERENCE_PRIMITIVES;
+}

@@ -78,12 +78,13 @@ const dropoutAttrs = z.object({
 
 /**
  * Dropout stays an op (rather than vanishing from eval graphs) so that passes can find and
- * remove it. Only the identity form runs here: training-mode dropout needs a random mask, which
- * eager mode draws itself (F.dropout multiplies by it and never dispatches this op with
- * training=true and p > 0).
+ * remove it. Only the identity form runs here: training-mode dropout is the composite
+ * x · where(uniform(x) >= p, 1/(1−p), 0) over the random `uniform` op (packages/core F.dropout),
+ * so graphs draw its mask at run time; F.dropout never dispatches this op with training=true
+ * and p > 0.
  */
 export const dropout = defineOp({
-  name: 'dropout', doc: 'identity unless training with p > 0 (eager mode draws the mask itself)',
+  name: 'dropout', doc: 'identity (eval mode, or p = 0); training-mode dropout is a composite over the random op uniform (F.dropout)',
   inputs: ['x'], attrs: dropoutAttrs,
   infer([x]) {
     if (!x) throw new OpError('dropout', "input 'x' is required");
@@ -91,8 +92,8 @@ export const dropout = defineOp({
   },
   cpu([x], { p, training }) {
     if (training && p > 0) {
-      throw new OpError('dropout', `training-mode dropout (p=${p}) runs only in eager mode, where F.dropout draws the random mask; ` +
-        'put the model in eval() before compiling, or run optimizeForInference, which removes dropout');
+      throw new OpError('dropout', `a dropout node with training=true (p=${p}) has no kernel: training-mode dropout is recorded as a mask drawn by the uniform op (F.dropout); ` +
+        'rebuild the graph from the model, or set training=false for the identity');
     }
     // The identity returns the input's buffer: the dispatch turns that into a view, like
     // PyTorch's eval-mode dropout, which returns its input.

@@ -27,7 +27,7 @@ import * as z from 'zod';
 import { defineOp, getOp, type CpuTensor } from '../op-def.js';
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import type { ConvDims } from '../kernels/conv.js';
-import { REFERENCE_PRIMITIVES, type Conv2dFn, type CpuPrimitives } from '../kernels/primitives.js';
+import { primitivesOf, type Conv2dFn, type CpuPrimitives } from '../kernels/primitives.js';
 import { winograd4Applies, winograd4Conv2d, winograd4Weights, WINOGRAD4_TILE } from '../kernels/winograd4.js';
 
 function sigmoid(x: number): number {
@@ -334,7 +334,8 @@ export const fused_conv2d = defineOp({
   doc: 'conv2d(input, weight, bias?) then activation (none, relu, sigmoid, tanh) and optional max pool, in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: fusedConvAttrs,
   infer(inputs, a) { return [fusedConvType(inputs, a)]; },
-  cpu(inputs, a, prims = REFERENCE_PRIMITIVES) {
+  cpu(inputs, a, ctx) {
+    const prims = primitivesOf(ctx);
     const t = fusedConvType(inputs.map((i) => (i ? { dtype: i.dtype, shape: i.shape } : null)), a);
     if (a.pool) {
       return [{ data: convActPool(inputs[0]!, inputs[1]!, inputs[2] ?? null, a, t.shape as number[], prims), shape: t.shape as number[], dtype: 'float32' }];
@@ -347,7 +348,7 @@ export const fused_conv2d = defineOp({
       return [{ data, shape: t.shape as number[], dtype: 'float32' }];
     }
     const { activation: act, pool: _p, layout: _l, ...conv } = a;
-    const [y] = getOp('conv2d').cpu(inputs, conv, prims);
+    const [y] = getOp('conv2d').cpu(inputs, conv, ctx);
     applyActivation(y.data as Float32Array, act);
     return [y];
   },
@@ -359,8 +360,8 @@ export const fused_linear = defineOp({
   doc: 'linear(input, weight, bias?) followed by activation (none, relu, sigmoid, tanh) in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: z.object({ activation }).strict(),
   infer(inputs) { return getOp('linear').infer(inputs, {}); },
-  cpu(inputs, { activation: act }, prims) {
-    const [y] = getOp('linear').cpu(inputs, {}, prims);
+  cpu(inputs, { activation: act }, ctx) {
+    const [y] = getOp('linear').cpu(inputs, {}, ctx);
     applyActivation(y.data as Float32Array, act);
     return [y];
   },

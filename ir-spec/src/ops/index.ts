@@ -9,3 +9,4 @@ export * as conv from './conv.js';
 export * as pool from './pool.js';
 export * as norm from './norm.js';
 export * as fused from './fused.js';
+export * as random from './random.js';

@@ -11,11 +11,12 @@ import { verifyGraph, VerifyError } from '../ir/verify.js';
 import { TsgraphError } from './errors.js';
 import { MEMORY_PLAN_KEY, readMemoryPlan } from './memory-plan.js';
 import {
-  ALIGN, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
+  ALIGN, CHECKSUM_ALGORITHM, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
   type BlockJson, type GraphJson, type NodeJson, type ProducerJson, type TensorEntryJson, type TsgraphHeader, type ValueJson,
 } from './format.js';
 import { canonicalJson, compareCodeUnits, encodeAttrs, JsonValueError } from './json.js';
 import { describeNode } from './describe.js';
+import { xxh32Hex } from './checksum.js';
 import { Scopes } from './scopes.js';
 import { isValidDim, MAX_RANK } from './type-string.js';
 
@@ -24,6 +25,11 @@ export interface EncodeOptions {
   readonly producer?: ProducerJson;
   /** Reserved WGSL kernels (`{key, wgsl, ...}` JSON objects), carried through unchanged. */
   readonly kernels?: readonly unknown[];
+  /**
+   * Maps each source location as written: every node's `meta.loc` and the `source` metadata
+   * (e.g. an absolute path made relative, so the file does not depend on where it was built).
+   */
+  readonly location?: (loc: string) => string;
 }
 
 /** A `host_call` calls JavaScript of the process that built the graph: a file cannot carry it. */
@@ -61,30 +67,37 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   for (const [k, v] of Object.entries(graph.metadata)) {
     if (typeof v !== 'string') throw new TsgraphError('SCHEMA', `encodeTsgraph: metadata '${k}' is a ${typeof v}; metadata values are strings`);
   }
-  const header: TsgraphHeader = {
+  const header0: TsgraphHeader = {
     format: { major: TSGRAPH_MAJOR, minor: TSGRAPH_MINOR },
     producer: { name: opts.producer?.name ?? DEFAULT_PRODUCER.name, version: opts.producer?.version ?? DEFAULT_PRODUCER.version },
-    metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)),
-    graph: graphToJson(graph),
+    metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)
+      .map(([k, v]) => [k, k === 'source' && opts.location ? opts.location(v) : v])),
+    graph: graphToJson(graph, opts.location),
     inputs: graph.inputs.filter((i) => i.kind === 'input').map((i) => ({ name: i.name, type: typeText(i.value.type, `input '${i.name}'`) })),
     outputs: graph.outputs.map((o) => ({ name: o.name, type: typeText(o.value.type, `output '${o.name}'`) })),
     tensors: entries,
     kernels: checkKernels(opts.kernels ?? []),
     plan: readMemoryPlan(graph.metadata) ?? null,
+    // A placeholder of the final width: the blob is written after the header's length is fixed.
+    checksum: { algorithm: CHECKSUM_ALGORITHM, blob: '00000000' },
   };
-  let text: string;
-  try {
-    text = canonicalJson(header, 'header');
-  } catch (e) {
-    if (e instanceof JsonValueError) throw new TsgraphError('SCHEMA', `encodeTsgraph: ${e.message}`, { cause: e });
-    throw e;
+  const headerBytes = (header: TsgraphHeader): Uint8Array => {
+    try {
+      return new TextEncoder().encode(canonicalJson(header, 'header'));
+    } catch (e) {
+      if (e instanceof JsonValueError) throw new TsgraphError('SCHEMA', `encodeTsgraph: ${e.message}`, { cause: e });
+      throw e;
+    }
+  };
+  const json0 = headerBytes(header0);
+  if (json0.length > MAX_HEADER_BYTES) {
+    throw new TsgraphError('HEADER_TOO_LARGE', `encodeTsgraph: the header would be ${json0.length} bytes, above the ${MAX_HEADER_BYTES}-byte limit readers accept; store large constants as tensors, not attributes`);
   }
-  const json = new TextEncoder().encode(text);
-  if (json.length > MAX_HEADER_BYTES) {
-    throw new TsgraphError('HEADER_TOO_LARGE', `encodeTsgraph: the header would be ${json.length} bytes, above the ${MAX_HEADER_BYTES}-byte limit readers accept; store large constants as tensors, not attributes`);
-  }
-  const blobStart = alignUp(PREFIX_BYTES + json.length);
+  const blobStart = alignUp(PREFIX_BYTES + json0.length);
   const out = new Uint8Array(blobStart + blobLength);
+  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data));
+  const json = headerBytes({ ...header0, checksum: { algorithm: CHECKSUM_ALGORITHM, blob: xxh32Hex(out.subarray(blobStart)) } });
+  if (json.length !== json0.length) throw new Error('encodeTsgraph: internal error: the checksum changed the header length');
   out.set(TSGRAPH_MAGIC, 0);
   const view = new DataView(out.buffer);
   view.setUint16(8, TSGRAPH_MAJOR, true);
@@ -92,7 +105,6 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   view.setUint32(12, 0, true);
   view.setBigUint64(16, BigInt(json.length), true);
   out.set(json, PREFIX_BYTES);
-  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data));
   return out;
 }
 
@@ -166,7 +178,7 @@ function badDim(t: IRType): string | number | null {
 }
 
 /** Numbers values in program order (graph inputs, then each node's outputs, then its regions). */
-function graphToJson(g: Graph): GraphJson {
+function graphToJson(g: Graph, location: (loc: string) => string = (l) => l): GraphJson {
   const scopes = new Scopes<Value, number>();
   let next = 0;
   const define = (v: Value, where: string, id = next++): ValueJson => {
@@ -198,7 +210,7 @@ function graphToJson(g: Graph): GraphJson {
     }
     const meta = {
       ...(n.meta.scope !== undefined ? { scope: n.meta.scope } : {}),
-      ...(n.meta.loc !== undefined ? { loc: n.meta.loc } : {}),
+      ...(n.meta.loc !== undefined ? { loc: location(n.meta.loc) } : {}),
     };
     return {
       op: n.op, inputs, attrs: attrs as Record<string, unknown>, outputs,

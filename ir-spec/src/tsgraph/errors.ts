@@ -13,6 +13,7 @@ export const TSGRAPH_ERROR_CODES = [
   'OFFSET_OUT_OF_RANGE',
   'OVERLAP',
   'SIZE_MISMATCH',
+  'CHECKSUM_MISMATCH',
   'UNKNOWN_OP',
   'VERIFY',
 ] as const;

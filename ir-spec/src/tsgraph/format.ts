@@ -19,7 +19,11 @@ import type { DType } from '../dtype.js';
 export const TSGRAPH_MAGIC: readonly number[] = Array.from('KILNGRPH', (c) => c.charCodeAt(0));
 /** The format version this code writes; it reads any file with this major and any minor. */
 export const TSGRAPH_MAJOR = 1;
-export const TSGRAPH_MINOR = 0;
+export const TSGRAPH_MINOR = 1;
+/** The first minor version whose files carry `checksum` (files of 1.0 have none). */
+export const CHECKSUM_MINOR = 1;
+/** The checksum algorithm writers use (checksum.ts). */
+export const CHECKSUM_ALGORITHM = 'xxh32';
 /** Size of the fixed prefix (magic, version, flags, header length). */
 export const PREFIX_BYTES = 24;
 /** Alignment of the blob start and of every tensor inside it. */
@@ -80,6 +84,10 @@ export interface TensorEntryJson {
 
 export interface SignatureJson { readonly name: string; readonly type: string }
 
+/** The blob's checksum: the algorithm and its value over every byte from the blob start to the
+ * end of the file (8 lower-case hex digits for xxh32). */
+export interface ChecksumJson { readonly algorithm: string; readonly blob: string }
+
 /** The JSON header of a `.tsgraph` file, as stored. */
 export interface TsgraphHeader {
   readonly format: { readonly major: number; readonly minor: number };
@@ -95,4 +103,6 @@ export interface TsgraphHeader {
   readonly kernels: readonly Readonly<Record<string, unknown>>[];
   /** The memory plan (memory-plan.ts: value name → buffer slot), or `null` when none was made. */
   readonly plan: unknown;
+  /** Present in every file of format 1.1 and later; absent in 1.0 files (written before checksums). */
+  readonly checksum?: ChecksumJson;
 }

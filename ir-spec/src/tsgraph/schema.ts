@@ -9,7 +9,7 @@
 
 import { memoryPlanSchema } from './memory-plan.js';
 import * as z from 'zod';
-import { ALIGN, type BlockJson, type NodeJson, type TsgraphHeader, type ValueJson } from './format.js';
+import { ALIGN, CHECKSUM_ALGORITHM, type BlockJson, type NodeJson, type TsgraphHeader, type ValueJson } from './format.js';
 import { compareCodeUnits } from './json.js';
 import { MAX_RANK, MAX_TYPE_STRING, parseTypeString, TypeStringError } from './type-string.js';
 
@@ -89,6 +89,11 @@ function buildHeaderSchema(lenient: boolean): z.ZodType<TsgraphHeader> {
     }),
     kernels: z.array(z.record(z.string(), z.unknown())),
     plan: lenient ? z.unknown() : z.union([z.null(), memoryPlanSchema]),
+    // A newer minor may name another algorithm: read leniently, refused (or skipped) at verification.
+    checksum: obj({
+      algorithm: lenient ? z.string() : z.literal(CHECKSUM_ALGORITHM),
+      blob: lenient ? z.string() : z.string().regex(/^[0-9a-f]{8}$/, 'must be 8 lower-case hex digits'),
+    }).optional(),
   });
 }
 

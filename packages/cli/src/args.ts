@@ -37,7 +37,7 @@ export function parseArgs(command: string, argv: readonly string[], spec: Readon
       name = byShort.get(a.slice(1, 2));
       if (name && a.length > 2) value = a.slice(2);
     }
-    const s = name ? spec[name] : undefined;
+    const s = name && Object.hasOwn(spec, name) ? spec[name] : undefined;
     if (!name || !s) throw new UsageError(`unknown option '${a}' for 'kiln ${command}'`, command);
     if (s.type === 'boolean') {
       if (value !== undefined) throw new UsageError(`option --${name} takes no value`, command);

@@ -82,7 +82,7 @@ function readNpy(path: string, b: Uint8Array, dtype: DType): InputValue {
   const shape = shapeText.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
   const n = shape.reduce((a, c) => a * c, 1);
   const off = start + hlen;
-  const want = { '<f4': 'float32', '<i4': 'int32' }[descr];
+  const want = new Map([['<f4', 'float32'], ['<i4', 'int32']]).get(descr);
   if (!want) throw new UserError(`${path}: .npy dtype ${descr} is not supported; save float32 ('<f4') or int32 ('<i4')`);
   if (off + 4 * n > b.length) throw new UserError(`${path}: .npy data is shorter than its shape [${shape}]`);
   const raw = b.slice(off, off + 4 * n).buffer;

@@ -14,23 +14,32 @@ export interface InputSpec {
   readonly shape: readonly Dim[];
 }
 
-/** Parses `name:type`, e.g. `x:f32[N,3,32,32]`; `where` names the source for the error. */
+/** Parses `name:type`, e.g. `x:f32[N,3,32,32]`; `where` names the source for the error, which names the bad part. */
 export function parseInputSpec(text: string, where = '--input'): InputSpec {
   const colon = text.indexOf(':');
   const fix = `write it as name:type, e.g. x:f32[N,3,32,32] (dtypes f32, i32, bool; symbols such as N are dynamic)`;
-  if (colon <= 0) throw new UserError(`${where} '${text}': ${fix}`);
+  const bad = (part: string) => new UserError(`${where} '${text}': ${part}; ${fix}`);
+  if (colon <= 0) throw bad(colon < 0 ? "no ':' between the name and the type" : 'the name is missing');
   const name = text.slice(0, colon).trim();
-  const m = /^([a-z0-9]+)\[(.*)\]$/.exec(text.slice(colon + 1).trim());
-  const dtype = m ? DTYPE_FROM_SHORT[m[1]] : undefined;
-  if (!m || !dtype || !/^[A-Za-z_]\w*$/.test(name)) throw new UserError(`${where} '${text}': ${fix}`);
+  if (!/^[A-Za-z_]\w*$/.test(name)) throw bad(`the name '${name}' is not an identifier`);
+  const typeText = text.slice(colon + 1).trim();
+  const m = /^([A-Za-z0-9_]+)\[(.*)\]$/.exec(typeText);
+  if (!m) throw bad(`the type '${typeText}' is not dtype[dims]`);
+  // A Map-like lookup: the dtype is user text ('constructor' must not find Object.prototype's).
+  if (!Object.hasOwn(DTYPE_FROM_SHORT, m[1])) throw bad(`unknown dtype '${m[1]}' (use f32, i32 or bool)`);
+  const dtype = DTYPE_FROM_SHORT[m[1]];
   const shape = m[2].trim() === '' ? [] : m[2].split(',').map((d): Dim => {
     const t = d.trim();
     if (/^\d+$/.test(t)) return Number(t);
+    const notDim = `bad dim '${t}': a dim is a size (0, 1, 2, ...) or a symbol such as N`;
+    let dim: Dim;
     try {
-      return parseDim(t);
+      dim = parseDim(t);
     } catch (e) {
-      throw new UserError(`${where} '${text}': bad dim '${t}' (${e instanceof Error ? e.message : String(e)}); ${fix}`);
+      throw bad(`${notDim} (${e instanceof Error ? e.message : String(e)})`);
     }
+    if (typeof dim === 'number' || dimAtoms(dim).length === 0) throw bad(notDim);
+    return dim;
   });
   return { name, dtype, shape };
 }
@@ -50,6 +59,7 @@ export function concreteShape(shape: readonly Dim[], size: number): number[] {
     const env = new Map(dimAtoms(d).map((a) => [a, size]));
     const v = evalDim(d, env);
     if (v === undefined) throw new UserError(`cannot give the dim '${d}' a size; use plain symbols such as N`);
+    if (!Number.isInteger(v) || v < 0) throw new UserError(`the dim '${d}' is ${v} when its symbols are ${size}; use plain symbols such as N, or sums and products of them`);
     return v;
   });
 }
@@ -60,7 +70,7 @@ export function exampleInput(spec: InputSpec, size = EXAMPLE_SIZE): Tensor {
   return spec.dtype === 'float32' ? randn(shape) : zeros(shape, { dtype: spec.dtype });
 }
 
-/** dynamicAxes for jit.trace: every symbolic dim of every input, named by its symbol. */
+/** dynamicAxes for jit.trace and jit.script: every symbolic dim of every input, named by its symbol. */
 export function dynamicAxesOf(specs: readonly InputSpec[]): Record<number, Record<number, string>> {
   const axes: Record<number, Record<number, string>> = {};
   specs.forEach((s, i) => s.shape.forEach((d, j) => {

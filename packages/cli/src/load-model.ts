@@ -2,15 +2,17 @@
 // .mjs whose 'kiln' import points at the very copy of 'kiln' this CLI uses, then imports it and
 // picks the model. Invariant: the user's nn.Module and Tensor classes are the CLI's own (one
 // copy of 'kiln'), so jit.script/jit.trace accept them; a syntax error is reported at
-// file:line:col with the offending line and never as a stack trace.
+// file:line:col with the offending line and never as a stack trace; a file that calls
+// process.exit while it is imported is an error (exit 1), never a silent exit.
 
 import { build, type Message } from 'esbuild';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { nn } from 'kiln';
 import { UserError } from './errors.js';
+import { loaderFor, parenthesizeReservedDecorators } from './decorator-names.js';
 
 export interface LoadedFile {
   /** The absolute path of the model file. */
@@ -54,6 +56,14 @@ export async function importModelFile(path: string): Promise<LoadedFile> {
             // Every import of 'kiln' resolves to the CLI's own copy.
             // Other packages are bundled from the model file's folder (node builtins stay external).
             b.onResolve({ filter: /^kiln$/ }, () => ({ path: kilnUrl, external: true }));
+            // `@jit.export` (a reserved word after the dot) is read as `@(jit.export)` (decorator-names.ts).
+            b.onLoad({ filter: /\.[cm]?[jt]sx?$/ }, async (args) => {
+              if (args.path.includes('/node_modules/')) return undefined;
+              const text = readFileSync(args.path, 'utf8');
+              const loader = loaderFor(args.path);
+              const fixed = await parenthesizeReservedDecorators(text, loader);
+              return fixed === text ? undefined : { contents: fixed, loader };
+            });
           },
         }],
       });
@@ -67,15 +77,35 @@ export async function importModelFile(path: string): Promise<LoadedFile> {
     }
     process.setSourceMapsEnabled(true);
     let exports: Record<string, unknown>;
+    // Importing runs the file's top-level code; a process.exit there would end kiln silently
+    // (with the file's exit code): it throws instead, and the import fails with a located error.
+    const exit = process.exit;
+    process.exit = ((code?: number | string | null) => { throw new ModelExit(code); }) as typeof process.exit;
     try {
       exports = await import(pathToFileURL(out).href) as Record<string, unknown>;
     } catch (e) {
+      const where = locateIn(e, file) ?? relative(process.cwd(), file);
+      if (e instanceof ModelExit) {
+        throw new UserError(`${where}: the model file exited during import (it called process.exit(${e.code === undefined ? '' : String(e.code)})). ` +
+          'kiln imports the model file to get the model, so its top-level code runs; remove the process.exit call, or keep the ' +
+          "file's script code out of it (in another file, or under a check that the file is the main module)", { cause: e });
+      }
       // The model file ran and threw: its own error, located through the inline source map.
-      throw new UserError(`${locateIn(e, file) ?? relative(process.cwd(), file)}: the model file throws when imported: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+      throw new UserError(`${where}: the model file throws when imported: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    } finally {
+      process.exit = exit;
     }
     return { file, exports };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Thrown by process.exit while the model file is imported. */
+class ModelExit extends Error {
+  constructor(readonly code: number | string | null | undefined) {
+    super(`process.exit(${code ?? ''}) called while importing the model file`);
+    this.name = 'ModelExit';
   }
 }
 
@@ -94,7 +124,7 @@ export function pickModel(loaded: LoadedFile, exportName: string | undefined): n
   const name = exportName ?? 'default';
   const shown = relative(process.cwd(), loaded.file);
   const available = Object.keys(loaded.exports).filter((k) => k !== 'inputs');
-  if (!(name in loaded.exports)) {
+  if (!Object.hasOwn(loaded.exports, name)) {
     const hint = exportName ? `the file exports: ${available.join(', ') || 'nothing'}` : `export the model as default (export default new MyModel()) or pass --export NAME (the file exports: ${available.join(', ') || 'nothing'})`;
     throw new UserError(`${shown}: no export '${name}'; ${hint}`);
   }

@@ -54,23 +54,43 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (name === undefined) throw new UsageError('no command given');
     if (name === '--help' || name === '-h' || name === 'help') {
       const topic = name === 'help' ? rest[0] : undefined;
-      console.log(topic && COMMANDS[topic] ? COMMANDS[topic].help : MAIN_HELP);
+      console.log(topic && Object.hasOwn(COMMANDS, topic) ? COMMANDS[topic].help : MAIN_HELP);
       return 0;
     }
     if (name === '--version' || name === '-v') {
       console.log('kiln 0.1.0');
       return 0;
     }
+    // Object.hasOwn: the command name is user text ('constructor' must not find Object's).
+    if (!Object.hasOwn(COMMANDS, name)) throw new UsageError(`unknown command '${name}'`);
     const cmd = COMMANDS[name];
-    if (!cmd) throw new UsageError(`unknown command '${name}'`);
     const parsed = parseArgs(name, rest, cmd.flags);
     if (parsed.flags.get('help') === true) {
       console.log(cmd.help);
       return 0;
     }
-    return await cmd.run(parsed);
+    return await runGuarded(name, () => cmd.run(parsed));
   } catch (e) {
     return report(e, verbose);
+  }
+}
+
+/**
+ * Runs a command; if the process exits before it finishes (a model file's code called
+ * process.exit after its import, e.g. from forward or a timer), that is reported as an error and
+ * the exit code becomes 1, never a silent exit with the model's code.
+ */
+async function runGuarded(name: string, run: () => Promise<number>): Promise<number> {
+  const onExit = () => {
+    process.stderr.write(`error: the process exited (process.exit in the model's code) before 'kiln ${name}' finished; nothing was written. ` +
+      "Remove the process.exit call from the model's code\n");
+    process.exitCode = 1;
+  };
+  process.on('exit', onExit);
+  try {
+    return await run();
+  } finally {
+    process.off('exit', onExit);
   }
 }
 
@@ -78,7 +98,7 @@ function report(e: unknown, verbose: boolean): number {
   const user = isUserError(e);
   const message = e instanceof Error ? e.message : String(e);
   if (e instanceof UsageError) {
-    process.stderr.write(`kiln: ${message}\n\n${e.command && COMMANDS[e.command] ? COMMANDS[e.command].help : MAIN_HELP}\n`);
+    process.stderr.write(`kiln: ${message}\n\n${e.command && Object.hasOwn(COMMANDS, e.command) ? COMMANDS[e.command].help : MAIN_HELP}\n`);
     return 1;
   }
   process.stderr.write(user ? `error: ${located(e) ?? message}\n` : `internal error: ${message}\nThis is a bug in Kiln; please report it with the command you ran${verbose ? '' : ' and the output of --verbose'}.\n`);
@@ -92,7 +112,8 @@ function report(e: unknown, verbose: boolean): number {
 /** A ScriptError's message with its file relative to the working directory. */
 function located(e: unknown): string | undefined {
   if (!(e instanceof Error) || e.name !== 'ScriptError') return undefined;
-  const { file, line, col, reason, frame } = e as Error & { file?: unknown; line?: unknown; col?: unknown; reason?: unknown; frame?: unknown };
+  const { file, line, col, reason, frame, notes } = e as Error & { file?: unknown; line?: unknown; col?: unknown; reason?: unknown; frame?: unknown; notes?: unknown };
   if (typeof file !== 'string' || typeof reason !== 'string' || typeof frame !== 'string') return undefined;
-  return `${relative(process.cwd(), file) || file}:${String(line)}:${String(col)}: ${reason}\n${frame}`;
+  const inner = Array.isArray(notes) ? notes.map((n) => `\n${String(n)}`).join('') : '';
+  return `${relative(process.cwd(), file) || file}:${String(line)}:${String(col)}: ${reason}\n${frame}${inner}`;
 }

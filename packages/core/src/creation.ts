@@ -3,6 +3,7 @@
 import { allocate, convertArray, fmtShape, numel, type DType, type TypedArray } from '@kiln/ir-spec';
 import { Tensor } from './tensor.js';
 import { defaultGenerator, type Generator } from './random.js';
+import { dispatch1 } from './dispatch.js';
 
 export interface TensorOptions {
   dtype?: DType;
@@ -77,29 +78,46 @@ export const zerosLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t
 export const onesLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 1, { dtype: t.dtype, ...opts });
 export const fullLike = (t: Tensor, value: number, opts: TensorOptions = {}): Tensor => full(t.shape, value, { dtype: t.dtype, ...opts });
 
-/** Standard normal samples. */
+/**
+ * A random op through the dispatch (so jit.trace and jit.script record it as a graph op that
+ * draws at run time, never a constant), as a fresh leaf.
+ */
+function sample(op: 'uniform' | 'normal', where: string, like: Tensor | null, shape: readonly number[] | undefined, opts: RandomOptions): Tensor {
+  if (opts.dtype && opts.dtype !== 'float32') throw new Error(`${where}: random samples are float32, got dtype ${opts.dtype}; cast the result with .to('${opts.dtype}')`);
+  // The dispatch's own result (not a copy): a tracer knows it as the op's output.
+  const t = dispatch1(op, [like], shape ? { shape: [...shape] } : {}, { generator: opts.generator ?? defaultGenerator });
+  if (opts.requiresGrad) t.requiresGrad_(true);
+  return t;
+}
+
+/** Standard normal samples (torch.randn). @example randn([2, 3]) */
 export function randn(shape: readonly number[], opts: RandomOptions = {}): Tensor {
   checkShape('randn', shape);
-  const g = opts.generator ?? defaultGenerator;
-  const data = new Float32Array(numel(shape));
-  for (let i = 0; i < data.length; i++) data[i] = g.normal();
-  return make(data, shape, 'float32', opts);
+  return sample('normal', 'randn', null, shape, opts);
 }
-/** Uniform samples in [0, 1). */
+/** Uniform samples in [0, 1) (torch.rand). @example rand([2, 3]) */
 export function rand(shape: readonly number[], opts: RandomOptions = {}): Tensor {
   checkShape('rand', shape);
-  const g = opts.generator ?? defaultGenerator;
-  const data = new Float32Array(numel(shape));
-  for (let i = 0; i < data.length; i++) data[i] = g.random();
-  return make(data, shape, 'float32', opts);
+  return sample('uniform', 'rand', null, shape, opts);
 }
-/** Integers uniform in [low, high). */
+/** Standard normal samples shaped like `t` (torch.randn_like); a dynamic dim of `t` stays dynamic in a graph. */
+export function randnLike(t: Tensor, opts: RandomOptions = {}): Tensor { return sample('normal', 'randnLike', t, undefined, opts); }
+/** Uniform samples in [0, 1) shaped like `t` (torch.rand_like). @example randLike(x) */
+export function randLike(t: Tensor, opts: RandomOptions = {}): Tensor { return sample('uniform', 'randLike', t, undefined, opts); }
+/**
+ * Integers uniform in [low, high) (torch.randint): min(int(uniform · (high − low)), high − low − 1)
+ * + low, all through the dispatch, so traces and jit.script draw at run time.
+ * @example randint(0, 10, [3])
+ */
 export function randint(low: number, high: number, shape: readonly number[], opts: RandomOptions = {}): Tensor {
   checkShape('randint', shape);
-  const g = opts.generator ?? defaultGenerator;
-  const data = new Int32Array(numel(shape));
-  for (let i = 0; i < data.length; i++) data[i] = low + g.int(high - low);
-  return make(data, shape, opts.dtype ?? 'int32', { ...opts, requiresGrad: false });
+  if (!Number.isInteger(low) || !Number.isInteger(high) || high <= low) throw new Error(`randint: needs integers low < high, got low=${low}, high=${high}`);
+  const n = high - low;
+  const u = sample('uniform', 'randint', null, shape, { generator: opts.generator });
+  // The clamp keeps float32 rounding of u·n (u < 1) from ever reaching n.
+  const k = dispatch1('minimum', [dispatch1('cast', [dispatch1('mul', [u, Tensor._scalar(n, 'float32')])], { dtype: 'int32' }), Tensor._scalar(n - 1, 'int32')]);
+  const r = low === 0 ? k : dispatch1('add', [k, Tensor._scalar(low, 'int32')]);
+  return opts.dtype && opts.dtype !== 'int32' ? dispatch1('cast', [r], { dtype: opts.dtype }) : r;
 }
 
 /** arange(end), arange(start, end), arange(start, end, step); int32 when all are integers. */

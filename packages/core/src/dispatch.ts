@@ -2,15 +2,17 @@
 // arguments against the op's ir-spec entry, runs the kernel, records the autograd node and
 // notifies active tracers. An op that bypasses this function is a bug.
 
-import { getOp, OpError, type CpuTensor, type OpDef, type TensorType } from '@kiln/ir-spec';
+import { getOp, OpError, type CpuTensor, type KernelContext, type OpDef, type TensorType } from '@kiln/ir-spec';
 import { fastPrimitives } from '@kiln/runtime';
 import { Tensor } from './tensor.js';
 import { isGradEnabled } from './autograd/grad-mode.js';
 import { Node, type Edge } from './autograd/node.js';
+import { defaultGenerator } from './random.js';
 
 /** Observes every dispatched op (the tracer, profilers). */
 export interface DispatchObserver {
-  onOp(op: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void;
+  /** `ctx` is what the kernel got (a random op's generator). */
+  onOp(op: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[], ctx?: KernelContext): void;
 }
 
 const observers: DispatchObserver[] = [];
@@ -35,13 +37,19 @@ function parseAttrs(def: OpDef, attrs: Record<string, unknown>): unknown {
   return r.data;
 }
 
-/** Runs op `name` on `inputs` (null = an omitted optional input) and returns its outputs. */
-export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}): Tensor[] {
+/**
+ * Runs op `name` on `inputs` (null = an omitted optional input) and returns its outputs. A
+ * random op (`uniform`, `normal`) draws from `ctx.generator`, by default kiln's default
+ * generator (the one manualSeed seeds, and compiled graphs run in this process draw from).
+ */
+export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}, ctx?: KernelContext): Tensor[] {
   const def = getOp(name);
   const a = parseAttrs(def, attrs);
   const inTypes: (TensorType | null)[] = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
   const outTypes = def.infer(inTypes, a);
-  const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a, fastPrimitives());
+  // The kernel runs with the CPU device's primitives (WebAssembly SIMD products where available).
+  const kctx: KernelContext = { ...ctx, prims: fastPrimitives(), ...(def.random ? { generator: ctx?.generator ?? defaultGenerator } : {}) };
+  const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a, kctx);
   const outputs = raw.map((o) => {
     // A kernel that returns an input's buffer made a view (reshape): share the storage so
     // version counters and in-place updates see both.
@@ -63,11 +71,11 @@ export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs
       });
     }
   }
-  for (const obs of observers) obs.onOp(def, inputs, a as Record<string, unknown>, outputs);
+  for (const obs of observers) obs.onOp(def, inputs, a as Record<string, unknown>, outputs, kctx);
   return outputs;
 }
 
 /** Single-output convenience form. */
-export function dispatch1(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}): Tensor {
-  return dispatch(name, inputs, attrs)[0];
+export function dispatch1(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}, ctx?: KernelContext): Tensor {
+  return dispatch(name, inputs, attrs, ctx)[0];
 }

@@ -1,64 +1,10 @@
 // The default random generator. Deterministic for a seed (manualSeed), fast, and
-// independent of Math.random. It does not reproduce PyTorch's streams (nobody can without
-// its Mersenne Twister + Philox details); tests compare statistics, not values.
+// independent of Math.random. The algorithm lives in ir-spec (random.ts) so compiled graphs run
+// in this process draw from this same generator and reproduce eager's numbers.
 
-/** A generator's saved state (see Generator.getState). */
-export interface GeneratorState { readonly s: Uint32Array; readonly spare: number | null }
+import { Generator } from '@kiln/ir-spec';
 
-/** xoshiro128** with a splitmix32 seeder. */
-export class Generator {
-  private s = new Uint32Array(4);
-  private spare: number | null = null;
-
-  constructor(seed = 0x2545f491) { this.manualSeed(seed); }
-
-  manualSeed(seed: number): this {
-    let x = seed >>> 0;
-    for (let i = 0; i < 4; i++) {
-      x = (x + 0x9e3779b9) >>> 0;
-      let z = x;
-      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-      this.s[i] = (z ^ (z >>> 16)) >>> 0;
-    }
-    this.spare = null;
-    return this;
-  }
-
-  /** A snapshot of the stream position (PyTorch's get_state); setState() replays from it. */
-  getState(): GeneratorState { return { s: this.s.slice(), spare: this.spare }; }
-  setState(st: GeneratorState): this { this.s.set(st.s); this.spare = st.spare; return this; }
-
-  /** Uniform 32-bit unsigned integer. */
-  nextUint32(): number {
-    const s = this.s;
-    const result = Math.imul(rotl(Math.imul(s[1], 5) >>> 0, 7), 9) >>> 0;
-    const t = (s[1] << 9) >>> 0;
-    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 11);
-    return result;
-  }
-
-  /** Uniform in [0, 1). */
-  random(): number { return (this.nextUint32() >>> 8) / 16777216; }
-
-  /** Standard normal (Box–Muller, caching the second value). */
-  normal(): number {
-    if (this.spare !== null) { const v = this.spare; this.spare = null; return v; }
-    let u = 0;
-    while (u === 0) u = this.random();
-    const v = this.random();
-    const r = Math.sqrt(-2 * Math.log(u));
-    this.spare = r * Math.sin(2 * Math.PI * v);
-    return r * Math.cos(2 * Math.PI * v);
-  }
-
-  /** Integer in [0, n). */
-  int(n: number): number { return Math.floor(this.random() * n); }
-}
-
-function rotl(x: number, k: number): number { return ((x << k) | (x >>> (32 - k))) >>> 0; }
+export { Generator, type GeneratorState, type RandomSource } from '@kiln/ir-spec';
 
 export const defaultGenerator = new Generator();
 

@@ -14,6 +14,7 @@ import { requestAdapter } from './gpu.js';
 import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelRecord } from './kernel.js';
 import { BufferPool } from './pool.js';
 import { GpuProfiler, type KernelTime } from './profiler.js';
+import { kernelStorageBuffers } from './bindings.js';
 
 export interface WebGpuDeviceOptions {
   /** The GPU object (default: navigator.gpu, or Dawn in Node). */
@@ -151,8 +152,14 @@ class GpuDevice implements WebGpuDevice {
   async addKernels(records: readonly unknown[]): Promise<void> {
     const t0 = performance.now();
     const fresh: KernelRecord[] = [];
+    const limit = this.gpu.limits.maxStorageBuffersPerShaderStage;
     records.forEach((r, i) => {
       if (!isKernelRecord(r)) throw new RuntimeError('GRAPH', `kernels[${i}] is not a WGSL kernel record ({key, name, wgsl, grid}); save the file again with kiln's generateWgsl kernels`);
+      const n = kernelStorageBuffers(r);
+      if (n > limit) {
+        throw new RuntimeError('GRAPH', `WGSL kernel '${r.name}' (key ${r.key}) binds ${n} storage buffers, but this WebGPU adapter allows ${limit} per shader stage (maxStorageBuffersPerShaderStage); ` +
+          `compile the model again for this limit (jit.optimizeForInference(m, { maxStorageBuffers: ${limit} }), whose fusion splits wider kernels) or use backend 'cpu'`);
+      }
       if (!this.kernels.has(r.key) && !fresh.some((f) => f.key === r.key)) fresh.push(r);
     });
     const pipelines = await Promise.all(fresh.flatMap((r) => [

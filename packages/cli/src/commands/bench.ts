@@ -13,7 +13,7 @@ import { exampleInput } from '../input-spec.js';
 import { randomInput } from '../input-files.js';
 import { Progress } from '../progress.js';
 import { formatBytes } from './inspect.js';
-import { COMPILE_FLAGS, frontend, loadModelFile, optimize } from './compile.js';
+import { checkInputFlags, COMPILE_FLAGS, frontend, loadModelFile, optimize } from './compile.js';
 
 export const BENCH_FLAGS: Record<string, FlagSpec> = {
   ...Object.fromEntries(['export', 'trace', 'input', 'weights', 'quiet'].map((k) => [k, COMPILE_FLAGS[k]])),
@@ -92,6 +92,7 @@ export async function benchCommand(p: Parsed): Promise<number> {
       rows.push({ variant: `${path} ${backend}`, times: await timeRuns(runs, () => m.run(inputs)), peak: m.stats?.peakIntermediateBytes });
     }
   } else {
+    checkInputFlags(p, 'bench');
     const loaded = await loadModelFile(path, p, progress);
     const examples = loaded.specs.map((s) => exampleInput(s));
     const xs = loaded.specs.map((s) => exampleInput(s, batch));

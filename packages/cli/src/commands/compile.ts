@@ -34,6 +34,11 @@ Compiles a TypeScript model file into a .tsgraph file.
 The model is the file's default export (an nn.Module instance), or the export named by
 --export (an instance, a class constructed with no arguments, or a factory function).
 
+The model file is imported (bundled with esbuild, then run by Node), so its top-level code
+runs, as with \`node model.ts\`: keep training or other script code out of it (or in another
+file). A file that calls process.exit while it is imported is an error. Method decorators such
+as @jit.export, @jit.ignore and @jit.unused work as documented.
+
 Options:
   -o, --output <file>       where to write the .tsgraph (required)
   --export <name>           the export holding the model (default: the default export)
@@ -91,10 +96,23 @@ export interface LoadedModel {
  */
 export async function compileModelFile(src: string, p: Parsed, progress: Progress, command: string): Promise<jit.OptimizedModule> {
   const level = optLevel(p, command);
+  checkInputFlags(p, command);
   const loaded = await loadModelFile(src, p, progress);
   const examples = loaded.specs.map((s) => exampleInput(s));
   const compiled = await frontend(loaded, p, progress, examples);
   return optimize(compiled, p, progress, level, examples);
+}
+
+/** The --input flags parse (a usage error naming the bad part otherwise): checked before the model file is imported. */
+export function checkInputFlags(p: Parsed, command: string): void {
+  for (const f of flagList(p, 'input')) {
+    try {
+      parseInputSpec(f);
+    } catch (e) {
+      if (e instanceof UserError) throw new UsageError(e.message, command);
+      throw e;
+    }
+  }
 }
 
 /** Imports the file, picks the model (--export), reads the input types and loads --weights. */
@@ -130,8 +148,8 @@ export async function frontend(m: LoadedModel, p: Parsed, progress: Progress, ex
   const trace = flagBool(p, 'trace');
   const compiled = await progress.stage(trace ? 'trace' : 'script', `${model.constructor.name}(${specs.map(specText).join(', ')})`, (): jit.CompiledModule => {
     if (trace) return noGrad(() => jit.trace(model as nn.Module & { forward(...x: Tensor[]): unknown }, examples, { dynamicAxes: dynamicAxesOf(specs), warn: false }));
-    checkScriptable(specs);
-    return jit.script(model, { sourceFile: m.file, inputs: examples, dynamicBatch: specs.some((s) => typeof s.shape[0] === 'string') });
+    // Every symbolic dim of the --input types is symbolic in the graph (x:f32[N,T,6]), as for --trace.
+    return jit.script(model, { sourceFile: m.file, inputs: examples, dynamicAxes: dynamicAxesOf(specs) });
   });
   for (const w of compiled.warnings ?? []) process.stderr.write(`warning: ${w.message}\n`);
   return compiled;
@@ -163,14 +181,6 @@ function inputSpecs(p: Parsed, exports: Record<string, unknown>, shown: string):
   if (flags.length) return flags.map((f) => parseInputSpec(f));
   if ('inputs' in exports) return inputsFromExport(exports.inputs, shown);
   throw new UserError(`${shown}: the input types are unknown; pass --input x:f32[N,3,32,32] (one per forward argument) or export them from the file: export const inputs = ['x:f32[N,3,32,32]']`);
-}
-
-/** The scripter makes dim 0 dynamic (one batch symbol); other symbolic dims need --trace. */
-function checkScriptable(specs: readonly InputSpec[]): void {
-  for (const s of specs) {
-    const bad = s.shape.findIndex((d, j) => j > 0 && typeof d === 'string');
-    if (bad >= 0) throw new UserError(`--input ${s.name}: jit.script makes only dim 0 dynamic, but dim ${bad} is '${s.shape[bad]}'; give it a size, or compile with --trace`);
-  }
 }
 
 interface HasRegions { readonly regions: readonly { readonly nodes: readonly HasRegions[] }[] }

@@ -3,7 +3,7 @@
 // checked by the decoder first, so everything printed comes from a valid file.
 
 import { printGraph, type Graph } from '@kiln/ir-spec';
-import { nodesWithoutKernels } from '@kiln/runtime';
+import { DEFAULT_MAX_STORAGE_BUFFERS, isKernelRecord, kernelStorageBuffers, nodeBindingProblem, nodesWithoutKernels } from '@kiln/runtime';
 import { flagBool, type FlagSpec, type Parsed } from '../args.js';
 import { UsageError } from '../errors.js';
 import { readGraphFile } from '../read-graph.js';
@@ -51,6 +51,8 @@ export async function inspectCommand(p: Parsed): Promise<number> {
   const lines: string[] = [];
   lines.push(`${f.path}`);
   lines.push(`  format     ${h.format.major}.${h.format.minor}`);
+  // readGraphFile decoded the file with the checksum verified, so a present one matched.
+  lines.push(`  checksum   ${h.checksum ? `${h.checksum.algorithm} ${h.checksum.blob} (verified)` : `none (a format ${h.format.major}.${h.format.minor} file, written before checksums; re-save it to add one)`}`);
   lines.push(`  producer   ${Object.entries(h.producer).map(([k, v]) => `${k} ${String(v)}`).join(', ')}`);
   const meta = Object.entries(h.metadata);
   lines.push(`  metadata   ${meta.length ? meta.map(([k, v]) => `${k}=${v.length > 60 ? `${v.slice(0, 57)}...` : v}`).join(', ') : '(none)'}`);
@@ -83,11 +85,20 @@ export async function inspectCommand(p: Parsed): Promise<number> {
   return 0;
 }
 
-/** Where the file runs: WebGPU needs a stored kernel for every node. */
+/** Where the file runs: WebGPU needs a stored kernel for every node, each within the adapter's
+ * storage-buffer limit (WebGPU's default of 8 unless the adapter allows more). */
 function backendsText(graph: Graph, kernels: readonly unknown[]): string {
   const missing = nodesWithoutKernels(graph, kernels);
-  if (!missing.length) return 'cpu, webgpu';
-  return `cpu (webgpu: no WGSL for ${missing.length} node${missing.length > 1 ? 's' : ''}: ${[...new Set(missing.map((n) => n.op))].join(', ')})`;
+  if (!missing.length) {
+    const widest = kernels.filter(isKernelRecord).map((k) => ({ name: k.name, n: kernelStorageBuffers(k) })).sort((a, b) => b.n - a.n)[0];
+    if (widest && widest.n > DEFAULT_MAX_STORAGE_BUFFERS) {
+      return `cpu, webgpu (only on adapters with maxStorageBuffersPerShaderStage >= ${widest.n}: kernel '${widest.name}' binds ${widest.n} storage buffers, over WebGPU's default of ${DEFAULT_MAX_STORAGE_BUFFERS})`;
+    }
+    return 'cpu, webgpu';
+  }
+  const over = missing.map((n) => nodeBindingProblem(n)).find((p) => p !== undefined);
+  const why = over ? `; ${over}` : '';
+  return `cpu (webgpu: no WGSL for ${missing.length} node${missing.length > 1 ? 's' : ''}: ${[...new Set(missing.map((n) => n.op))].join(', ')}${why})`;
 }
 
 /** A kernel record's grid (runtime/src/webgpu/kernel.ts KernelGrid) in words. */

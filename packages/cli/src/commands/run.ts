@@ -1,18 +1,22 @@
 // `kiln run <file.tsgraph>`: load in the runtime alone on a backend, feed random inputs of the
 // declared types (or files), print the outputs and the time. Invariant: the graph runs exactly
-// as an application would run it with `load(path, { backend }).run(inputs)`.
+// as an application would run it with `load(path, { backend }).run(inputs)`; every flag (and each
+// --input's name against the file's declared inputs) is checked before a backend starts.
 
 import { load, type InputValue } from '@kiln/runtime';
 import { flagBool, flagList, flagString, type FlagSpec, type Parsed } from '../args.js';
 import { UsageError, UserError } from '../errors.js';
 import { randomInput, readInputFile } from '../input-files.js';
 import { DTYPE_FROM_SHORT } from '@kiln/ir-spec';
+import { existsSync } from 'node:fs';
+import { readGraphFile } from '../read-graph.js';
 
 export const RUN_FLAGS: Record<string, FlagSpec> = {
   input: { type: 'list' },
   batch: { type: 'string' },
   backend: { type: 'string' },
   runs: { type: 'string' },
+  seed: { type: 'string' },
   values: { type: 'string' },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -29,6 +33,8 @@ Options:
   --batch <n>               the size of symbolic dims (N) for random inputs (default 1)
   --backend <cpu|webgpu|auto>  where to run (default auto)
   --runs <n>                run n times and report the median time (default 1)
+  --seed <n>                seed of the generator the graph's random ops (rand, randn,
+                            training-mode dropout) draw from (default: a fixed seed)
   --values <n>              how many values of each output to print (default 8)
   --verbose                 show stack traces on errors
   -h, --help                this help
@@ -50,29 +56,40 @@ export async function runCommand(p: Parsed): Promise<number> {
   if (backend !== 'cpu' && backend !== 'webgpu' && backend !== 'auto') throw new UsageError(`--backend must be cpu, webgpu or auto, got '${backend}'`, 'run');
   const batch = positiveInt(p, 'batch', 1), runs = positiveInt(p, 'runs', 1), shown = positiveInt(p, 'values', 8);
   const path = p.positionals[0];
+  const seedFlag = flagString(p, 'seed');
+  if (seedFlag !== undefined && !/^\d+$/.test(seedFlag)) throw new UsageError(`--seed must be a non-negative integer, got '${seedFlag}'`, 'run');
+  const seed = seedFlag === undefined ? undefined : Number(seedFlag);
+  const files = new Map<string, string>();
+  for (const f of flagList(p, 'input')) {
+    const eq = f.indexOf('=');
+    if (eq <= 0 || eq === f.length - 1) throw new UsageError(`--input takes name=file, got '${f}'`, 'run');
+    const name = f.slice(0, eq), file = f.slice(eq + 1);
+    if (files.has(name)) throw new UsageError(`--input ${name} is given twice`, 'run');
+    if (!existsSync(file)) throw new UserError(`--input ${name}: no such file: ${file}`);
+    files.set(name, file);
+  }
+  // The declared inputs, read by the checked decoder alone: a wrong --input name is reported
+  // before a backend (WebGPU) starts.
+  const declared = readGraphFile(path).header.inputs;
+  for (const name of files.keys()) {
+    if (!declared.some((i) => i.name === name)) throw new UserError(`--input ${name}: the graph has no input '${name}'; its inputs are ${declared.map((i) => `${i.name}: ${i.type}`).join(', ')}`);
+  }
 
   const t0 = performance.now();
   let model;
   try {
-    model = await load(path, { backend });
+    model = await load(path, { backend, seed });
   } catch (e) {
     if (e instanceof Error && (e.name === 'TsgraphError' || e.name === 'RuntimeError')) throw new UserError(`${path}: ${e.message}`, { cause: e });
     throw e;
   }
   const loadMs = performance.now() - t0;
 
-  const files = new Map<string, string>();
-  for (const f of flagList(p, 'input')) {
-    const eq = f.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--input takes name=file, got '${f}'`, 'run');
-    const name = f.slice(0, eq);
-    if (!model.inputs.some((i) => i.name === name)) throw new UserError(`--input ${name}: the graph has no input '${name}'; its inputs are ${model.inputs.map((i) => `${i.name}: ${i.type}`).join(', ')}`);
-    files.set(name, f.slice(eq + 1));
-  }
   const inputs: InputValue[] = model.inputs.map((i) => {
     const file = files.get(i.name);
     if (!file) return randomInput(i.name, i.type, batch);
-    const dtype = DTYPE_FROM_SHORT[i.type.replace(/\[.*$/, '')] ?? 'float32';
+    const short = i.type.replace(/\[.*$/, '');
+    const dtype = Object.hasOwn(DTYPE_FROM_SHORT, short) ? DTYPE_FROM_SHORT[short] : 'float32';
     return readInputFile(file, dtype);
   });
 

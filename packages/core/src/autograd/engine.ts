@@ -8,6 +8,7 @@ import { Tensor } from '../tensor.js';
 import { dispatch } from '../dispatch.js';
 import { enableGrad, noGrad } from './grad-mode.js';
 import type { Node } from './node.js';
+import { traceHooks } from '../trace/hooks.js';
 
 const caller: OpCaller<Tensor> = {
   call: (op, inputs, attrs) => dispatch(op, inputs, attrs),
@@ -40,6 +41,8 @@ function accumulate(a: Tensor | null | undefined, b: Tensor): Tensor {
  * into `.grad`; with it, gradients of the captured tensors are returned and `.grad` is untouched.
  */
 export function runBackward(roots: Tensor[], seeds: Tensor[], opts: BackwardOptions, capture?: Capture): void {
+  // Accumulating into .grad while a trace records: the trace refuses (it cannot keep the side effect).
+  if (!capture) traceHooks.listener?.onBackward?.();
   const createGraph = opts.createGraph ?? false;
   const retain = opts.retainGraph ?? createGraph;
   const run = () => execute(roots, seeds, createGraph, retain, capture);

@@ -4,9 +4,9 @@
 // written so that no branch a `where` discards can produce inf/NaN, since its gradient would
 // still be multiplied through (0 · inf = NaN).
 
-import { defaultGenerator } from '../random.js';
 import { Tensor } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
+import { randLike } from '../creation.js';
 import * as E from '../ops/elementwise.js';
 
 export { relu, sigmoid, tanh, gelu } from '../ops/elementwise.js';
@@ -101,7 +101,9 @@ export function prelu(x: Tensor, weight: Tensor): Tensor {
 /**
  * Randomly zeroes elements with probability `p` and scales the rest by 1/(1-p) when
  * `training` (the default, as torch.nn.functional.dropout); the identity otherwise.
- * The mask comes from the default generator (seed it with manualSeed).
+ * The mask comes from the default generator (seed it with manualSeed). Training mode is a
+ * composite over the `uniform` op — x · where(uniform_like(x) >= p, 1/(1-p), 0) — so jit.trace
+ * and jit.script record a mask drawn at run time, never a constant one.
  * @example dropout(x, { p: 0.1, training: model.training })
  */
 export function dropout(x: Tensor, opts: { p?: number; training?: boolean } = {}): Tensor {
@@ -110,7 +112,6 @@ export function dropout(x: Tensor, opts: { p?: number; training?: boolean } = {}
   if (!training || p === 0) return dispatch1('dropout', [x], { p, training: false });
   if (x.dtype !== 'float32') throw new Error(`dropout: training-mode dropout needs a float32 tensor, got ${x.dtype}`);
   if (p === 1) return E.mul(x, 0);
-  const n = x.numel, scale = 1 / (1 - p), mask = new Float32Array(n);
-  for (let i = 0; i < n; i++) mask[i] = defaultGenerator.random() < p ? 0 : scale;
-  return E.mul(x, new Tensor({ data: mask, version: 0 }, x.shape, 'float32'));
+  const mask = E.where(E.ge(randLike(x), p), 1 / (1 - p), 0);
+  return E.mul(x, mask);
 }

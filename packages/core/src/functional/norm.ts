@@ -6,10 +6,11 @@
 // Running statistics are updated in place under noGrad, with the unbiased variance (PyTorch).
 
 import { fmtShape, OpError } from '@kiln/ir-spec';
-import type { Tensor } from '../tensor.js';
+import { Tensor } from '../tensor.js';
 import { dispatch, dispatch1 } from '../dispatch.js';
 import { noGrad } from '../autograd/grad-mode.js';
 import * as R from '../ops/reduce.js';
+import * as E from '../ops/elementwise.js';
 
 export interface BatchNormOptions {
   weight?: Tensor | null;
@@ -17,8 +18,9 @@ export interface BatchNormOptions {
   /** Normalize with batch statistics and update the running ones (default false). */
   training?: boolean;
   /** Weight of the new statistic in the running average (default 0.1); null = cumulative
-   * average, which needs `numBatchesTracked`. */
-  momentum?: number | null;
+   * average, which needs `numBatchesTracked`. A 0-d tensor is a weight computed by ops
+   * (nn.BatchNorm's 1/num_batches_tracked), which compiled graphs compute at run time. */
+  momentum?: number | null | Tensor;
   /** With momentum null: the number of batches seen including this one. */
   numBatchesTracked?: number;
   eps?: number;
@@ -35,12 +37,16 @@ function batchStats(x: Tensor): [Tensor, Tensor] {
   return [mean, variance];
 }
 
-/** running = (1 − m)·running + m·stat, in place and outside autograd. */
-function updateRunning(running: Tensor, stat: Tensor, m: number): void {
-  noGrad(() => running.mul_(1 - m).add_(stat.detach().mul(m)));
+/**
+ * running = (1 − m)·running + m·stat, in place and outside autograd. In place on the buffer
+ * (through the dispatch), so a trace or jit.script records the new value as a buffer update.
+ */
+function updateRunning(running: Tensor, stat: Tensor, m: number | Tensor): void {
+  noGrad(() => running.mul_(typeof m === 'number' ? 1 - m : E.sub(1, m)).add_(stat.detach().mul(m)));
 }
 
-function momentumOf(op: string, opts: { momentum?: number | null; numBatchesTracked?: number }): number {
+function momentumOf(op: string, opts: { momentum?: number | null | Tensor; numBatchesTracked?: number }): number | Tensor {
+  if (opts.momentum instanceof Tensor) return opts.momentum;
   if (opts.momentum !== null) return opts.momentum ?? 0.1;
   if (!opts.numBatchesTracked || opts.numBatchesTracked < 1) {
     throw new OpError(op, 'momentum null (cumulative average) needs numBatchesTracked, the number of batches seen including this one');
@@ -67,7 +73,12 @@ export function batchNorm(x: Tensor, runningMean: Tensor | null, runningVar: Ten
   const [mean, variance] = batchStats(x);
   const m = momentumOf(op, opts);
   if (runningMean) updateRunning(runningMean, mean, m);
-  if (runningVar) updateRunning(runningVar, variance.mul(n / (n - 1)), m);
+  if (runningVar) {
+    // The unbiased correction n/(n−1) from a 0-d count: a trace generalizes the count to the
+    // (dynamic) batch size, so a compiled graph corrects with its own batch's n.
+    const count = Tensor._scalar(n, 'float32');
+    updateRunning(runningVar, noGrad(() => variance.mul(E.div(count, E.sub(count, 1)))), m);
+  }
   return dispatch1(op, [x, mean, variance, w, b], { eps });
 }
 

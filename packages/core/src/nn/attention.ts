@@ -12,10 +12,17 @@ import * as F from '../functional/index.js';
 import { Module, Parameter } from './module.js';
 import { Linear, checkSize } from './linear.js';
 import { constant_, xavierUniform_ } from './init.js';
+import { bindLayerArgs, type LayerSignature } from './layer-args.js';
 
 /** PyTorch's name for MultiheadAttention's output projection (a plain Linear); kept so the
  * module prints as PyTorch's does. */
 export class NonDynamicallyQuantizableLinear extends Linear {}
+
+const MHA: LayerSignature = {
+  layer: 'MultiheadAttention', required: 2,
+  positional: [{ name: 'embedDim', kind: 'int' }, { name: 'numHeads', kind: 'int' }, { name: 'dropout', kind: 'number' }, { name: 'bias', kind: 'bool' }],
+  keywordOnly: [{ name: 'kdim', kind: 'int', nullable: true }, { name: 'vdim', kind: 'int', nullable: true }, { name: 'batchFirst', kind: 'bool' }],
+};
 
 export interface MultiheadAttentionOptions {
   /** Dropout on the attention weights in training mode (default 0). */
@@ -25,9 +32,9 @@ export interface MultiheadAttentionOptions {
   /** Inputs and output are [batch, seq, feature] instead of [seq, batch, feature]. */
   batchFirst?: boolean;
   /** Feature size of key (default embedDim). */
-  kdim?: number;
+  kdim?: number | null;
   /** Feature size of value (default embedDim). */
-  vdim?: number;
+  vdim?: number | null;
 }
 
 export interface AttentionForwardOptions {
@@ -72,8 +79,12 @@ export class MultiheadAttention extends Module {
   in_proj_bias: Tensor | null;
   out_proj: NonDynamicallyQuantizableLinear;
 
-  constructor(embedDim: number, numHeads: number, opts: MultiheadAttentionOptions = {}) {
+  constructor(...args: [embedDim: number, numHeads: number, opts?: MultiheadAttentionOptions]
+    | [opts: MultiheadAttentionOptions & { embedDim: number; numHeads: number }]
+    | [embedDim: number, numHeads: number, dropout: number, bias?: boolean]) {
     super();
+    const opts = bindLayerArgs<MultiheadAttentionOptions & { embedDim: number; numHeads: number }>(MHA, args);
+    const { embedDim, numHeads } = opts;
     this.embedDim = checkSize('MultiheadAttention', 'embedDim', embedDim, 1);
     this.numHeads = checkSize('MultiheadAttention', 'numHeads', numHeads, 1);
     if (embedDim % numHeads !== 0) throw new Error(`MultiheadAttention: embedDim (${embedDim}) must be divisible by numHeads (${numHeads})`);

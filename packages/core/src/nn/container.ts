@@ -39,28 +39,49 @@ export class Sequential extends Module {
       mods.forEach((m, i) => this.addModule(String(i), checkModule(`Sequential: argument ${i}`, m)));
     }
   }
-  /** The members in order (named members included). */
-  #list(): Module[] {
-    const out: Module[] = [];
+  /** The members with their keys, in order (named members included). */
+  #entries(): [string, Module][] {
+    const out: [string, Module][] = [];
     for (const k of this.memberNames()) {
       const v: unknown = Reflect.get(this, k);
-      if (v instanceof Module) out.push(v);
+      if (v instanceof Module) out.push([k, v]);
     }
     return out;
   }
+  #list(): Module[] { return this.#entries().map(([, m]) => m); }
   get length(): number { return this.#list().length; }
   /** The i-th module (negative from the end). */
   get(i: number): Module {
     const l = this.#list();
     return l[wrapIndex('Sequential.get', i, l.length)];
   }
-  /** Appends a module under the next number; returns this. */
+  /** Appends a module under key `String(length)` as PyTorch does, or — when a slice kept higher
+   * keys and that key is taken — under the next number after the largest; never replaces a member.
+   * Returns this. */
   append(m: Module): this {
-    this.addModule(String(this.length), checkModule('Sequential.append', m));
+    const entries = this.#entries();
+    let key = String(entries.length);
+    if (entries.some(([k]) => k === key)) {
+      const numbers = entries.map(([k]) => k).filter((k) => /^(0|[1-9][0-9]*)$/.test(k)).map(Number);
+      key = String(Math.max(-1, ...numbers) + 1);
+    }
+    this.addModule(key, checkModule('Sequential.append', m));
     return this;
   }
-  /** A new Sequential with modules start..end (shared, not copied). */
-  slice(start?: number, end?: number): Sequential { return new Sequential(...this.#list().slice(start, end)); }
+  /**
+   * A new Sequential with modules start..end (positions, negative from the end; shared, not
+   * copied) under their ORIGINAL keys, as PyTorch's `seq[1:]` keeps its OrderedDict keys: the
+   * slice's state dict keys are the original model's (`classifier.1.weight`), so weights saved
+   * from either load into the other by key.
+   * @example new nn.Sequential(new nn.Dropout(), new nn.Linear(4, 2)).slice(1).stateDict() // keys '1.weight', '1.bias'
+   */
+  slice(start?: number, end?: number): Sequential {
+    const out = new Sequential();
+    for (const [k, m] of this.#entries().slice(start, end)) out.addModule(k, m);
+    return out;
+  }
+  /** The members with their keys, in order (a slice keeps its original keys). */
+  namedMembers(): [string, Module][] { return this.#entries(); }
   [Symbol.iterator](): Iterator<Module> { return this.#list()[Symbol.iterator](); }
 
   // Typed for the common case of tensors in, tensors out; any value is passed along as is.
@@ -109,13 +130,18 @@ export class ModuleList extends Module {
   }
 }
 
+/** The modules of a ModuleDict by key (what its constructor was given). */
+export type ModuleRecord = Record<string, Module>;
+
 /**
  * Named modules in insertion order (keys become state dict prefixes); it has no forward.
+ * Built from a record, its keys are typed: `dict.cls`, `dict['cls']` and `dict.get('cls')` are
+ * the module under that key, and `dict[k]` for `k` of `dict.keys()` is one of its modules.
  * @example this.heads = new nn.ModuleDict({ cls: new nn.Linear(8, 3), box: new nn.Linear(8, 4) });
  */
-export class ModuleDict extends Module {
+export class ModuleDictBase<T extends ModuleRecord = ModuleRecord> extends Module {
   #order: string[] = [];
-  constructor(modules: Record<string, Module> | Iterable<[string, Module]> = {}) {
+  constructor(modules: T | Iterable<[string, Module]> = {} as T) {
     super();
     this.update(modules);
   }
@@ -126,6 +152,8 @@ export class ModuleDict extends Module {
   }
   get length(): number { return this.#order.length; }
   has(key: string): boolean { return this.#order.includes(key); }
+  get<K extends keyof T & string>(key: K): T[K];
+  get(key: string): Module;
   get(key: string): Module {
     if (!this.has(key)) throw new Error(`ModuleDict.get: no module under key '${key}' (keys: ${this.#order.join(', ')})`);
     return checkModule('ModuleDict.get', Reflect.get(this, key));
@@ -148,16 +176,28 @@ export class ModuleDict extends Module {
     return true;
   }
   clear(): void { for (const k of [...this.#order]) this.pop(k); }
-  update(modules: Record<string, Module> | Iterable<[string, Module]>): this {
+  update(modules: ModuleRecord | Iterable<[string, Module]>): this {
     const entries = Symbol.iterator in modules ? [...(modules as Iterable<[string, Module]>)] : Object.entries(modules);
     for (const [k, m] of entries) this.set(k, m);
     return this;
   }
-  keys(): string[] { return [...this.#order]; }
-  values(): Module[] { return this.#order.map((k) => this.get(k)); }
-  entries(): [string, Module][] { return this.#order.map((k) => [k, this.get(k)]); }
-  [Symbol.iterator](): Iterator<string> { return this.keys()[Symbol.iterator](); }
+  keys(): (keyof T & string)[] { return [...this.#order]; }
+  values(): T[keyof T][] { return this.#order.map((k) => this.get(k) as T[keyof T]); }
+  entries(): [keyof T & string, T[keyof T]][] { return this.#order.map((k) => [k, this.get(k) as T[keyof T]]); }
+  /** Same as entries() (PyTorch's name). */
+  items(): [keyof T & string, T[keyof T]][] { return this.entries(); }
+  [Symbol.iterator](): Iterator<keyof T & string> { return this.keys()[Symbol.iterator](); }
   forward(): never {
     throw new Error("ModuleDict has no forward(): call its modules (dict.get('name').forward(x)) in your own forward()");
   }
 }
+// Errors, toString() and the compiler name the class as users write it.
+Object.defineProperty(ModuleDictBase, 'name', { value: 'ModuleDict' });
+
+/** A ModuleDict; with a record type `T` of its modules, its keys are also typed properties. */
+export type ModuleDict<T extends ModuleRecord = ModuleRecord> = string extends keyof T ? ModuleDictBase<T> : ModuleDictBase<T> & Readonly<T>;
+
+export const ModuleDict: {
+  new <T extends ModuleRecord = ModuleRecord>(modules?: T | Iterable<[string, Module]>): ModuleDict<T>;
+  readonly prototype: ModuleDictBase;
+} = ModuleDictBase as never;

@@ -8,6 +8,7 @@ import { zeros } from '../creation.js';
 import * as F from '../functional/index.js';
 import { Module, Parameter, pyVal } from './module.js';
 import { checkSize, resetWeightAndBias } from './linear.js';
+import { bindLayerArgs, type ArgSpec, type LayerSignature } from './layer-args.js';
 
 /** A size given as one number for every spatial dim or one per dim. */
 export type SizeArg = number | readonly number[];
@@ -32,6 +33,36 @@ export interface ConvOptions {
   paddingMode?: 'zeros';
 }
 
+const SIZE = (name: string): ArgSpec => ({ name, kind: 'size' });
+/** PyTorch's positional order: Conv (…, stride, padding, dilation, groups, bias, padding_mode),
+ * ConvTranspose (…, stride, padding, output_padding, groups, bias, dilation, padding_mode). */
+function convSignature(layer: string, transposed: boolean): LayerSignature {
+  const head: ArgSpec[] = [{ name: 'inChannels', kind: 'int' }, { name: 'outChannels', kind: 'int' }, SIZE('kernelSize'), SIZE('stride')];
+  const groups: ArgSpec = { name: 'groups', kind: 'int' }, bias: ArgSpec = { name: 'bias', kind: 'bool' };
+  const mode: ArgSpec = { name: 'paddingMode', kind: { oneOf: ['zeros', 'reflect', 'replicate', 'circular'] } };
+  // 'same'/'valid' pass the binder for both, so a transposed one gets the specific error below.
+  const padding: ArgSpec = { name: 'padding', kind: 'size', also: { oneOf: ['same', 'valid'] } };
+  const positional = transposed
+    ? [...head, padding, SIZE('outputPadding'), groups, bias, SIZE('dilation'), mode]
+    : [...head, padding, SIZE('dilation'), groups, bias, mode];
+  return { layer, required: 3, positional };
+}
+const SIGS = new Map<string, LayerSignature>([
+  ['Conv1d', convSignature('Conv1d', false)], ['Conv2d', convSignature('Conv2d', false)], ['ConvTranspose2d', convSignature('ConvTranspose2d', true)],
+]);
+
+/** The constructor forms of a convolution: PyTorch's positional order, or any of the parameters
+ * by name in a trailing options object (`new nn.Conv2d(3, 64, { kernelSize: 3 })`). */
+export type ConvArgs<O, P extends unknown[]> =
+  | [inChannels: number, outChannels: number, kernelSize: SizeArg, opts?: O]
+  | [inChannels: number, outChannels: number, opts: O & { kernelSize: SizeArg }]
+  | [opts: O & { inChannels: number; outChannels: number; kernelSize: SizeArg }]
+  | [inChannels: number, outChannels: number, kernelSize: SizeArg, ...rest: P];
+
+type ConvPositional = [stride: SizeArg, padding?: SizeArg | 'same' | 'valid', dilation?: SizeArg, groups?: number, bias?: boolean, paddingMode?: 'zeros'];
+type ConvTransposePositional = [stride: SizeArg, padding?: SizeArg, outputPadding?: SizeArg, groups?: number, bias?: boolean, dilation?: SizeArg, paddingMode?: 'zeros'];
+type Bound = ConvTransposeOptions & Omit<ConvOptions, 'padding'> & { padding?: SizeArg | 'same' | 'valid'; inChannels: number; outChannels: number; kernelSize: SizeArg };
+
 /** Shared constructor logic of the convolutions (PyTorch's _ConvNd). */
 abstract class ConvNd extends Module {
   readonly inChannels: number;
@@ -47,8 +78,12 @@ abstract class ConvNd extends Module {
   weight: Tensor;
   bias: Tensor | null;
 
-  constructor(name: string, n: number, transposed: boolean, inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvOptions & { outputPadding?: SizeArg }) {
+  constructor(name: string, n: number, transposed: boolean, args: readonly unknown[]) {
     super();
+    const sig = SIGS.get(name);
+    if (!sig) throw new Error(`${name}: internal error: no constructor signature`);
+    const opts = bindLayerArgs<Bound>(sig, args);
+    const { inChannels, outChannels, kernelSize } = opts;
     this.inChannels = checkSize(name, 'inChannels', inChannels);
     this.outChannels = checkSize(name, 'outChannels', outChannels);
     this.kernelSize = ntuple(name, 'kernelSize', kernelSize, n, 1);
@@ -110,8 +145,8 @@ abstract class ConvNd extends Module {
  * @example new nn.Conv1d(16, 33, 3, { stride: 2 })
  */
 export class Conv1d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvOptions = {}) {
-    super('Conv1d', 1, false, inChannels, outChannels, kernelSize, opts);
+  constructor(...args: ConvArgs<ConvOptions, ConvPositional>) {
+    super('Conv1d', 1, false, args);
   }
   forward(x: Tensor): Tensor {
     this.checkInput('Conv1d', x, 1);
@@ -121,11 +156,11 @@ export class Conv1d extends ConvNd {
 
 /**
  * 2-D convolution over [N, C, H, W] (or unbatched [C, H, W]) inputs; weight [out, in/groups, kh, kw].
- * @example new nn.Conv2d(3, 64, 3, { padding: 1 })
+ * @example new nn.Conv2d(3, 64, 3, { padding: 1 }); new nn.Conv2d(3, 64, 3, 1, 1); new nn.Conv2d(3, 64, { kernelSize: 3, padding: 1 })
  */
 export class Conv2d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvOptions = {}) {
-    super('Conv2d', 2, false, inChannels, outChannels, kernelSize, opts);
+  constructor(...args: ConvArgs<ConvOptions, ConvPositional>) {
+    super('Conv2d', 2, false, args);
   }
   forward(x: Tensor): Tensor {
     this.checkInput('Conv2d', x, 2);
@@ -144,8 +179,8 @@ export interface ConvTransposeOptions extends Omit<ConvOptions, 'padding'> {
  * @example new nn.ConvTranspose2d(16, 8, 3, { stride: 2, padding: 1, outputPadding: 1 })
  */
 export class ConvTranspose2d extends ConvNd {
-  constructor(inChannels: number, outChannels: number, kernelSize: SizeArg, opts: ConvTransposeOptions = {}) {
-    super('ConvTranspose2d', 2, true, inChannels, outChannels, kernelSize, opts);
+  constructor(...args: ConvArgs<ConvTransposeOptions, ConvTransposePositional>) {
+    super('ConvTranspose2d', 2, true, args);
     for (let i = 0; i < 2; i++) {
       if (this.outputPadding[i] >= this.stride[i] && this.outputPadding[i] >= this.dilation[i]) {
         throw new Error(`ConvTranspose2d: outputPadding ${pyVal(this.outputPadding)} must be smaller than either stride ${pyVal(this.stride)} or dilation ${pyVal(this.dilation)}`);

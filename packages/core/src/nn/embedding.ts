@@ -10,6 +10,13 @@ import * as F from '../functional/index.js';
 import { Module, Parameter } from './module.js';
 import { normal_ } from './init.js';
 import { checkSize } from './linear.js';
+import { bindLayerArgs, type LayerSignature } from './layer-args.js';
+
+const EMBEDDING: LayerSignature = {
+  layer: 'Embedding', required: 2,
+  positional: [{ name: 'numEmbeddings', kind: 'int' }, { name: 'embeddingDim', kind: 'int' }, { name: 'paddingIdx', kind: 'int', nullable: true }],
+  keywordOnly: [{ name: 'weight', kind: 'tensor' }],
+};
 
 export interface EmbeddingOptions {
   /** Row that stays fixed (no gradient) and starts at zero; negative counts from the end. */
@@ -27,8 +34,12 @@ export class Embedding extends Module {
   readonly embeddingDim: number;
   readonly paddingIdx: number | null;
   weight: Tensor;
-  constructor(numEmbeddings: number, embeddingDim: number, opts: EmbeddingOptions = {}) {
+  constructor(...args: [numEmbeddings: number, embeddingDim: number, opts?: EmbeddingOptions]
+    | [opts: EmbeddingOptions & { numEmbeddings: number; embeddingDim: number }]
+    | [numEmbeddings: number, embeddingDim: number, paddingIdx: number | null]) {
     super();
+    const opts = bindLayerArgs<EmbeddingOptions & { numEmbeddings: number; embeddingDim: number }>(EMBEDDING, args);
+    const { numEmbeddings, embeddingDim } = opts;
     this.numEmbeddings = checkSize('Embedding', 'numEmbeddings', numEmbeddings);
     this.embeddingDim = checkSize('Embedding', 'embeddingDim', embeddingDim);
     const p = opts.paddingIdx ?? null;

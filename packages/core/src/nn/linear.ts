@@ -8,6 +8,13 @@ import { zeros } from '../creation.js';
 import { linear } from '../ops/linalg.js';
 import { Module, Parameter, pyBool, pyVal } from './module.js';
 import { kaimingUniform_, uniform_, calculateFanInAndFanOut } from './init.js';
+import { bindLayerArgs, type LayerSignature } from './layer-args.js';
+
+const LINEAR: LayerSignature = { layer: 'Linear', required: 2, positional: [{ name: 'inFeatures', kind: 'int' }, { name: 'outFeatures', kind: 'int' }, { name: 'bias', kind: 'bool' }] };
+const FLATTEN: LayerSignature = { layer: 'Flatten', positional: [{ name: 'startDim', kind: 'int' }, { name: 'endDim', kind: 'int' }] };
+const UNFLATTEN: LayerSignature = { layer: 'Unflatten', required: 2, positional: [{ name: 'dim', kind: 'int' }, { name: 'unflattenedSize', kind: 'sizes' }] };
+
+export interface LinearOptions { bias?: boolean }
 
 /** Checks a size argument of a layer constructor. */
 export function checkSize(layer: string, what: string, v: number, min = 0): number {
@@ -41,12 +48,15 @@ export class Linear extends Module {
   readonly outFeatures: number;
   weight: Tensor;
   bias: Tensor | null;
-  constructor(inFeatures: number, outFeatures: number, opts: { bias?: boolean } = {}) {
+  /** Also `new nn.Linear(4, 2, false)` and `new nn.Linear({ inFeatures: 4, outFeatures: 2, bias: false })`. */
+  constructor(...args: [inFeatures: number, outFeatures: number, bias?: boolean] | [inFeatures: number, outFeatures: number, opts: LinearOptions]
+    | [inFeatures: number, opts: LinearOptions & { outFeatures: number }] | [opts: LinearOptions & { inFeatures: number; outFeatures: number }]) {
     super();
-    this.inFeatures = checkSize('Linear', 'inFeatures', inFeatures);
-    this.outFeatures = checkSize('Linear', 'outFeatures', outFeatures);
+    const a = bindLayerArgs<{ inFeatures: number; outFeatures: number; bias?: boolean }>(LINEAR, args);
+    const inFeatures = this.inFeatures = checkSize('Linear', 'inFeatures', a.inFeatures);
+    const outFeatures = this.outFeatures = checkSize('Linear', 'outFeatures', a.outFeatures);
     this.weight = new Parameter(zeros([outFeatures, inFeatures]));
-    this.bias = (opts.bias ?? true) ? new Parameter(zeros([outFeatures])) : null;
+    this.bias = (a.bias ?? true) ? new Parameter(zeros([outFeatures])) : null;
     this.resetParameters();
   }
   resetParameters(): void { resetWeightAndBias(this.weight, this.bias); }
@@ -63,16 +73,27 @@ export class Linear extends Module {
 
 /** Flattens dims startDim..endDim (default: all but the batch dim). */
 export class Flatten extends Module {
-  constructor(readonly startDim = 1, readonly endDim = -1) { super(); }
+  readonly startDim: number;
+  readonly endDim: number;
+  constructor(...args: [startDim?: number, endDim?: number] | [opts: { startDim?: number; endDim?: number }]) {
+    super();
+    const a = bindLayerArgs<{ startDim?: number; endDim?: number }>(FLATTEN, args);
+    this.startDim = a.startDim ?? 1;
+    this.endDim = a.endDim ?? -1;
+  }
   forward(x: Tensor): Tensor { return x.flatten(this.startDim, this.endDim); }
   override extraRepr(): string { return `start_dim=${this.startDim}, end_dim=${this.endDim}`; }
 }
 
 /** Splits dim `dim` into `unflattenedSize` (one entry may be -1). */
 export class Unflatten extends Module {
+  readonly dim: number;
   readonly unflattenedSize: readonly number[];
-  constructor(readonly dim: number, unflattenedSize: readonly number[]) {
+  constructor(...args: [dim: number, unflattenedSize: readonly number[]] | [opts: { dim: number; unflattenedSize: readonly number[] }]) {
     super();
+    const a = bindLayerArgs<{ dim: number; unflattenedSize: readonly number[] }>(UNFLATTEN, args);
+    this.dim = a.dim;
+    const unflattenedSize = a.unflattenedSize;
     if (!Array.isArray(unflattenedSize) || unflattenedSize.length === 0 || !unflattenedSize.every((d) => Number.isInteger(d) && (d >= 0 || d === -1))) {
       throw new Error(`Unflatten: unflattenedSize must be a non-empty list of sizes (one may be -1), got ${JSON.stringify(unflattenedSize)}`);
     }

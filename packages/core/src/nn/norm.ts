@@ -10,6 +10,29 @@ import * as F from '../functional/index.js';
 import { Module, Parameter, pyBool, pyFloat, pyVal } from './module.js';
 import { ones_, zeros_ } from './init.js';
 import { checkSize } from './linear.js';
+import * as E from '../ops/elementwise.js';
+import { bindLayerArgs, type ArgSpec, type LayerSignature } from './layer-args.js';
+
+const EPS: ArgSpec = { name: 'eps', kind: 'number' };
+const bnSig = (layer: string): LayerSignature => ({
+  layer, required: 1,
+  positional: [{ name: 'numFeatures', kind: 'int' }, EPS, { name: 'momentum', kind: 'number', nullable: true }, { name: 'affine', kind: 'bool' }, { name: 'trackRunningStats', kind: 'bool' }],
+});
+const BN_SIGS = new Map([['BatchNorm1d', bnSig('BatchNorm1d')], ['BatchNorm2d', bnSig('BatchNorm2d')]]);
+const LAYER_NORM: LayerSignature = {
+  layer: 'LayerNorm', required: 1,
+  positional: [{ name: 'normalizedShape', kind: 'size' }, EPS, { name: 'elementwiseAffine', kind: 'bool' }, { name: 'bias', kind: 'bool' }],
+};
+const GROUP_NORM: LayerSignature = {
+  layer: 'GroupNorm', required: 2,
+  positional: [{ name: 'numGroups', kind: 'int' }, { name: 'numChannels', kind: 'int' }, EPS, { name: 'affine', kind: 'bool' }],
+};
+
+/** BatchNorm's constructor forms: PyTorch's positional order or names in a trailing options object. */
+export type BatchNormArgs =
+  | [numFeatures: number, opts?: BatchNormOptions]
+  | [opts: BatchNormOptions & { numFeatures: number }]
+  | [numFeatures: number, eps: number, momentum?: number | null, affine?: boolean, trackRunningStats?: boolean];
 
 export interface BatchNormOptions {
   eps?: number;
@@ -20,6 +43,9 @@ export interface BatchNormOptions {
   /** Keep running statistics for eval mode (default true). */
   trackRunningStats?: boolean;
 }
+
+export interface LayerNormOptions { eps?: number; elementwiseAffine?: boolean; bias?: boolean }
+export interface GroupNormOptions { eps?: number; affine?: boolean }
 
 /** Shared logic of BatchNorm1d/2d (PyTorch's _BatchNorm). */
 abstract class BatchNormBase extends Module {
@@ -35,8 +61,12 @@ abstract class BatchNormBase extends Module {
   running_var: Tensor | null;
   num_batches_tracked: Tensor | null;
 
-  constructor(protected readonly layerName: string, numFeatures: number, opts: BatchNormOptions) {
+  constructor(protected readonly layerName: string, args: readonly unknown[]) {
     super();
+    const sig = BN_SIGS.get(layerName);
+    if (!sig) throw new Error(`${layerName}: internal error: no constructor signature`);
+    const opts = bindLayerArgs<BatchNormOptions & { numFeatures: number }>(sig, args);
+    const numFeatures = opts.numFeatures;
     this.numFeatures = checkSize(layerName, 'numFeatures', numFeatures, 1);
     this.eps = opts.eps ?? 1e-5;
     this.momentum = opts.momentum === undefined ? 0.1 : opts.momentum;
@@ -75,11 +105,13 @@ abstract class BatchNormBase extends Module {
     this.checkInputDim(x);
     const c = x.shape[1];
     if (c !== this.numFeatures) throw new Error(`${this.layerName}: input of shape ${fmtShape(x.shape)} has ${c} channels (dim 1), expected numFeatures=${this.numFeatures}`);
-    let factor = this.momentum ?? 0;
+    let factor: number | Tensor = this.momentum ?? 0;
     const nbt = this.num_batches_tracked;
     if (this.training && this.trackRunningStats && nbt) {
       noGrad(() => nbt.add_(1));
-      if (this.momentum === null) factor = 1 / nbt.item(); // cumulative moving average
+      // Cumulative moving average: 1/num_batches_tracked as an op, never read with .item(), so a
+      // compiled train-mode graph computes it from its own (updated) count at run time.
+      if (this.momentum === null) factor = noGrad(() => E.div(1, nbt));
     }
     // Batch statistics in training mode, or when there are no running statistics to use.
     const useBatchStats = this.training || (this.running_mean === null && this.running_var === null);
@@ -100,7 +132,7 @@ abstract class BatchNormBase extends Module {
  * @example new nn.BatchNorm1d(100, { momentum: 0.05 })
  */
 export class BatchNorm1d extends BatchNormBase {
-  constructor(numFeatures: number, opts: BatchNormOptions = {}) { super('BatchNorm1d', numFeatures, opts); }
+  constructor(...args: BatchNormArgs) { super('BatchNorm1d', args); }
   protected checkInputDim(x: Tensor): void {
     if (x.ndim !== 2 && x.ndim !== 3) throw new Error(`BatchNorm1d: expected 2D or 3D input (got ${x.ndim}D input of shape ${fmtShape(x.shape)})`);
   }
@@ -111,7 +143,7 @@ export class BatchNorm1d extends BatchNormBase {
  * @example new nn.BatchNorm2d(64)
  */
 export class BatchNorm2d extends BatchNormBase {
-  constructor(numFeatures: number, opts: BatchNormOptions = {}) { super('BatchNorm2d', numFeatures, opts); }
+  constructor(...args: BatchNormArgs) { super('BatchNorm2d', args); }
   protected checkInputDim(x: Tensor): void {
     if (x.ndim !== 4) throw new Error(`BatchNorm2d: expected 4D input (got ${x.ndim}D input of shape ${fmtShape(x.shape)})`);
   }
@@ -128,8 +160,12 @@ export class LayerNorm extends Module {
   readonly elementwiseAffine: boolean;
   weight: Tensor | null;
   bias: Tensor | null;
-  constructor(normalizedShape: number | readonly number[], opts: { eps?: number; elementwiseAffine?: boolean; bias?: boolean } = {}) {
+  constructor(...args: [normalizedShape: number | readonly number[], opts?: LayerNormOptions]
+    | [opts: LayerNormOptions & { normalizedShape: number | readonly number[] }]
+    | [normalizedShape: number | readonly number[], eps: number, elementwiseAffine?: boolean, bias?: boolean]) {
     super();
+    const opts = bindLayerArgs<LayerNormOptions & { normalizedShape: number | readonly number[] }>(LAYER_NORM, args);
+    const normalizedShape = opts.normalizedShape;
     const shape = typeof normalizedShape === 'number' ? [normalizedShape] : [...normalizedShape];
     if (!shape.every((d) => Number.isInteger(d) && d >= 0)) throw new Error(`LayerNorm: normalizedShape must be sizes, got ${JSON.stringify(normalizedShape)}`);
     this.normalizedShape = shape;
@@ -162,8 +198,12 @@ export class GroupNorm extends Module {
   readonly affine: boolean;
   weight: Tensor | null;
   bias: Tensor | null;
-  constructor(numGroups: number, numChannels: number, opts: { eps?: number; affine?: boolean } = {}) {
+  constructor(...args: [numGroups: number, numChannels: number, opts?: GroupNormOptions]
+    | [opts: GroupNormOptions & { numGroups: number; numChannels: number }]
+    | [numGroups: number, numChannels: number, eps: number, affine?: boolean]) {
     super();
+    const opts = bindLayerArgs<GroupNormOptions & { numGroups: number; numChannels: number }>(GROUP_NORM, args);
+    const { numGroups, numChannels } = opts;
     this.numGroups = checkSize('GroupNorm', 'numGroups', numGroups, 1);
     this.numChannels = checkSize('GroupNorm', 'numChannels', numChannels);
     if (numChannels % numGroups !== 0) throw new Error(`GroupNorm: numChannels (${numChannels}) must be divisible by numGroups (${numGroups})`);

@@ -5,6 +5,19 @@ import type { Tensor } from '../tensor.js';
 import * as F from '../functional/index.js';
 import { Module, pyBool, pyVal } from './module.js';
 import type { SizeArg } from './conv.js';
+import { bindLayerArgs, type LayerSignature } from './layer-args.js';
+
+const MAX_POOL: LayerSignature = {
+  layer: 'MaxPool2d', required: 1,
+  positional: [{ name: 'kernelSize', kind: 'size' }, { name: 'stride', kind: 'size', nullable: true }, { name: 'padding', kind: 'size' },
+    { name: 'dilation', kind: 'size' }, { name: 'returnIndices', kind: 'bool' }, { name: 'ceilMode', kind: 'bool' }],
+};
+const AVG_POOL: LayerSignature = {
+  layer: 'AvgPool2d', required: 1,
+  positional: [{ name: 'kernelSize', kind: 'size' }, { name: 'stride', kind: 'size', nullable: true }, { name: 'padding', kind: 'size' },
+    { name: 'ceilMode', kind: 'bool' }, { name: 'countIncludePad', kind: 'bool' }, { name: 'divisorOverride', kind: 'int', nullable: true }],
+};
+const ADAPTIVE_AVG_POOL: LayerSignature = { layer: 'AdaptiveAvgPool2d', required: 1, positional: [{ name: 'outputSize', kind: 'sizeOrNone' }] };
 
 export interface MaxPool2dOptions {
   /** Default: kernelSize. */
@@ -30,8 +43,12 @@ export class MaxPool2d<R extends boolean = false> extends Module {
   readonly dilation: SizeArg;
   readonly returnIndices: R;
   readonly ceilMode: boolean;
-  constructor(kernelSize: SizeArg, opts: MaxPool2dOptions & { returnIndices?: R } = {}) {
+  constructor(...args: [kernelSize: SizeArg, opts?: MaxPool2dOptions & { returnIndices?: R }]
+    | [opts: MaxPool2dOptions & { kernelSize: SizeArg; returnIndices?: R }]
+    | [kernelSize: SizeArg, stride: SizeArg | null, padding?: SizeArg, dilation?: SizeArg, returnIndices?: R, ceilMode?: boolean]) {
     super();
+    const opts = bindLayerArgs<MaxPool2dOptions & { kernelSize: SizeArg; returnIndices?: R }>(MAX_POOL, args);
+    const kernelSize = opts.kernelSize;
     this.kernelSize = kernelSize;
     this.stride = opts.stride ?? kernelSize;
     this.padding = opts.padding ?? 0;
@@ -72,8 +89,11 @@ export class AvgPool2d extends Module {
   readonly ceilMode: boolean;
   readonly countIncludePad: boolean;
   readonly divisorOverride: number | null;
-  constructor(kernelSize: SizeArg, opts: AvgPool2dOptions = {}) {
+  constructor(...args: [kernelSize: SizeArg, opts?: AvgPool2dOptions] | [opts: AvgPool2dOptions & { kernelSize: SizeArg }]
+    | [kernelSize: SizeArg, stride: SizeArg | null, padding?: SizeArg, ceilMode?: boolean, countIncludePad?: boolean, divisorOverride?: number | null]) {
     super();
+    const opts = bindLayerArgs<AvgPool2dOptions & { kernelSize: SizeArg }>(AVG_POOL, args);
+    const kernelSize = opts.kernelSize;
     this.kernelSize = kernelSize;
     this.stride = opts.stride ?? kernelSize;
     this.padding = opts.padding ?? 0;
@@ -97,7 +117,11 @@ export class AvgPool2d extends Module {
  * @example new nn.AdaptiveAvgPool2d(1); new nn.AdaptiveAvgPool2d([7, 7])
  */
 export class AdaptiveAvgPool2d extends Module {
-  constructor(readonly outputSize: number | readonly (number | null)[]) { super(); }
+  readonly outputSize: number | readonly (number | null)[];
+  constructor(...args: [outputSize: number | readonly (number | null)[]] | [opts: { outputSize: number | readonly (number | null)[] }]) {
+    super();
+    this.outputSize = bindLayerArgs<{ outputSize: number | readonly (number | null)[] }>(ADAPTIVE_AVG_POOL, args).outputSize;
+  }
   forward(x: Tensor): Tensor { return F.adaptiveAvgPool2d(x, this.outputSize); }
   override extraRepr(): string {
     const o = this.outputSize;

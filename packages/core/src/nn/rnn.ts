@@ -2,6 +2,8 @@
 // stack, cat) so autograd, tracing and double backward come for free. Invariant: parameter
 // names, shapes, registration order, gate order (LSTM i,f,g,o; GRU r,z,n) and the layouts of
 // inputs, outputs and states are PyTorch's, so its state dicts load and its results match.
+// Under a trace that asks for it (a dynamic sequence length), a layer records itself as one
+// graph call with a loop over T (rnn-graph.ts), computed by the same cells (rnn-cells.ts).
 
 import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
@@ -12,6 +14,23 @@ import * as F from '../functional/index.js';
 import { Module, Parameter, pyBool, pyFloat } from './module.js';
 import { uniform_ } from './init.js';
 import { checkSize } from './linear.js';
+import { gruCell, lstmCell, type CellOps } from './rnn-cells.js';
+import { recurrentGraph, type RecurrentSpec } from './rnn-graph.js';
+import { traceHooks } from '../trace/hooks.js';
+import { bindLayerArgs, type LayerSignature } from './layer-args.js';
+
+const rnnSig = (layer: string): LayerSignature => ({
+  layer, required: 2,
+  positional: [{ name: 'inputSize', kind: 'int' }, { name: 'hiddenSize', kind: 'int' }, { name: 'numLayers', kind: 'int' }, { name: 'bias', kind: 'bool' },
+    { name: 'batchFirst', kind: 'bool' }, { name: 'dropout', kind: 'number' }, { name: 'bidirectional', kind: 'bool' }],
+});
+const RNN_SIGS = new Map([['LSTM', rnnSig('LSTM')], ['GRU', rnnSig('GRU')]]);
+
+/** LSTM/GRU constructor forms: PyTorch's positional order or names in a trailing options object. */
+export type RNNArgs =
+  | [inputSize: number, hiddenSize: number, opts?: RNNOptions]
+  | [opts: RNNOptions & { inputSize: number; hiddenSize: number }]
+  | [inputSize: number, hiddenSize: number, numLayers: number, bias?: boolean, batchFirst?: boolean, dropout?: number, bidirectional?: boolean];
 
 export interface RNNOptions {
   /** Stacked layers (default 1); layer k > 0 reads layer k-1's output. */
@@ -26,25 +45,15 @@ export interface RNNOptions {
   bidirectional?: boolean;
 }
 
-type Cell = (xw: Tensor, h: Tensor, c: Tensor | null, wHh: Tensor, bHh: Tensor | null) => [Tensor, Tensor | null];
-
-/** LSTM step; `xw` is x·W_ihᵀ + b_ih. Gates i, f, g, o. */
-const lstmCell: Cell = (xw, h, c, wHh, bHh) => {
-  if (!c) throw new Error('LSTM: internal error: the cell state is missing');
-  const [i, f, g, o] = xw.add(linear(h, wHh, bHh)).chunk(4, -1);
-  const c2 = f.sigmoid().mul(c).add(i.sigmoid().mul(g.tanh()));
-  return [o.sigmoid().mul(c2.tanh()), c2];
-};
-
-/** GRU step; `xw` is x·W_ihᵀ + b_ih. Gates r, z, n with n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)). */
-const gruCell: Cell = (xw, h, _c, wHh, bHh) => {
-  const [xr, xz, xn] = xw.chunk(3, -1);
-  const [hr, hz, hn] = linear(h, wHh, bHh).chunk(3, -1);
-  const r = xr.add(hr).sigmoid();
-  const z = xz.add(hz).sigmoid();
-  const n = xn.add(r.mul(hn)).tanh();
-  // (1 - z)·n + z·h, written with one fewer op.
-  return [n.add(z.mul(h.sub(n))), null];
+/** The cells' operations on eager tensors. */
+const tensorOps: CellOps<Tensor> = {
+  linear: (x, w, b) => linear(x, w, b),
+  add: (a, b) => a.add(b),
+  sub: (a, b) => a.sub(b),
+  mul: (a, b) => a.mul(b),
+  sigmoid: (a) => a.sigmoid(),
+  tanh: (a) => a.tanh(),
+  chunk: (x, n) => x.chunk(n, -1),
 };
 
 /** Shared logic of LSTM and GRU (PyTorch's RNNBase). */
@@ -57,8 +66,12 @@ abstract class RNNBase extends Module {
   readonly dropout: number;
   readonly bidirectional: boolean;
 
-  constructor(private readonly kind: 'LSTM' | 'GRU', inputSize: number, hiddenSize: number, opts: RNNOptions) {
+  constructor(private readonly kind: 'LSTM' | 'GRU', args: readonly unknown[]) {
     super();
+    const sig = RNN_SIGS.get(kind);
+    if (!sig) throw new Error(`${kind}: internal error: no constructor signature`);
+    const opts = bindLayerArgs<RNNOptions & { inputSize: number; hiddenSize: number }>(sig, args);
+    const { inputSize, hiddenSize } = opts;
     this.inputSize = checkSize(kind, 'inputSize', inputSize);
     this.hiddenSize = checkSize(kind, 'hiddenSize', hiddenSize, 1);
     this.numLayers = checkSize(kind, 'numLayers', opts.numLayers ?? 1, 1);
@@ -104,6 +117,27 @@ abstract class RNNBase extends Module {
    * output [T, B, D·H] and the final states [L·D, B, H].
    */
   protected run(x: Tensor, h0: Tensor, c0: Tensor | null): [Tensor, Tensor, Tensor | null] {
+    // A trace that asks for it (its sequence length is dynamic) records the layer as one graph
+    // call with a `loop` region over T (rnn-graph.ts) instead of the unrolled steps of this run.
+    const listener = traceHooks.listener;
+    if (listener?.recurrentLoops && listener.onGraphCall && listener.suspend) {
+      const [out, h, c] = listener.suspend(() => this.steps(x, h0, c0));
+      listener.onGraphCall(recurrentGraph(this.graphSpec()), c0 ? [x, h0, c0] : [x, h0], c ? [out, h, c] : [out, h]);
+      return [out, h, c];
+    }
+    return this.steps(x, h0, c0);
+  }
+
+  /** What rnn-graph.ts needs to build this layer's recurrent graph (parameters as they are now). */
+  private graphSpec(): RecurrentSpec {
+    return {
+      kind: this.kind, inputSize: this.inputSize, hiddenSize: this.hiddenSize, numLayers: this.numLayers, bias: this.bias,
+      bidirectional: this.bidirectional, dropout: this.training ? this.dropout : 0,
+      param: (name) => this.#param(name),
+    };
+  }
+
+  private steps(x: Tensor, h0: Tensor, c0: Tensor | null): [Tensor, Tensor, Tensor | null] {
     const cell = this.kind === 'LSTM' ? lstmCell : gruCell;
     const dirs = this.bidirectional ? 2 : 1;
     const T = x.shape[0];
@@ -121,7 +155,7 @@ abstract class RNNBase extends Module {
         const steps = new Array<Tensor>(T);
         for (let s = 0; s < T; s++) {
           const t = d === 1 ? T - 1 - s : s;
-          [h, c] = cell(xw[t], h, c, wHh, bHh);
+          [h, c] = cell(tensorOps, xw[t], h, c, wHh, bHh);
           steps[t] = h;
         }
         hN.push(h);
@@ -187,7 +221,7 @@ abstract class RNNBase extends Module {
  * @example const lstm = new nn.LSTM(10, 20, { numLayers: 2 }); const [out, [h, c]] = lstm.forward(randn([5, 3, 10]));
  */
 export class LSTM extends RNNBase {
-  constructor(inputSize: number, hiddenSize: number, opts: RNNOptions = {}) { super('LSTM', inputSize, hiddenSize, opts); }
+  constructor(...args: RNNArgs) { super('LSTM', args); }
   forward(input: Tensor, state?: [Tensor, Tensor] | null): [Tensor, [Tensor, Tensor]] {
     const [x, batched] = this.prepareInput(input);
     const B = x.shape[1];
@@ -207,7 +241,7 @@ export class LSTM extends RNNBase {
  * @example const gru = new nn.GRU(10, 20, { batchFirst: true }); const [out, h] = gru.forward(randn([3, 5, 10]));
  */
 export class GRU extends RNNBase {
-  constructor(inputSize: number, hiddenSize: number, opts: RNNOptions = {}) { super('GRU', inputSize, hiddenSize, opts); }
+  constructor(...args: RNNArgs) { super('GRU', args); }
   forward(input: Tensor, h0?: Tensor | null): [Tensor, Tensor] {
     const [x, batched] = this.prepareInput(input);
     const h = this.prepareState('h0', h0, batched, x.shape[1]);

@@ -3,7 +3,7 @@
 // elementwise ops); stabilizing maxima are detached, as they do not change the value.
 
 import { normDim, normDims } from '@kiln/ir-spec';
-import type { Tensor } from '../tensor.js';
+import { Tensor } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
 import * as E from './elementwise.js';
 import * as S from './shape.js';
@@ -78,7 +78,10 @@ export function argmin(x: Tensor, dim?: number | null, opts: KeepOpt = {}): Tens
 export function variance(x: Tensor, dim?: Dims, opts: { unbiased?: boolean; keepdim?: boolean } = {}): Tensor {
   needFloat('var', x);
   const d = E.sub(x, mean(x, dim, { keepdim: true }));
-  const n = reducedCount(x, dim) - ((opts.unbiased ?? true) ? 1 : 0);
+  // The divisor from a 0-d count: a trace generalizes the count to the dynamic sizes, so a
+  // compiled graph divides by its own batch's N − 1 (a plain number would be baked in).
+  const count = Tensor._scalar(reducedCount(x, dim), 'float32');
+  const n = (opts.unbiased ?? true) ? E.sub(count, 1) : count;
   return E.div(sum(E.mul(d, d), dim, { keepdim: opts.keepdim }), n);
 }
 /** Standard deviation: sqrt of {@link variance}; a zero std gets a zero gradient (as PyTorch). */

@@ -37,7 +37,8 @@ export function generalizeTape(
       kind: 'control-flow', loc: a?.loc ?? b?.loc,
       message: `the traced ops change with the size of '${v.symbol}' (op ${k}: ${a?.op ?? 'end of trace'} when ${v.symbol}=${v.baseSize}, ` +
         `${b?.op ?? 'end of trace'} when ${v.symbol}=${v.size}${a?.loc ? `, at ${a.loc}` : ''}): the model's control flow depends on this shape, ` +
-        `so the trace only holds for ${v.symbol}=${v.baseSize}. Use jit.script for this module, or do not declare this axis dynamic.`,
+        `so the trace only holds for ${v.symbol}=${v.baseSize}. Use jit.script for this module with the same dynamicAxes (a loop up to a tensor size becomes a loop region; ` +
+        'read step t as x.slice(dim, t, t + 1)), or do not declare this axis dynamic.',
     });
     return false;
   });

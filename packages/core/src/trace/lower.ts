@@ -7,7 +7,7 @@
 // (@jit.ignore callbacks) kept under names prefixed with that scope.
 // An op whose types no longer check with symbolic dims is a TraceError naming the op and place.
 
-import { GraphBuilder, inlineGraph, tensorType, type Dim, type Graph, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
+import { bufferUpdateOutput, bufferUpdatesMetadata, GraphBuilder, inlineGraph, tensorType, type Dim, type Graph, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
 import { TraceError, type Tape } from './tape.js';
 import type { HostFunctions } from './hooks.js';
 import type { Tensor } from '../tensor.js';
@@ -79,6 +79,15 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Lowered {
   }
   b.meta = {};
   tape.outputs.forEach((id, k) => b.output(opts.outputNames[k], valueOf(id)));
+  // Buffers changed in place (training-mode BatchNorm): their new values are extra outputs
+  // marked as buffer updates, which the runtime writes back over the params after each run.
+  const updates = tape.updates.map((u) => {
+    if (!params.has(u.name)) params.set(u.name, b.param(u.name, copyOf(opts.params.get(u.name)!)));
+    const output = bufferUpdateOutput(u.name);
+    b.output(output, valueOf(u.value));
+    return { output, param: u.name };
+  });
+  Object.assign(b.metadata, bufferUpdatesMetadata(updates));
   return { graph: b.build(), hostFunctions: calls.host };
 }
 

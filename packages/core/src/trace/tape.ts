@@ -3,11 +3,12 @@
 // Invariant: the tape holds concrete shapes and attributes exactly as the run saw them;
 // generalization to symbolic dims happens later (generalize.ts), lowering to IR after that.
 
-import type { Dim, DType, Graph, OpDef, TypedArray } from '@kiln/ir-spec';
+import type { Dim, DType, Graph, KernelContext, OpDef, TypedArray } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver, type DispatchObserver } from '../dispatch.js';
-import { traceHooks, type HostFunctions, type TraceListener } from './hooks.js';
+import { traceHooks, type GraphGuard, type HostFunctions, type TraceListener } from './hooks.js';
 import { userLocation } from './location.js';
+import { defaultGenerator } from '../random.js';
 
 /** Where a tape value comes from. */
 export type ValueSource =
@@ -34,6 +35,8 @@ export interface TapeOp {
   readonly graph?: Graph;
   /** For a call of a compiled graph: the functions of its host_call nodes. */
   readonly host?: HostFunctions;
+  /** For a call of a compiled graph: what it assumed about its module's attributes. */
+  readonly guards?: GraphGuard;
   readonly inputs: readonly (number | null)[];
   readonly attrs: Record<string, unknown>;
   readonly outputs: readonly number[];
@@ -42,7 +45,7 @@ export interface TapeOp {
 }
 
 export interface TraceWarning {
-  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal';
+  readonly kind: 'value-read' | 'constant' | 'control-flow' | 'baked-attribute' | 'baked-literal' | 'random-generator' | 'input-mutated';
   readonly message: string;
   readonly loc?: string;
 }
@@ -53,6 +56,8 @@ export interface Tape {
   /** Value ids of the flattened outputs. */
   outputs: number[];
   warnings: TraceWarning[];
+  /** Params/buffers the run changed in place (BatchNorm's running statistics): the value now bound to each. */
+  updates: { name: string; value: number }[];
 }
 
 /** The parts of a module the tracer needs (nn.Module satisfies it). */
@@ -66,7 +71,7 @@ export interface TraceableModule {
 }
 
 class Recorder implements DispatchObserver, TraceListener {
-  readonly tape: Tape = { values: [], ops: [], outputs: [], warnings: [] };
+  readonly tape: Tape = { values: [], ops: [], outputs: [], warnings: [], updates: [] };
   private readonly ids = new Map<Tensor, number>();
   /** Latest value id per storage, so views made outside the dispatch (`detach()`) are found. */
   private readonly byStorage = new Map<object, number[]>();
@@ -75,11 +80,16 @@ class Recorder implements DispatchObserver, TraceListener {
   /** While above 0, dispatched ops and value reads are not recorded (see suspend). */
   private suspended = 0;
 
-  constructor(params: [string, Tensor][], private readonly strict: boolean) {
+  constructor(params: [string, Tensor][], private readonly strict: boolean, readonly recurrentLoops: boolean) {
     for (const [name, t] of params) this.paramsByStorage.set(t._storage, { name, tensor: t });
   }
 
-  addInput(t: Tensor, index: number): void { this.bind(t, this.push({ kind: 'input', index }, t)); }
+  private readonly inputs: Tensor[] = [];
+
+  addInput(t: Tensor, index: number): void {
+    this.inputs[index] = t;
+    this.bind(t, this.push({ kind: 'input', index }, t));
+  }
 
   private bind(t: Tensor, id: number): void {
     this.ids.set(t, id);
@@ -120,8 +130,16 @@ class Recorder implements DispatchObserver, TraceListener {
     return undefined;
   }
 
-  onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[]): void {
+  onOp(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[], ctx?: KernelContext): void {
     if (this.suspended) return;
+    if (def.random && ctx?.generator && ctx.generator !== defaultGenerator) {
+      // The graph op draws from kiln's default generator (or a loaded model's), not this one.
+      const loc = userLocation();
+      const message = `${def.name}${loc ? ` at ${loc}` : ''} draws from a generator passed as { generator }, but the compiled graph draws from kiln's default generator ` +
+        "(a loaded .tsgraph from its own), so its numbers would differ from this eager run; drop the generator option and seed with manualSeed(s) instead";
+      if (this.strict) throw new TraceError(message, loc);
+      this.tape.warnings.push({ kind: 'random-generator', message, loc });
+    }
     const ins = inputs.map((t) => (t ? this.valueOf(t) : null));
     const opIndex = this.tape.ops.length;
     const outs = outputs.map((t, k) => {
@@ -142,6 +160,14 @@ class Recorder implements DispatchObserver, TraceListener {
     this.tape.warnings.push({ kind: 'value-read', message, loc });
   }
 
+  onBackward(): void {
+    if (this.suspended) return;
+    const loc = userLocation();
+    throw new TraceError(`jit.trace: backward()${loc ? ` at ${loc}` : ''} inside the traced forward accumulates gradients into .grad, ` +
+      'a side effect a graph cannot reproduce. Compute the gradients with autograd.grad(outputs, inputs, { createGraph: true }) and use its result, ' +
+      'or call backward() outside the traced forward.', loc);
+  }
+
   suspend<R>(fn: () => R): R {
     this.suspended++;
     try {
@@ -151,7 +177,7 @@ class Recorder implements DispatchObserver, TraceListener {
     }
   }
 
-  onGraphCall(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions): void {
+  onGraphCall(graph: Graph, args: readonly unknown[], outputs: readonly Tensor[], host?: HostFunctions, guards?: GraphGuard): void {
     const declared = graph.inputs.filter((i) => i.kind === 'input');
     if (args.length !== declared.length) throw new TraceError(`trace: the compiled graph @${graph.name} takes ${declared.length} inputs but was called with ${args.length}`);
     const ins = args.map((a, i) => {
@@ -167,7 +193,7 @@ class Recorder implements DispatchObserver, TraceListener {
       this.bind(t, id);
       return id;
     });
-    this.tape.ops.push({ op: `call @${graph.name}`, graph, host, inputs: ins, attrs: {}, outputs: outs, scope: this.scope, loc: userLocation() });
+    this.tape.ops.push({ op: `call @${graph.name}`, graph, host, guards, inputs: ins, attrs: {}, outputs: outs, scope: this.scope, loc: userLocation() });
   }
 
   onInplace(t: Tensor, result: Tensor): void {
@@ -176,6 +202,27 @@ class Recorder implements DispatchObserver, TraceListener {
   }
 
   markOutputs(ts: Tensor[]): void { this.tape.outputs = ts.map((t) => this.valueOf(t)); }
+
+  /**
+   * Records which params/buffers an in-place op rebound to an op result during the run (buffer
+   * updates), and warns about inputs changed in place, which a graph cannot do to its caller's tensors.
+   */
+  markUpdates(): void {
+    this.inputs.forEach((t, index) => {
+      const id = this.ids.get(t);
+      if (id === undefined || this.tape.values[id].source.kind !== 'op') return;
+      const op = this.tape.ops[(this.tape.values[id].source as { op: number }).op];
+      const message = `input ${index} (shape [${t.shape.join(',')}]) is changed in place by ${op.op}${op.loc ? ` at ${op.loc}` : ''} ` +
+        '(e.g. running statistics passed to F.batchNorm in training mode); a compiled graph never changes its inputs, so the caller\'s tensor would keep its old value. ' +
+        'Keep state in module buffers changed by an nn layer (nn.BatchNorm* updates are recorded), or call model.eval()';
+      if (this.strict) throw new TraceError(message, op.loc);
+      this.tape.warnings.push({ kind: 'input-mutated', message, loc: op.loc });
+    });
+    for (const { name, tensor } of this.paramsByStorage.values()) {
+      const id = this.ids.get(tensor);
+      if (id !== undefined && this.tape.values[id].source.kind === 'op') this.tape.updates.push({ name, value: id });
+    }
+  }
 }
 
 /** A trace that cannot be trusted (strict mode), with the user's source location. */
@@ -187,21 +234,23 @@ export class TraceError extends Error {
 }
 
 /**
- * Runs `model.forward(...inputs)` once, recording every op. `flatten` turns the forward's result
- * into its list of output tensors.
+ * Runs `model.forward(...args)` once, recording every op. The tensor arguments are the graph's
+ * inputs, in order; other arguments are constants of the trace. `flatten` turns the forward's
+ * result into its list of output tensors; `recurrentLoops` records LSTM/GRU layers as loops (hooks.ts).
  */
 export function recordTape(
-  model: TraceableModule, inputs: Tensor[], flatten: (out: unknown) => Tensor[], opts: { strict?: boolean } = {},
+  model: TraceableModule, inputs: readonly unknown[], flatten: (out: unknown) => Tensor[], opts: { strict?: boolean; recurrentLoops?: boolean } = {},
 ): { tape: Tape; result: unknown } {
   const params = [...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])];
-  const rec = new Recorder(params, opts.strict ?? false);
-  inputs.forEach((t, i) => rec.addInput(t, i));
+  const rec = new Recorder(params, opts.strict ?? false, opts.recurrentLoops ?? false);
+  inputs.filter((a): a is Tensor => a instanceof Tensor).forEach((t, i) => rec.addInput(t, i));
   const restore = wrapScopes(model, rec);
   const prev = traceHooks.listener;
   traceHooks.listener = rec;
   try {
     const result = withObserver(rec, () => model.forward(...inputs));
     rec.markOutputs(flatten(result));
+    rec.markUpdates();
     return { tape: rec.tape, result };
   } finally {
     traceHooks.listener = prev;

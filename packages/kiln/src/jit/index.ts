@@ -1,5 +1,7 @@
 // The `jit` namespace: compile eager models into graphs and run or save them.
-export { trace, TracedModule, TraceCheckError, type TraceOptions } from './traced-module.js';
+export { trace, TracedModule, TraceCheckError, TraceArgumentError, GuardError, type TraceOptions } from './traced-module.js';
+export { GuardSet, GuardedCache, guardsForReads, valueGuard, type Guard, type GuardFailure } from './guards.js';
+export type { Specialization } from './specialization.js';
 export { load, LoadedModule, type GraphInput } from './load.js';
 export { ScriptModule, ScriptError, type ScriptOptions } from './script.js';
 export { script, ignore, unused, exportMethod as export, exportMethod } from './script-decorators.js';

@@ -17,6 +17,8 @@ export class LoadedModule {
   async run(inputs: readonly GraphInput[]): Promise<Tensor[]> {
     return (await this.model.run(inputs)).map(toTensor);
   }
+  /** Reseeds the generator the graph's random ops draw from (seeded by `load(src, { seed })`). */
+  manualSeed(seed: number): void { this.model.manualSeed(seed); }
   /** Synchronous run (CPU backend only). */
   forward(...inputs: GraphInput[]): Tensor[] {
     return this.model.runSync(inputs).map(toTensor);
@@ -24,8 +26,10 @@ export class LoadedModule {
 }
 
 /**
- * Loads a `.tsgraph` file (path, URL or bytes) for running.
- * @example const g = await jit.load('model.tsgraph', { backend: 'cpu' }); const [y] = await g.run([x]);
+ * Loads a `.tsgraph` file (path, URL or bytes) for running. A graph with random ops (rand,
+ * randn, training-mode dropout) draws from the module's own generator: `{ seed }` makes its
+ * runs reproducible (`manualSeed(s)` reseeds later).
+ * @example const g = await jit.load('model.tsgraph', { backend: 'cpu', seed: 0 }); const [y] = await g.run([x]);
  */
 export async function load(source: Uint8Array | ArrayBuffer | string, opts: LoadOptions = {}): Promise<LoadedModule> {
   return new LoadedModule(await loadModel(source, opts));

@@ -1,13 +1,18 @@
-// jit.freeze and jit.optimizeForInference: a traced module's graph through the compiler's
+// jit.freeze and jit.optimizeForInference: a compiled module's graph through the compiler's
 // pipeline, wrapped again as a module that forwards, saves to `.tsgraph` and runs in the
-// runtime alone. Invariant: the result computes what the source module computes (every pass is
-// checked by tests against the runtime; `checkEach` re-checks a given input after each pass).
+// runtime alone. Invariant: the result computes what the source module computes now: it runs
+// only graphs optimized from the source's specialization for the call (guards.ts), never one
+// compiled for other attribute values, and never calls user code to learn output structure.
 
-import { trace as tracer, zeros, type Tensor } from '@kiln/core';
+import { defaultGenerator, trace as tracer, type Tensor } from '@kiln/core';
 import { runPipeline, type PassRecord, type PipelineOptions } from '@kiln/compiler';
-import type { Graph } from '@kiln/ir-spec';
-import type { HostFunction } from '@kiln/runtime';
-import { TracedModule } from './traced-module.js';
+import { bufferUpdates, type Graph } from '@kiln/ir-spec';
+import { createModel, type HostFunction, type Model } from '@kiln/runtime';
+import { GuardSet } from './guards.js';
+import { graphListing } from './listing.js';
+import { graphBytes, type SaveOptions } from './producer.js';
+import { scalarInput, type Specialization } from './specialization.js';
+import { toTensor } from './tensors.js';
 
 export interface OptimizeOptions {
   /** -O level (default 2): 0 none, 1 freeze and cleanups, 2 everything (BN folding, fusion, memory plan). */
@@ -20,41 +25,149 @@ export interface OptimizeOptions {
   readonly verifyEach?: boolean;
   /** Run after every pass on these inputs against the source graph; names the first pass that diverges. */
   readonly checkEach?: { readonly inputs: readonly Tensor[]; readonly rtol?: number; readonly atol?: number };
+  /**
+   * Storage buffers one WebGPU kernel may bind (default 8, WebGPU's default
+   * `maxStorageBuffersPerShaderStage`): fusion keeps every kernel within it, and save() generates
+   * kernels for it. Raise it only for adapters known to allow more.
+   */
+  readonly maxStorageBuffers?: number;
 }
 
 /** What can be optimized: a module with a graph (jit.trace's TracedModule, jit.script's ScriptModule once compiled). */
 export interface CompiledModule {
   readonly graph: Graph;
-  forward(...inputs: Tensor[]): unknown;
+  forward(...args: any[]): unknown;
   readonly warnings?: readonly tracer.TraceWarning[];
   /** The JavaScript functions the graph's host_call nodes (@jit.ignore methods) call. */
   hostFunctions?(graph: Graph): Record<string, HostFunction>;
+  /**
+   * The graph for these arguments under the module's current attributes, with its guards and
+   * output structure (ScriptModule compiles again when needed; TracedModule checks and throws).
+   */
+  specialize?(args: readonly unknown[]): Specialization;
+  /** The specialization `graph` belongs to. */
+  readonly current?: Specialization;
 }
 
-/** A module whose graph the compiler optimized; `timings` says what each pass took. */
-export class OptimizedModule extends TracedModule {
-  constructor(graph: Graph, source: CompiledModule, readonly timings: readonly PassRecord[]) {
-    super(graph, source.warnings ?? [], outputSpecOf(source), (g) => source.hostFunctions?.(g) ?? {});
+interface Entry { readonly spec: Specialization; readonly model: Model; readonly timings: readonly PassRecord[] }
+
+/**
+ * A module whose graph the compiler optimized; `timings` says what each pass took.
+ *
+ * It follows its source module the way the source does. Made from a ScriptModule, a call whose
+ * argument kinds differ (an int or a float `temperature`, another rank), or that comes after a
+ * module attribute the compiled graph read changed (`this.mode`, a submodule's `training`, a
+ * swapped layer, a list's length), uses the graph jit.script compiles for the current
+ * attributes, optimized again with the same options (once per specialization; `timings` and
+ * `graph` describe the latest). Made from a TracedModule it is a snapshot like the trace: a
+ * call with other constant arguments throws a TraceArgumentError, one after a guarded attribute
+ * changed a GuardError (trace again). Weights are copied when compiling, in both cases.
+ *
+ * @example
+ * ```ts
+ * const fast = jit.optimizeForInference(jit.script(model, { inputs: [x, 2] })); // forward(x, temperature)
+ * fast.forward(x, 0.5);   // numbers stay run-time arguments
+ * model.mode = 'seg';
+ * fast.forward(x, 2);     // the 'seg' head: compiled and optimized again for the current attributes
+ * ```
+ */
+export class OptimizedModule {
+  private readonly entries = new WeakMap<Specialization, Entry>();
+  private entry: Entry;
+  readonly warnings: readonly tracer.TraceWarning[];
+
+  /** @internal use jit.freeze or jit.optimizeForInference */
+  constructor(private readonly source: CompiledModule, private readonly pipeline: PipelineOptions) {
+    this.warnings = source.warnings ?? [];
+    this.entry = this.optimized(source.current ?? fixedSpecialization(source), pipeline);
+  }
+
+  /** The optimized graph used last (at first: the source's current graph, optimized). */
+  get graph(): Graph { return this.entry.spec.graph; }
+
+  /** What each pass took when the current graph was optimized. */
+  get timings(): readonly PassRecord[] { return this.entry.timings; }
+
+  /** The functions the graph's host_call nodes call (the source module's @jit.ignore methods). */
+  hostFunctions(graph: Graph): Record<string, HostFunction> { return this.source.hostFunctions?.(graph) ?? {}; }
+
+  /** The optimized graph for these arguments (optimizing the source's specialization on first use). */
+  specialize(args: readonly unknown[]): Specialization {
+    const spec = this.source.specialize ? this.source.specialize(args) : fixedSpecialization(this.source);
+    const again = { ...this.pipeline, checkEach: undefined, printAfter: undefined };
+    this.entry = this.optimized(spec, again);
+    return this.entry.spec;
+  }
+
+  get current(): Specialization { return this.entry.spec; }
+
+  /** Runs the optimized graph on the CPU executor; returns the forward's structure. */
+  forward(...args: unknown[]): any {
+    const listener = tracer.traceHooks.listener;
+    const prepare = () => {
+      const spec = this.specialize(args);
+      return { spec, inputs: spec.inputs(args) };
+    };
+    // Inside jit.trace, compiling and running are not recorded; the trace records this graph.
+    if (listener?.onGraphCall && listener.suspend) {
+      const { spec, inputs, outs } = listener.suspend(() => {
+        const p = prepare();
+        return { ...p, outs: this.entry.model.runSync(p.inputs).map(toTensor) };
+      });
+      listener.onGraphCall(spec.graph, inputs, outs, this.hostFunctions(spec.graph), spec.guards);
+      return spec.rebuild(outs);
+    }
+    const { spec, inputs } = prepare();
+    return spec.rebuild(this.entry.model.runSync(inputs).map(toTensor));
+  }
+
+  private optimized(source: Specialization, opts: PipelineOptions): Entry {
+    let e = this.entries.get(source);
+    if (!e) {
+      // A training-mode graph updates buffers (BatchNorm statistics): it is state, not an inference graph.
+      const updates = bufferUpdates(source.graph);
+      if (updates.length) {
+        throw new Error(`jit.freeze/optimizeForInference: graph @${source.graph.name} updates buffers (${updates.map((u) => `'${u.param}'`).join(', ')}: running statistics of a layer in training mode); ` +
+          'call model.eval() before tracing or scripting, then optimize');
+      }
+      const r = runPipeline(source.graph, opts);
+      const spec: Specialization = { graph: r.graph, guards: source.guards, inputs: source.inputs, rebuild: source.rebuild };
+      e = { spec, model: createModel(r.graph, { hostFunctions: this.hostFunctions(r.graph), generator: defaultGenerator }), timings: r.timings };
+      this.entries.set(source, e);
+    }
+    return e;
+  }
+
+  /** The graph as a readable TypeScript-like listing. */
+  get code(): string { return graphListing(this.graph); }
+
+  /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
+  toBytes(opts: SaveOptions = {}): Uint8Array {
+    return graphBytes(this.graph, { maxStorageBuffers: this.pipeline.maxStorageBuffers, ...opts });
+  }
+
+  /** Writes the `.tsgraph` file (Node). */
+  async save(path: string, opts: SaveOptions = {}): Promise<void> {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(path, this.toBytes(opts));
   }
 }
 
 /**
- * The forward's output structure (tensor, array, object), read off one run of the source
- * module on zeros of its input types (symbolic dims as 1).
+ * A source without specializations (a module exposing only `graph`): its one graph, inputs as
+ * given (numbers and booleans as 0-d tensors), one output as a tensor, several as an array.
  */
-function outputSpecOf(m: CompiledModule): tracer.OutputSpec {
-  const inputs = m.graph.inputs.filter((i) => i.kind === 'input').map((i) => {
-    const t = i.value.type;
-    if (t.kind !== 'tensor') throw new Error(`optimizeForInference: input '${i.name}' is not a tensor; only traced tensor inputs are supported`);
-    const shape = t.shape.map((d) => (typeof d === 'number' ? d : 1));
-    return zeros(shape, { dtype: t.dtype });
-  });
-  return tracer.flattenOutput(m.forward(...inputs)).spec;
+function fixedSpecialization(m: CompiledModule): Specialization {
+  return {
+    graph: m.graph,
+    guards: GuardSet.empty,
+    inputs: (args) => args.map(scalarInput),
+    rebuild: (outs) => (outs.length === 1 ? outs[0] : [...outs]),
+  };
 }
 
 function optimize(m: CompiledModule, opts: PipelineOptions): OptimizedModule {
-  const r = runPipeline(m.graph, opts);
-  return new OptimizedModule(r.graph, m, r.timings);
+  return new OptimizedModule(m, opts);
 }
 
 /**
@@ -72,7 +185,7 @@ export function freeze(m: CompiledModule): OptimizedModule {
 }
 
 /**
- * Optimizes a traced module for inference (default -O2: freeze, cleanups, conv/linear-BN
+ * Optimizes a traced or scripted module for inference (default -O2: freeze, cleanups, conv/linear-BN
  * folding, per-channel affine folding, epilogue and elementwise fusion, memory planning).
  *
  * @example
@@ -91,5 +204,6 @@ export function optimizeForInference(m: CompiledModule, opts: OptimizeOptions = 
     print: (t) => console.log(t),
     verifyEach: opts.verifyEach,
     checkEach: check ? { inputs: check.inputs, rtol: check.rtol, atol: check.atol } : undefined,
+    maxStorageBuffers: opts.maxStorageBuffers,
   });
 }

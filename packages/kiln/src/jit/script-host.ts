@@ -1,14 +1,18 @@
 // The eager side of jit.script: adapts an nn.Module to the compiler's ScriptableModule and
 // implements ScriptHost.traceCall by tracing one eager call (a tensor method, a library
 // function, a built-in layer) on example tensors whose symbolic dims are varied by the tracer.
-// Invariant: example data never touches the global random generator, and a call whose
-// trace is not shape-generic is reported through `warnings`, never silently baked in.
+// Invariant: compiling never touches the global random generator (example data comes from a
+// private one, and a call that draws — rand, dropout — runs between a save and a restore of its
+// state) nor a module's state (buffers a call updates in place, e.g. BatchNorm's running
+// statistics in training mode, are restored), and a call whose trace is not shape-generic is
+// reported through `warnings`, never silently baked in.
 
-import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import * as core from '@kiln/core';
-import type { CallResult, MethodMark, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
+import type { CallResult, MethodMark, MethodOwner, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
 import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
-import { TracedModule } from './traced-module.js';
+import { GuardError, TracedModule } from './traced-module.js';
+import { OptimizedModule } from './optimize.js';
 
 /** Methods marked by @jit.ignore / @jit.unused / @jit.export (the original functions). */
 export const methodMarks = new WeakMap<Function, Exclude<MethodMark, undefined>>();
@@ -18,6 +22,16 @@ export const wrapped = new WeakMap<Function, Function>();
 export const classFiles = new WeakMap<Function, string>();
 
 const LIBRARY = new Set<unknown>(Object.values(nn as Record<string, unknown>).filter((v) => typeof v === 'function'));
+
+/** The library class (nn.Module, a built-in layer) whose prototype defines method `name` of `obj`, if any. */
+export function libraryOwner(obj: object, name: string): string | undefined {
+  for (let p: object | null = Object.getPrototypeOf(obj); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    if (!Object.prototype.hasOwnProperty.call(p, name)) continue;
+    const owner = (p as { constructor?: unknown }).constructor;
+    return LIBRARY.has(owner) ? (owner as Function).name : undefined;
+  }
+  return undefined;
+}
 
 /** The function `name` resolves to on `obj`'s prototype chain, skipping decorator wrappers. */
 export function originalMethod(obj: object, name: string): Function | undefined {
@@ -44,6 +58,7 @@ class ModuleAdapter implements ScriptableModule {
   get kind(): ScriptableModule['kind'] {
     if (this.module instanceof nn.Sequential) return 'sequential';
     if (this.module instanceof nn.ModuleList) return 'list';
+    if (this.module instanceof nn.ModuleDict) return 'dict';
     return LIBRARY.has(this.module.constructor) ? 'library' : 'user';
   }
 
@@ -55,7 +70,7 @@ class ModuleAdapter implements ScriptableModule {
   private convert(v: unknown): ScriptField | undefined {
     if (v instanceof Tensor) return { kind: 'tensor', tensor: { dtype: v.dtype, shape: [...v.shape], data: v.data.slice(0, v.numel) as TypedArray } };
     if (v instanceof nn.Module) return { kind: 'module', module: this.adapters.of(v) };
-    if (v instanceof TracedModule) return { kind: 'module', module: this.adapters.ofTraced(v) };
+    if (v instanceof TracedModule || v instanceof OptimizedModule) return { kind: 'module', module: this.adapters.ofTraced(v) };
     if (Array.isArray(v)) {
       const items = v.map((x) => this.convert(x));
       return items.every((x): x is ScriptField => !!x) ? { kind: 'list', items } : undefined;
@@ -65,6 +80,29 @@ class ModuleAdapter implements ScriptableModule {
   }
 
   items(): readonly ScriptableModule[] { return this.module.children().map((m) => this.adapters.of(m)); }
+  itemKeys(): readonly string[] { return this.module.namedChildren().map(([k]) => k); }
+
+  namedChildren(): readonly (readonly [string, ScriptableModule])[] {
+    return this.module.namedChildren().map(([k, m]) => [k, this.adapters.of(m)] as const);
+  }
+
+  keys(): readonly string[] | undefined { return this.module instanceof nn.ModuleDict ? this.module.keys() : undefined; }
+
+  methodOwner(name: string, below?: string): MethodOwner | undefined {
+    let p: object | null = Object.getPrototypeOf(this.module);
+    if (below !== undefined) {
+      while (p && p !== Object.prototype && p.constructor.name !== below) p = Object.getPrototypeOf(p);
+      if (!p || p === Object.prototype) return undefined;
+      p = Object.getPrototypeOf(p);
+    }
+    for (; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      if (!d || typeof d.value !== 'function') continue;
+      const fn: Function = wrapped.get(d.value) ?? d.value;
+      return { className: p.constructor.name, source: Function.prototype.toString.call(fn), library: p.constructor === nn.Module || LIBRARY.has(p.constructor) };
+    }
+    return undefined;
+  }
 
   methodSource(name: string): string | undefined {
     const fn = originalMethod(this.module, name);
@@ -75,28 +113,44 @@ class ModuleAdapter implements ScriptableModule {
     const fn = originalMethod(this.module, name);
     return fn ? methodMarks.get(fn) : undefined;
   }
+
+  libraryOwner(name: string): string | undefined { return libraryOwner(this.module, name); }
 }
 
 /** A jit.trace result used as a submodule: its graph is inlined (the hybrid mode). */
 class TracedAdapter implements ScriptableModule {
   readonly kind = 'graph' as const;
   readonly training = false;
-  constructor(private readonly traced: TracedModule) {}
+  constructor(private readonly traced: TracedModule | OptimizedModule) {}
   get className(): string { return `TracedModule(${this.traced.graph.name})`; }
-  graph(): Graph { return this.traced.graph; }
+  /** The graph to inline; a GuardError when an attribute it was specialized on changed since. */
+  graph(): Graph {
+    const failure = this.traced.current.guards.failure();
+    if (failure) {
+      throw new GuardError(`the compiled submodule @${this.traced.graph.name} was recorded when ${failure.attribute} was ${failure.was}; it is now ${failure.now}, ` +
+        'and its graph does not follow it. Trace (and optimize) it again after changing it.', failure.attribute);
+    }
+    return this.traced.graph;
+  }
   field(): undefined { return undefined; }
   items(): readonly ScriptableModule[] { return []; }
+  itemKeys(): readonly string[] { return []; }
   methodSource(): undefined { return undefined; }
   methodMark(): MethodMark { return undefined; }
+}
+
+/** The nn.Module behind a scripter's view of it (undefined for a traced submodule, whose graph is fixed). */
+export function moduleOfAdapter(m: ScriptableModule): nn.Module | undefined {
+  return m instanceof ModuleAdapter ? m.module : undefined;
 }
 
 /** One adapter per module instance, so the compiler can compare modules by identity. */
 export class Adapters {
   private readonly map = new Map<nn.Module, ModuleAdapter>();
-  private readonly traced = new Map<TracedModule, TracedAdapter>();
+  private readonly traced = new Map<TracedModule | OptimizedModule, TracedAdapter>();
   constructor(private readonly sourceFile?: string) {}
 
-  ofTraced(t: TracedModule): TracedAdapter {
+  ofTraced(t: TracedModule | OptimizedModule): TracedAdapter {
     let a = this.traced.get(t);
     if (!a) { a = new TracedAdapter(t); this.traced.set(t, a); }
     return a;
@@ -110,6 +164,14 @@ export class Adapters {
     }
     return a;
   }
+}
+
+/** Method `name` as class `className` on `m`'s prototype chain defines it (what `super.name` calls). */
+function methodOfClass(m: nn.Module, className: string, name: string): unknown {
+  for (let p: object | null = Object.getPrototypeOf(m); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    if (p.constructor.name === className) return Object.getOwnPropertyDescriptor(p, name)?.value;
+  }
+  return undefined;
 }
 
 /** Deterministic example data (a private generator: the global one must not move). */
@@ -135,6 +197,22 @@ function resolveFunction(name: string): Function | undefined {
   const v = resolve(name);
   if (typeof v !== 'function' || /^class[\s{]/.test(Function.prototype.toString.call(v))) return undefined;
   return v;
+}
+
+/**
+ * Runs `fn` (an eager call on example data) leaving kiln's global generator and the buffers of
+ * `module` and its submodules as they were: compiling must not draw random numbers a user's
+ * next eager call would have drawn, nor move BatchNorm running statistics with example data.
+ */
+function untouched<R>(module: nn.Module | undefined, fn: () => R): R {
+  const rng = defaultGenerator.getState();
+  const saved = (module?.namedBuffers() ?? []).map(([, t]) => [t, t._storage.data.slice()] as const);
+  try {
+    return fn();
+  } finally {
+    defaultGenerator.setState(rng);
+    for (const [t, data] of saved) t._storage.data.set(data);
+  }
 }
 
 /** The host jit.script compiles against: the eager library, reached by tracing single calls. */
@@ -170,7 +248,7 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       return fn(...vals);
     }
     const m = moduleOf(target.module);
-    const fn = Reflect.get(m, target.method);
+    const fn = target.base === undefined ? Reflect.get(m, target.method) : methodOfClass(m, target.base, target.method);
     if (typeof fn !== 'function') throw new Error(`${m.constructor.name} has no method '${target.method}'`);
     return (fn as Function).apply(m, vals);
   };
@@ -180,7 +258,7 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       const target: TraceTarget = { kind: 'module', module, method };
       const run = (bump: number) => {
         const ts = inputs.map((inp, i) => exampleTensor({ ...inp, shape: inp.shape.map((d, k) => (k in inp.axes ? d + bump : d)) }, i));
-        return noGrad(() => invoke(target, inputs, ts, args));
+        return untouched(moduleOf(module), () => noGrad(() => invoke(target, inputs, ts, args)));
       };
       const dynamic = inputs.some((inp) => Object.keys(inp.axes).length);
       const base = run(0);
@@ -211,18 +289,31 @@ export function createScriptHost(adapters: Adapters): ScriptHost {
       };
       const dynamicAxes: Record<number, Record<number, string>> = {};
       inputs.forEach((inp, i) => { if (Object.keys(inp.axes).length) dynamicAxes[i] = { ...inp.axes }; });
-      const r = noGrad(() => tracer.traceModule(model, examples, { dynamicAxes, inputNames: inputs.map((_, i) => `in${i}`), name: 'call' }));
+      const owner = target.kind === 'module' ? moduleOf(target.module) : undefined;
+      const r = untouched(owner, () => noGrad(() => tracer.traceModule(model, examples, { dynamicAxes, inputNames: inputs.map((_, i) => `in${i}`), name: 'call' })));
       const first = spec!;
       // Numbers a call returns must not depend on the dynamic sizes (they are folded).
-      const warnings = r.warnings.map((w) => w.message);
+      const warnings = r.warnings.map((w) => withoutScriptAdvice(w.message));
       if (hasStatic(first) && Object.keys(dynamicAxes).length) {
         const bumped = inputs.map((inp, i) => exampleTensor({ ...inp, shape: inp.shape.map((d, k) => (k in inp.axes ? d + 1 : d)) }, i));
-        const again = noGrad(() => { flat.length = 0; return structure(invoke(target, inputs, bumped, args)); });
+        const again = untouched(owner, () => noGrad(() => { flat.length = 0; return structure(invoke(target, inputs, bumped, args)); }));
         if (JSON.stringify(again) !== JSON.stringify(first)) warnings.push('it returns a number that depends on a dynamic size, which would be fixed at compile time.');
       }
       return { graph: r.graph, result: first, warnings };
     },
   };
+}
+
+/**
+ * A trace warning as jit.script reports it: the tracer's advice to use jit.script is dropped
+ * (this is jit.script; the scripter adds what to do instead).
+ */
+export function withoutScriptAdvice(message: string): string {
+  return message
+    .replace(' Use jit.script for this module, or do not declare this axis dynamic.', '')
+    .replace(' Use jit.script for this module.', '')
+    .replace(', or use jit.script.', '.')
+    .replace(', or compile this module with jit.script, which keeps data-dependent control flow.', '.');
 }
 
 /** The types of a probed method's results (`a` at the example sizes, `b` with the sizes bumped). */

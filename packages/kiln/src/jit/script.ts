@@ -1,20 +1,26 @@
 // jit.script: compile a module's TypeScript source (or a plain function's) into a graph with
 // `if`/`loop` regions, run it on the runtime's CPU executor and save it as `.tsgraph`.
 // Compilation needs the kinds of the arguments (tensor ranks and sizes, numbers, booleans); it
-// happens on the first forward (or eagerly with `{ inputs }`), once per argument signature, and
-// again when an attribute the graph folded (training flag, a number, a list length) changed.
+// happens on the first forward (or eagerly with `{ inputs }`), once per argument signature and
+// per values of the module attributes the compilation read (guards.ts: numbers, strings,
+// booleans, arrays, submodules swapped, training flags, library layers' settings).
 // Weights are copied into the graph when compiling, as jit.trace does. Tensor dim 0 is a symbolic batch `N` unless `dynamicBatch: false`.
+// With `dynamicAxes` exactly the dims it names are symbolic (script-axes.ts).
 // Invariant: the compiled graph computes what eager computes, or jit.script throws a ScriptError.
 
-import { nn, Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, nn, Tensor, trace as tracer } from '@kiln/core';
 import { scriptFunction, scriptModule, type CallResult, type ScriptInput, type ScriptedGraph } from '@kiln/compiler';
 import type { Dim, Graph } from '@kiln/ir-spec';
-import { createModel, type HostFunction, type InputValue, type Model } from '@kiln/runtime';
+import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { hostFunctionsFor } from './host-functions.js';
-import { Adapters, createScriptHost } from './script-host.js';
+import { GuardedCache, guardsForReads, type GuardSet } from './guards.js';
+import { scalarInput, type Specialization } from './specialization.js';
+import { Adapters, createScriptHost, moduleOfAdapter } from './script-host.js';
 import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
 import { toTensor } from './tensors.js';
+import { axesInput, axesShapes, type DynamicAxes } from './script-axes.js';
+import { buffersOf, updatesInTraceError, withCurrentBuffers, withModuleBuffers } from './module-state.js';
 
 export { ScriptError } from '@kiln/compiler';
 
@@ -23,19 +29,30 @@ export interface ScriptOptions {
   sourceFile?: string;
   /** Example arguments: compile now instead of on the first forward. */
   inputs?: unknown[];
-  /** Make dim 0 of every tensor argument a symbolic batch size (default true). */
+  /** Make dim 0 of every tensor argument a symbolic batch size (default true, unless `dynamicAxes` is given). */
   dynamicBatch?: boolean;
+  /**
+   * `{ argumentIndex: { dim: 'T' } }`, as jit.trace's option: exactly those dims are symbolic in
+   * the graph (e.g. `{ 0: { 0: 'N', 1: 'T' } }`), every other dim is fixed; replaces dynamicBatch.
+   */
+  dynamicAxes?: DynamicAxes;
   /** Graph name (default: the class or function name). */
   name?: string;
 }
 
-interface Compiled { scripted: ScriptedGraph; model: Model }
+interface Compiled { scripted: ScriptedGraph; model: Model; guards: GuardSet; spec: Specialization }
 
 type Target = { kind: 'module'; module: nn.Module } | { kind: 'function'; fn: Function };
 
-/** A model or function compiled by jit.script. */
+/**
+ * A model or function compiled by jit.script. It follows the live module: the graph used for a
+ * call is one compiled for the same argument kinds and the current values of every module
+ * attribute the compilation read (a changed `this.mode`, a swapped submodule or `model.eval()`
+ * compiles again; up to 8 versions per argument signature are kept). Weights are copied into
+ * the graph when compiling: after training steps, script again.
+ */
 export class ScriptModule {
-  private readonly cache = new Map<string, Compiled>();
+  private readonly cache = new GuardedCache<Compiled>();
   private last: Compiled | undefined;
   private readonly methods = new Map<string, ScriptModule>();
 
@@ -69,37 +86,70 @@ export class ScriptModule {
   forward(...args: unknown[]): any {
     const run = () => {
       const c = this.compileFor(args);
-      return { c, outs: c.model.runSync(args.map(toInput)).map(toTensor) };
+      // Training-mode BatchNorm: the module's running statistics go in and the new ones come back.
+      return { c, outs: withModuleBuffers(c.model, this.buffers, () => c.model.runSync(args.map(scalarInput))).map(toTensor) };
     };
     // Inside jit.trace (hybrid mode) the trace records this whole graph, if/loop regions included,
     // not the one path these inputs take; compiling and running it are not recorded.
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
+      const refuse = updatesInTraceError(listener.suspend(() => this.compileFor(args)).scripted.graph);
+      if (refuse) throw refuse;
       const { c, outs } = listener.suspend(run);
-      listener.onGraphCall(c.scripted.graph, args, outs, this.hostFunctions(c.scripted.graph));
+      listener.onGraphCall(c.scripted.graph, args, outs, this.hostFunctions(c.scripted.graph), c.guards);
       return rebuild(c.scripted.result, outs);
     }
     const { c, outs } = run();
     return rebuild(c.scripted.result, outs);
   }
 
-  /** Compiles for arguments like `args` (cached per signature and training mode). */
+  /** Compiles for arguments like `args` (cached per signature and module attribute values). */
   compileFor(args: readonly unknown[]): Compiled {
-    const kinds = args.map((a, i) => kindOf(a, i, this.opts.dynamicBatch ?? true));
+    const kinds = this.kindsOf(args);
     const key = JSON.stringify(kinds);
     let c = this.cache.get(key);
-    // Attributes folded into the graph (this.training, numbers, list lengths) may have changed.
-    if (!c || !c.scripted.isCurrent()) {
+    if (!c) {
       const adapters = new Adapters(this.opts.sourceFile);
       const host = createScriptHost(adapters);
       const scripted = this.target.kind === 'module'
         ? scriptModule(host, adapters.of(this.target.module), symbolize(kinds), this.methodName, { name: this.opts.name })
         : scriptFunction(host, Function.prototype.toString.call(this.target.fn), this.target.fn.name, symbolize(kinds), this.opts.sourceFile, { name: this.opts.name });
-      c = { scripted, model: createModel(scripted.graph, { hostFunctions: this.hostFunctions(scripted.graph) }) };
-      this.cache.set(key, c);
+      // Random ops draw from kiln's generator, as eager does: manualSeed(s) then forward gives eager's numbers.
+      const guards = guardsForReads(scripted.reads, moduleOfAdapter);
+      const spec: Specialization = {
+        graph: scripted.graph,
+        guards,
+        inputs: (xs) => xs.map(scalarInput),
+        rebuild: (outs) => rebuild(scripted.result, outs),
+      };
+      c = { scripted, guards, spec, model: createModel(scripted.graph, { hostFunctions: this.hostFunctions(scripted.graph), generator: defaultGenerator }) };
+      this.cache.set(key, guards, c);
     }
     this.last = c;
     return c;
+  }
+
+  /** The kinds of `args`: with dynamicAxes, the named dims symbolic (sizes left out of the cache key). */
+  private kindsOf(args: readonly unknown[]): Kind[] {
+    const axes = this.opts.dynamicAxes;
+    if (!axes) return args.map((a, i) => kindOf(a, i, this.opts.dynamicBatch ?? true));
+    if (this.opts.dynamicBatch !== undefined) {
+      throw new Error("jit.script: pass either dynamicAxes or dynamicBatch, not both; with dynamicAxes only the dims it names are symbolic (name dim 0 too for a dynamic batch, e.g. { 0: { 0: 'N', 1: 'T' } })");
+    }
+    const shapes = axesShapes(args, axes);
+    return args.map((a, i) => (a instanceof Tensor ? axesInput(a, shapes[i]!) : kindOf(a, i, false)));
+  }
+
+  /**
+   * The graph for these arguments under the module's current attributes (compiled if needed),
+   * with its guards: what jit.optimizeForInference optimizes, once per specialization.
+   */
+  specialize(args: readonly unknown[]): Specialization { return this.compileFor(args).spec; }
+
+  /** The specialization compiled last (or for `{ inputs }`); throws before the first compilation. */
+  get current(): Specialization {
+    if (!this.last) void this.graph;
+    return this.last!.spec;
   }
 
   /**
@@ -111,8 +161,15 @@ export class ScriptModule {
     return this.target.kind === 'module' ? hostFunctionsFor(this.target.module, graph) : {};
   }
 
-  /** The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers. */
-  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(this.graph, opts); }
+  /** The module's buffers by name (a scripted function has none). */
+  private readonly buffers = () => (this.target.kind === 'module' ? buffersOf(this.target.module)() : new Map<string, Tensor>());
+
+  /**
+   * The `.tsgraph` bytes of the current graph, with the WGSL kernels of every node codegen covers.
+   * A training-mode graph that updates buffers (BatchNorm statistics) stores their current values
+   * and declares the updates: the loaded model keeps that state from run to run.
+   */
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(withCurrentBuffers(this.graph, this.buffers), opts); }
 
   /** Writes the current graph as a `.tsgraph` file (Node). */
   async save(path: string, opts: SaveOptions = {}): Promise<void> {
@@ -144,17 +201,11 @@ function symbolize(kinds: readonly Kind[]): ScriptInput[] {
   return kinds.map((k) => (k.kind === 'batched' ? { kind: 'tensor', dtype: k.dtype, shape: k.shape.map((d, j): Dim => (j === 0 ? sym(d) : d)) } : k));
 }
 
-function toInput(a: unknown): InputValue {
-  if (a instanceof Tensor) return a;
-  if (typeof a === 'boolean') return { data: Uint8Array.of(a ? 1 : 0), shape: [], dtype: 'bool' };
-  const n = a as number;
-  return Number.isInteger(n) ? { data: Int32Array.of(n), shape: [], dtype: 'int32' } : { data: Float32Array.of(n), shape: [], dtype: 'float32' };
-}
-
 /** A host function's result for the runtime: tensors as dense `{ data, shape, dtype }`, arrays element-wise. */
 function rebuild(r: CallResult, outs: readonly Tensor[]): unknown {
   if (r.kind === 'tensor') return outs[r.output];
   if (r.kind === 'list') return r.items.map((x) => rebuild(x, outs));
+  if (r.kind === 'object') return Object.fromEntries(r.keys.map((k, i) => [k, rebuild(r.items[i], outs)]));
   return r.value;
 }
 
