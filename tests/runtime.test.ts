@@ -8,7 +8,7 @@ import {
   Block, Graph, GraphBuilder, Node, Value, getOp, scalarType, tensorType,
   type CpuTensor, type DType, type TypedArray,
 } from '@kiln/ir-spec';
-import { createCpuDevice, createDevice, createModel, load, RuntimeError, type Device, type Output } from '@kiln/runtime';
+import { createCpuDevice, createDevice, createModel, fastPrimitives, load, RuntimeError, type Device, type Output } from '@kiln/runtime';
 
 // ---- helpers --------------------------------------------------------------------------------
 
@@ -25,8 +25,9 @@ function values(n: number, seed: number): Float32Array {
 
 const numel = (shape: readonly number[]) => shape.reduce((a, d) => a * d, 1);
 const f32 = (shape: number[], seed: number): CpuTensor => ({ data: values(numel(shape), seed), shape, dtype: 'float32' });
+/** An op's kernel with the primitives the CPU device passes (WebAssembly SIMD where available). */
 const kernel = (op: string, inputs: (CpuTensor | null)[], attrs: Record<string, unknown> = {}): CpuTensor[] =>
-  getOp(op).cpu(inputs, getOp(op).attrs.parse(attrs));
+  getOp(op).cpu(inputs, getOp(op).attrs.parse(attrs), { prims: fastPrimitives() });
 const k1 = (op: string, inputs: (CpuTensor | null)[], attrs: Record<string, unknown> = {}) => kernel(op, inputs, attrs)[0];
 
 /** Expects a RuntimeError with `code` whose message contains every fragment. */

@@ -7,3 +7,4 @@ export * from './grad-builder.js';
 export * from './ops/index.js';
 export * from './ir/index.js';
 export * from './tsgraph/index.js';
+export * from './kernels/primitives.js';

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { DType, TypedArray } from './dtype.js';
 import type { TensorType } from './shape.js';
 import type { GradBuilder } from './grad-builder.js';
+import type { CpuPrimitives } from './kernels/primitives.js';
 import type { RandomSource } from './random.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
@@ -37,9 +38,13 @@ export interface GradDef<A> {
   rule<T>(b: GradBuilder<T>, ctx: GradContext<A, T>): (T | null)[];
 }
 
-/** What a kernel may use besides its inputs: only random ops read it (their generator). */
+/**
+ * What a kernel may use besides its inputs: random ops read the generator; kernels with inner
+ * products take the running device's hot loops from `prims` (primitivesOf(ctx)).
+ */
 export interface KernelContext {
   readonly generator?: RandomSource;
+  readonly prims?: CpuPrimitives;
 }
 
 export interface OpDef<A = any> {

@@ -6,6 +6,7 @@ export { RuntimeError, RUNTIME_ERROR_CODES, type RuntimeErrorCode } from './erro
 export { createDevice, type BackendChoice, type DeviceOptions } from './backend.js';
 export * from './webgpu/index.js';
 export { createCpuDevice } from './cpu-device.js';
+export { fastPrimitives, getNumThreads, setNumThreads, type FastPrimitives } from './wasm/primitives.js';
 export { nodesWithoutKernels } from './coverage.js';
 export type { BackendName, Device, DeviceTensor } from './device.js';
 export type { InputValue, TensorInput } from './validate.js';

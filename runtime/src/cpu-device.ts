@@ -1,11 +1,12 @@
 // The CPU device: buffers are the typed arrays the ir-spec kernels use, and dispatch calls the
-// op's reference `cpu` kernel from the registry. Invariant: kernels never mutate their inputs,
-// so sharing a buffer between a tensor and its reshape (a view) is safe. Kernel selection
-// lives here, not in the executor: a faster CPU path (generated WASM SIMD, worker threads) is
-// another Device.
+// op's `cpu` kernel from the registry with this device's primitives (WebAssembly SIMD products
+// where the engine has them, runtime/src/wasm). Invariant: kernels never mutate their inputs,
+// so sharing a buffer between a tensor and its reshape (a view) is safe, and a pinned constant
+// is never written. Kernel selection lives here, not in the executor.
 
 import { allocate, getOp, numel, type Attrs, type CpuTensor, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
+import { fastPrimitives } from './wasm/primitives.js';
 
 export type CpuTensorOnDevice = DeviceTensor<TypedArray>;
 
@@ -20,6 +21,7 @@ export type CpuTensorOnDevice = DeviceTensor<TypedArray>;
  * ```
  */
 export function createCpuDevice(): Device<TypedArray> {
+  const prims = fastPrimitives();
   return {
     backend: 'cpu',
     alloc(dtype: DType, shape: readonly number[]) {
@@ -34,7 +36,10 @@ export function createCpuDevice(): Device<TypedArray> {
     },
     dispatch(op, inputs, attrs: Attrs, _dims, kernel) {
       const ins: (CpuTensor | null)[] = inputs.map((t) => (t ? { data: t.buffer, shape: t.shape, dtype: t.dtype } : null));
-      return getOp(op).cpu(ins, attrs, kernel).map((o) => ({ buffer: o.data, shape: o.shape, dtype: o.dtype }));
+      return getOp(op).cpu(ins, attrs, { ...kernel, prims }).map((o) => ({ buffer: o.data, shape: o.shape, dtype: o.dtype }));
+    },
+    pin(t) {
+      prims.pin(t.buffer);
     },
     free() {
       // Garbage collected: dropping the last reference is the free. A pool would recycle here.

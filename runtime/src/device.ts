@@ -33,6 +33,11 @@ export interface Device<B = unknown> {
    * `kernel` carries the run's generator, which random ops (`uniform`, `normal`) draw from.
    */
   dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs, dataDims?: Readonly<Record<string, number>>, kernel?: KernelContext): DeviceTensor<B>[];
+  /**
+   * Marks a written tensor as a graph constant: never written or freed while the model lives, so
+   * the device may keep derived forms of it (packed weights). Optional.
+   */
+  pin?(t: DeviceTensor<B>): void;
   /** Returns a buffer no value refers to any more (the executor calls it once per buffer). */
   free(buffer: B): void;
   /** Size of a buffer in bytes, for memory accounting. */

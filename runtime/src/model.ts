@@ -143,6 +143,7 @@ export class Model {
         const data = graph.tensors.get(name);
         if (!data) throw new RuntimeError('GRAPH', `${what} names tensor '${name}', which is not in the graph's tensor table`);
         t = upload(device, data, `tensor '${name}'`);
+        device.pin?.(t);
         table.set(name, t);
         this.external.add(t.buffer);
       }

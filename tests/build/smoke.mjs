@@ -3,7 +3,7 @@
 // tests/build.test.ts checks.
 
 import * as kiln from 'kiln';
-import { tensor, nn, F, optim, autograd, manualSeed } from 'kiln';
+import { tensor, nn, F, optim, autograd, manualSeed, randn, matmul, setNumThreads } from 'kiln';
 
 // Top-level names API.md promises from 'kiln'.
 const API = ['tensor', 'zeros', 'ones', 'full', 'randn', 'rand', 'arange', 'manualSeed', 'Tensor',
@@ -29,5 +29,11 @@ for (let step = 0; step < 20; step++) {
   losses.push(loss.item());
 }
 const nParams = [...model.parameters()].reduce((n, p) => n + p.numel, 0);
+
+// A product big enough for the CPU kernels' worker threads: they must not keep this process
+// alive once the script ends (the test times out otherwise).
+setNumThreads(2);
+const big = randn([256, 256]);
+for (let i = 0; i < 5; i++) { matmul(big, big); await new Promise((r) => setTimeout(r, 10)); }
 
 console.log(JSON.stringify({ missing, grad: Array.from(gw.toArray()), nParams, firstLoss: losses[0], lastLoss: losses[losses.length - 1] }));

@@ -10,7 +10,8 @@ import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { concreteDim, dimSum, fmtShape, OpError, sameDim, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import { dimMul } from '../ir/dims.js';
-import { conv2dForward, conv2dWeightGrad, convTranspose2dForward, type ConvWindow } from '../kernels/conv.js';
+import { primitivesOf } from '../kernels/primitives.js';
+import { conv2dWeightGrad, convTranspose2dForward, type ConvWindow } from '../kernels/conv.js';
 
 const int = z.number().int();
 const pos2 = z.tuple([int.min(1), int.min(1)]);
@@ -97,11 +98,11 @@ export const conv2d = defineOp({
     checkBias('conv2d', bias, tw.shape[0] as number);
     return [{ dtype: 'float32', shape: conv2dShape('conv2d', tx, tw.shape as number[], a) }];
   },
-  cpu([x, w, bias], a) {
+  cpu([x, w, bias], a, ctx) {
     const shape = conv2dShape('conv2d', x!, w!.shape, a) as number[];
     const [N, C, H, W] = x!.shape, [Cout, , kh, kw] = w!.shape, [, , OH, OW] = shape;
     const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
-    return [{ data: conv2dForward(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims), shape, dtype: 'float32' }];
+    return [{ data: primitivesOf(ctx).conv2d(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],

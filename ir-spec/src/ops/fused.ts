@@ -26,7 +26,8 @@
 import * as z from 'zod';
 import { defineOp, getOp, type CpuTensor } from '../op-def.js';
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
-import { conv2dForward, type ConvDims } from '../kernels/conv.js';
+import type { ConvDims } from '../kernels/conv.js';
+import { primitivesOf, type Conv2dFn, type CpuPrimitives } from '../kernels/primitives.js';
 import { winograd4Applies, winograd4Conv2d, winograd4Weights, WINOGRAD4_TILE } from '../kernels/winograd4.js';
 
 function sigmoid(x: number): number {
@@ -285,12 +286,12 @@ function maxPoolPlane(src: Float32Array, s: number, CW: number, dst: Float32Arra
 }
 
 /** The conv kernel for the weight layout: both read a block of output channels as one slice of the weight. */
-function convKernel(a: FusedConvAttrs): (x: Float32Array, w: Float32Array, b: Float32Array | null, d: ConvDims) => Float32Array {
-  return a.layout === 'winograd4x4' ? winograd4Conv2d : conv2dForward;
+function convKernel(a: FusedConvAttrs, prims: CpuPrimitives): Conv2dFn {
+  return a.layout === 'winograd4x4' ? winograd4Conv2d : prims.conv2d;
 }
 
 /** conv2d + activation + max pool, a tile of images (or of one image's channels) at a time. */
-function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: FusedConvAttrs, out: readonly number[]): Float32Array {
+function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: FusedConvAttrs, out: readonly number[], prims: CpuPrimitives): Float32Array {
   const pool = a.pool!;
   const oihw = unpackedWeightType({ dtype: 'float32', shape: w.shape }, a)!.shape as number[];
   const [N, C, H, W] = x.shape, [Cout, , kh, kw] = oihw;
@@ -312,7 +313,7 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
       const dims = { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win };
       // The Winograd F(4×4) kernel pools 2×2/2 windows inside its output tiles itself.
       const pooledTile = a.layout === 'winograd4x4' && pool2x2 ? winograd4Conv2d(xs, ws, bs, dims, true) : null;
-      const tile = pooledTile ?? convKernel(a)(xs, ws, bs, dims);
+      const tile = pooledTile ?? convKernel(a, prims)(xs, ws, bs, dims);
       // tile is [nb, cb, CH, CW] (or pooled, [nb, cb, PH, PW]); plane p holds image n0 + ⌊p/cb⌋, channel c0 + p mod cb.
       for (let p = 0, n = n0, c = c0; p < nb * cb; p++) {
         const o = ((n * Cout + c) * PH) * PW;
@@ -333,10 +334,11 @@ export const fused_conv2d = defineOp({
   doc: 'conv2d(input, weight, bias?) then activation (none, relu, sigmoid, tanh) and optional max pool, in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: fusedConvAttrs,
   infer(inputs, a) { return [fusedConvType(inputs, a)]; },
-  cpu(inputs, a) {
+  cpu(inputs, a, ctx) {
+    const prims = primitivesOf(ctx);
     const t = fusedConvType(inputs.map((i) => (i ? { dtype: i.dtype, shape: i.shape } : null)), a);
     if (a.pool) {
-      return [{ data: convActPool(inputs[0]!, inputs[1]!, inputs[2] ?? null, a, t.shape as number[]), shape: t.shape as number[], dtype: 'float32' }];
+      return [{ data: convActPool(inputs[0]!, inputs[1]!, inputs[2] ?? null, a, t.shape as number[], prims), shape: t.shape as number[], dtype: 'float32' }];
     }
     if (a.layout) {
       const [x, w, b] = inputs, [N, C, H, W] = x!.shape, [, Cout, OH, OW] = t.shape as number[];
@@ -346,7 +348,7 @@ export const fused_conv2d = defineOp({
       return [{ data, shape: t.shape as number[], dtype: 'float32' }];
     }
     const { activation: act, pool: _p, layout: _l, ...conv } = a;
-    const [y] = getOp('conv2d').cpu(inputs, conv);
+    const [y] = getOp('conv2d').cpu(inputs, conv, ctx);
     applyActivation(y.data as Float32Array, act);
     return [y];
   },
@@ -358,8 +360,8 @@ export const fused_linear = defineOp({
   doc: 'linear(input, weight, bias?) followed by activation (none, relu, sigmoid, tanh) in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: z.object({ activation }).strict(),
   infer(inputs) { return getOp('linear').infer(inputs, {}); },
-  cpu(inputs, { activation: act }) {
-    const [y] = getOp('linear').cpu(inputs, {});
+  cpu(inputs, { activation: act }, ctx) {
+    const [y] = getOp('linear').cpu(inputs, {}, ctx);
     applyActivation(y.data as Float32Array, act);
     return [y];
   },

@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { broadcastShapes, dimProduct, fmtShape, numel, OpError, sameDim, type Dim, type Shape, type TensorType } from '../shape.js';
 import { broadcastIndex } from '../kernels/broadcast.js';
-import { gemm } from '../kernels/gemm.js';
+import { primitivesOf } from '../kernels/primitives.js';
 
 const noAttrs = z.object({}).strict();
 
@@ -54,7 +54,8 @@ export const matmul = defineOp({
     const ta = needFloat('matmul', a, 'a'), tb = needFloat('matmul', b, 'b');
     return [{ dtype: 'float32', shape: planMatmul('matmul', ta.shape, tb.shape).out }];
   },
-  cpu([a, b]) {
+  cpu([a, b], _attrs, ctx) {
+    const { gemm } = primitivesOf(ctx);
     const p = planMatmul('matmul', a!.shape, b!.shape);
     const M = p.M as number, K = p.K as number, N = p.N as number;
     const batch = p.batch as number[], batchA = p.batchA as number[], batchB = p.batchB as number[];
@@ -116,11 +117,11 @@ export const linear = defineOp({
   name: 'linear', doc: 'y = x·weightᵀ + bias over the last dim of x (weight [out, in], bias [out] optional)',
   inputs: ['input', 'weight', 'bias?'], attrs: noAttrs,
   infer([x, w, bias]) { return [linearType(x, w, bias)]; },
-  cpu([x, w, bias]) {
+  cpu([x, w, bias], _attrs, ctx) {
     const t = linearType(x, w, bias);
     const K = w!.shape[1], N = w!.shape[0], M = K === 0 ? numel(x!.shape.slice(0, -1)) : x!.data.length / K;
     const out = new Float32Array(M * N);
-    gemm(M, N, K, x!.data as Float32Array, 0, K, 1, w!.data as Float32Array, 0, 1, K, out, 0, N);
+    primitivesOf(ctx).gemm(M, N, K, x!.data as Float32Array, 0, K, 1, w!.data as Float32Array, 0, 1, K, out, 0, N);
     if (bias) {
       const bd = bias.data;
       for (let i = 0, o = 0; i < M; i++) for (let j = 0; j < N; j++, o++) out[o] += bd[j];

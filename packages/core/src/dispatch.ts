@@ -3,6 +3,7 @@
 // notifies active tracers. An op that bypasses this function is a bug.
 
 import { getOp, OpError, type CpuTensor, type KernelContext, type OpDef, type TensorType } from '@kiln/ir-spec';
+import { fastPrimitives } from '@kiln/runtime';
 import { Tensor } from './tensor.js';
 import { isGradEnabled } from './autograd/grad-mode.js';
 import { Node, type Edge } from './autograd/node.js';
@@ -46,7 +47,8 @@ export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs
   const a = parseAttrs(def, attrs);
   const inTypes: (TensorType | null)[] = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
   const outTypes = def.infer(inTypes, a);
-  const kctx: KernelContext | undefined = def.random ? { generator: ctx?.generator ?? defaultGenerator } : ctx;
+  // The kernel runs with the CPU device's primitives (WebAssembly SIMD products where available).
+  const kctx: KernelContext = { ...ctx, prims: fastPrimitives(), ...(def.random ? { generator: ctx?.generator ?? defaultGenerator } : {}) };
   const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a, kctx);
   const outputs = raw.map((o) => {
     // A kernel that returns an input's buffer made a view (reshape): share the storage so

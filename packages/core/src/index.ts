@@ -1,6 +1,7 @@
 // @kiln/core: the eager library — Tensor, the dispatch, autograd, nn, optim.
 export { Tensor, type TensorOrScalar, type IndexItem } from './tensor.js';
 export { dispatch, dispatch1, withObserver, type DispatchObserver } from './dispatch.js';
+export { getNumThreads, setNumThreads } from '@kiln/runtime';
 export * from './creation.js';
 export { Generator, manualSeed, randperm, defaultGenerator } from './random.js';
 export { noGrad, enableGrad, inferenceMode, isGradEnabled, isInferenceMode, setGradEnabled } from './autograd/grad-mode.js';

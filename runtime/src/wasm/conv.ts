@@ -1,0 +1,38 @@
+// The WebAssembly conv2d primitive (kernels in runtime/wasm/conv.ts and gemm.ts) behind
+// ir-spec's `Conv2dFn`: per image and group, the patch matrix is packed straight from the image
+// (packIm2col) and multiplied by the weights (gemmPacked), writing NCHW output. Convolutions with
+// fewer than 4 output channels per group (depthwise) or too little work stay in JavaScript.
+// Invariant: same results as ir-spec's conv2dForward up to float32 rounding of the sums.
+
+import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
+import type { WasmHeap } from './heap.js';
+
+const MIN_WORK = 1 << 15;
+
+export function wasmConv2d(heap: WasmHeap): Conv2dFn {
+  return (x, w, bias, d) => {
+    const { N, C, H, W, Cout, G, OH, OW, win } = d;
+    const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
+    if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d);
+    const k = heap.k;
+    const xa = heap.alloc(x.length * 4), wa = heap.alloc(w.length * 4), oa = heap.alloc(N * Cout * P * 4);
+    const pa = heap.alloc(k.packedSize(K, P) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
+    try {
+      const f = heap.f32();
+      f.set(x, xa >> 2);
+      f.set(w, wa >> 2);
+      if (bias) f.set(bias, ba >> 2);
+      for (let n = 0; n < N; n++) {
+        for (let g = 0; g < G; g++) {
+          k.packIm2col(Cg, H, W, win.kh, win.kw, win.sh, win.sw, win.pt, win.pl, win.dh, win.dw, OH, OW, xa + ((n * C + g * Cg) * H * W) * 4, pa);
+          heap.gemm(Coutg, P, K, wa + g * Coutg * K * 4, K, pa, oa + (n * Cout + g * Coutg) * P * 4, P, 0);
+        }
+        if (bias) k.addBias(Cout, P, oa + n * Cout * P * 4, ba);
+      }
+      return heap.f32().slice(oa >> 2, (oa >> 2) + N * Cout * P);
+    } finally {
+      heap.free(xa); heap.free(wa); heap.free(oa); heap.free(pa);
+      if (bias) heap.free(ba);
+    }
+  };
+}

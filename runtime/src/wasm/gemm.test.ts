@@ -1,0 +1,94 @@
+// The WebAssembly GEMM against ir-spec's reference loops: every operand layout, ragged sizes
+// around the 4x8 micro-tile and the K block, batch-1 rows, accumulation, pinned constants reused
+// across calls, and the kernel memory returned after each call. The tests fail (not skip) when
+// the engine has no WebAssembly SIMD: Node 20 has it.
+
+import { describe, expect, it } from 'vitest';
+import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
+import { wasmKernels, WasmHeap } from './heap.js';
+import { WasmGemm } from './gemm.js';
+
+function buffer(n: number, seed: number): Float32Array {
+  const out = new Float32Array(n);
+  let s = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    out[i] = s / 2 ** 31 - 1;
+  }
+  return out;
+}
+
+function heap(): WasmHeap {
+  const h = wasmKernels();
+  if (!h) throw new Error('no WebAssembly SIMD in this engine');
+  return h;
+}
+
+const sizes: [number, number, number][] = [
+  [4, 8, 128], [5, 9, 130], [17, 6, 33], [1, 600, 40], [3, 37, 257], [33, 65, 513], [64, 17, 9], [7, 8, 1000], [128, 40, 3],
+];
+
+describe('WebAssembly gemm', () => {
+  it('picks a SIMD variant on this engine', () => {
+    expect(['simd', 'relaxed']).toContain(heap().variant);
+  });
+
+  for (const aT of [false, true]) {
+    for (const bT of [false, true]) {
+      it(`matches the reference for A ${aT ? '[K,M]' : '[M,K]'} · B ${bT ? '[N,K]' : '[K,N]'}, with and without accumulation`, () => {
+        const h = heap();
+        const g = new WasmGemm(h);
+        const before = h.liveBytes;
+        for (const [M, N, K] of sizes) {
+          const A = buffer(M * K + 3, M + 7 * K), B = buffer(N * K + 5, N + 3 * K);
+          const sai = aT ? 1 : K, sak = aT ? M : 1, sbk = bT ? 1 : N, sbj = bT ? K : 1;
+          for (const acc of [false, true]) {
+            const ldc = N + 2;
+            const want = buffer(M * ldc + 1, 5), got = want.slice();
+            REFERENCE_PRIMITIVES.gemm(M, N, K, A, 3, sai, sak, B, 5, sbk, sbj, want, 1, ldc, acc);
+            g.gemm(M, N, K, A, 3, sai, sak, B, 5, sbk, sbj, got, 1, ldc, acc);
+            for (let i = 0; i < got.length; i++) {
+              const tol = 1e-6 * Math.sqrt(K) * 4 * (1 + Math.abs(want[i]));
+              if (!(Math.abs(got[i] - want[i]) <= tol)) throw new Error(`C[${i}] = ${got[i]}, want ${want[i]} (M=${M} N=${N} K=${K} acc=${acc})`);
+            }
+          }
+        }
+        expect(h.liveBytes).toBe(before);
+      });
+    }
+  }
+
+  it('packs a pinned constant once and keeps using it, also for one row', () => {
+    const h = heap();
+    const g = new WasmGemm(h);
+    const [N, K] = [70, 300];
+    const W = buffer(N * K, 9);
+    g.pin(W);
+    const before = h.liveBytes;
+    for (const M of [1, 2, 5, 1]) {
+      const x = buffer(M * K, M);
+      const want = new Float32Array(M * N), got = new Float32Array(M * N);
+      REFERENCE_PRIMITIVES.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, want, 0, N);
+      g.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, got, 0, N);
+      for (let i = 0; i < got.length; i++) expect(Math.abs(got[i] - want[i])).toBeLessThan(1e-4);
+    }
+    // One packed copy of W stays (K·N rounded up to 8 columns), nothing else.
+    expect(h.liveBytes - before).toBe(Math.ceil((K * Math.ceil(N / 8) * 8 * 4) / 64) * 64);
+  });
+});
+
+describe('WasmHeap', () => {
+  it('reuses freed blocks and merges neighbours', () => {
+    const h = heap();
+    const base = h.liveBytes;
+    const a = h.alloc(100), b = h.alloc(200), c = h.alloc(64);
+    expect(a % 64).toBe(0);
+    expect(b).toBeGreaterThanOrEqual(a + 128);
+    h.free(a); h.free(b);
+    const d = h.alloc(300);       // fits in the merged a+b block
+    expect(d).toBe(a);
+    h.free(d); h.free(c);
+    expect(h.liveBytes).toBe(base);
+    expect(() => h.free(12345)).toThrow(/not an allocated block/);
+  });
+});

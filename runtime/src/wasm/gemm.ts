@@ -1,0 +1,101 @@
+// The WebAssembly GEMM primitive (kernels in runtime/wasm/gemm.ts) behind ir-spec's `GemmFn`
+// signature, so an op's one CPU kernel runs its products in SIMD when the CPU device passes it.
+// Operands are copied into the kernel memory (A made K-contiguous, B packed into 8-column
+// panels) and C copied back; a B the device pinned as a graph constant is packed once and kept
+// until the constant is garbage collected. Small products stay in JavaScript, where the copies
+// would cost more than they save. Invariant: same results as the reference gemm up to float32
+// rounding of the sums (the kernel sums in float32, the reference in float64 per K block).
+
+import { REFERENCE_PRIMITIVES, type GemmFn } from '@kiln/ir-spec';
+import type { WasmHeap } from './heap.js';
+
+/** Below this many multiply-adds the JavaScript kernel is as fast as copying into the memory. */
+const MIN_WORK = 4096;
+
+/** The packed forms of one pinned constant (by its view of B: offset, strides, K, N) and their blocks. */
+interface Packed { readonly forms: Map<string, number>; readonly blocks: number[] }
+
+export class WasmGemm {
+  private readonly packed = new WeakMap<Float32Array, Packed>();
+  private readonly release = new FinalizationRegistry<number[]>((blocks) => { for (const b of blocks) this.heap.free(b); });
+  private readonly pinned = new WeakSet<object>();
+
+  constructor(private readonly heap: WasmHeap) {}
+
+  /** Marks an array as a constant: never written again, so its packed form can be kept. */
+  pin(data: object): void {
+    this.pinned.add(data);
+  }
+
+  readonly gemm: GemmFn = (M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate = false) => {
+    if (M === 0 || N === 0 || K === 0 || M * N * K < MIN_WORK) {
+      REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate);
+      return;
+    }
+    const h = this.heap;
+    const constant = this.pinned.has(B);
+    // A small M with a B that must be packed on every call: packing costs as much as the product.
+    if (!constant && M < 4) {
+      REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate);
+      return;
+    }
+    const temps: number[] = [];
+    const take = (floats: number) => { const at = h.alloc(floats * 4); temps.push(at); return at; };
+    try {
+      const bp = constant ? this.packedConstant(B, bOff, sbk, sbj, K, N) : this.packTemp(B, bOff, sbk, sbj, K, N, take);
+      const a = take(M * K), c = take(M * N);
+      const f = h.f32();
+      copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
+      if (accumulate) for (let i = 0; i < M; i++) f.set(C.subarray(cOff + i * ldc, cOff + i * ldc + N), (c >> 2) + i * N);
+      h.gemm(M, N, K, a, K, bp, c, N, accumulate ? 1 : 0);
+      const g = h.f32();
+      if (ldc === N) C.set(g.subarray(c >> 2, (c >> 2) + M * N), cOff);
+      else for (let i = 0; i < M; i++) C.set(g.subarray((c >> 2) + i * N, (c >> 2) + (i + 1) * N), cOff + i * ldc);
+    } finally {
+      for (const t of temps) h.free(t);
+    }
+  };
+
+  /** Copies the span of B the strides address into the memory and packs it (both blocks from `take`). */
+  private packTemp(B: Float32Array, bOff: number, sbk: number, sbj: number, K: number, N: number, take: (n: number) => number): number {
+    const span = (K - 1) * sbk + (N - 1) * sbj + 1;
+    const src = take(span);
+    const dst = take(this.heap.k.packedSize(K, N));
+    this.heap.f32().set(B.subarray(bOff, bOff + span), src >> 2);
+    this.heap.k.packB(K, N, src, sbk, sbj, dst);
+    return dst;
+  }
+
+
+  private packedConstant(B: Float32Array, bOff: number, sbk: number, sbj: number, K: number, N: number): number {
+    let entry = this.packed.get(B);
+    if (!entry) {
+      entry = { forms: new Map(), blocks: [] };
+      this.packed.set(B, entry);
+      this.release.register(B, entry.blocks);
+    }
+    const key = `${bOff},${sbk},${sbj},${K},${N}`;
+    const hit = entry.forms.get(key);
+    if (hit !== undefined) return hit;
+    const h = this.heap;
+    const span = (K - 1) * sbk + (N - 1) * sbj + 1;
+    const src = h.alloc(span * 4);
+    const dst = h.alloc(h.k.packedSize(K, N) * 4);
+    h.f32().set(B.subarray(bOff, bOff + span), src >> 2);
+    h.k.packB(K, N, src, sbk, sbj, dst);
+    h.free(src);
+    entry.forms.set(key, dst);
+    entry.blocks.push(dst);
+    return dst;
+  }
+}
+
+/** dst[off + i*K + k] = A[aOff + i*sai + k*sak]: rows of A made K-contiguous. */
+function copyRows(A: Float32Array, aOff: number, sai: number, sak: number, M: number, K: number, dst: Float32Array, off: number): void {
+  if (sak === 1 && sai === K) { dst.set(A.subarray(aOff, aOff + M * K), off); return; }
+  for (let i = 0; i < M; i++) {
+    const s = aOff + i * sai, d = off + i * K;
+    if (sak === 1) dst.set(A.subarray(s, s + K), d);
+    else for (let k = 0; k < K; k++) dst[d + k] = A[s + k * sak];
+  }
+}

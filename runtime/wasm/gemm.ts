@@ -1,0 +1,146 @@
+// AssemblyScript source of the float32 GEMM kernels (built into WebAssembly by
+// scripts/build-wasm.mjs; JavaScript side: runtime/src/wasm/gemm.ts). All pointers are byte
+// addresses in the one linear memory the JavaScript side manages; nothing here allocates.
+//
+// C[M,N] (+)= A[M,K]·B[K,N]. B is first packed (packB) into K-blocks of KC rows, each block a
+// run of panels of NR = 8 columns stored k-major (panel p, row k at (p*kb + k)*8 floats, columns
+// past N zero), so the micro-kernel reads B with unit stride and A by broadcasting one element of
+// each of MR = 4 rows: 8 v128 accumulators, 2 loads of B and 4 splats of A per k.
+// Invariant: results are float32 sums in k order within a block, blocks added in order, so a
+// product does not depend on M, the thread split or the packing of B.
+
+const NR: i32 = 8;
+const MR: i32 = 4;
+/** Rows of B per block: a 4-row strip of A (4 KB) and one panel (8 KB) stay in L1. */
+export const KC: i32 = 256;
+
+@inline function fma(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
+  return f32x4.add(c, f32x4.mul(a, b));
+}
+
+/** Floats packB writes for a [K,N] operand. */
+export function packedSize(K: i32, N: i32): i32 {
+  return K * (((N + NR - 1) / NR) * NR);
+}
+
+/**
+ * Packs B (element (k,j) at b + (k*sbk + j*sbj)*4) into dst (packedSize(K, N) floats): K-blocks
+ * of KC rows in order; within a block of kb rows, panel p holds columns 8p..8p+7, row-major.
+ */
+export function packB(K: i32, N: i32, b: usize, sbk: i32, sbj: i32, dst: usize): void {
+  const panels = (N + NR - 1) / NR;
+  for (let k0 = 0; k0 < K; k0 += KC) {
+    const kb = min(KC, K - k0);
+    for (let p = 0; p < panels; p++) {
+      const j = p * NR;
+      const w = min(NR, N - j);
+      let out = dst + (<usize>(k0 * panels * NR + p * kb * NR) << 2);
+      if (w == NR && sbj == 1) {
+        let src = b + (<usize>(k0 * sbk + j) << 2);
+        for (let k = 0; k < kb; k++) {
+          v128.store(out, v128.load(src));
+          v128.store(out, v128.load(src, 16), 16);
+          out += 32; src += <usize>sbk << 2;
+        }
+      } else {
+        for (let k = 0; k < kb; k++) {
+          const row = b + (<usize>((k0 + k) * sbk + j * sbj) << 2);
+          for (let t = 0; t < NR; t++) store<f32>(out + (<usize>t << 2), t < w ? load<f32>(row + (<usize>(t * sbj) << 2)) : 0);
+          out += 32;
+        }
+      }
+    }
+  }
+}
+
+/**
+ * C (row stride ldc floats) (+)= A (row stride lda, unit stride along K) · packed B, for rows
+ * [m0, m1) and column panels [p0, p1) of C only — so threads can split M or N. `accumulate`
+ * adds to C instead of overwriting it.
+ */
+export function gemmPacked(m0: i32, m1: i32, p0: i32, p1: i32, N: i32, K: i32, a: usize, lda: i32, bp: usize, c: usize, ldc: i32, accumulate: i32): void {
+  const panels = (N + NR - 1) / NR;
+  for (let k0 = 0; k0 < K; k0 += KC) {
+    const kb = min(KC, K - k0);
+    const acc = accumulate != 0 || k0 > 0;
+    const block = bp + (<usize>(k0 * panels * NR) << 2);
+    for (let p = p0; p < p1; p++) {
+      const j = p * NR;
+      const w = min(NR, N - j);
+      const panel = block + (<usize>(p * kb * NR) << 2);
+      let i = m0;
+      for (; i + MR <= m1; i += MR) kernel4x8(kb, a + (<usize>(i * lda + k0) << 2), lda, panel, c + (<usize>(i * ldc + j) << 2), ldc, w, acc);
+      for (; i < m1; i++) kernel1x8(kb, a + (<usize>(i * lda + k0) << 2), panel, c + (<usize>(i * ldc + j) << 2), w, acc);
+    }
+  }
+}
+
+@inline function storeRow(c: usize, lo: v128, hi: v128, w: i32, acc: bool): void {
+  if (w == NR) {
+    if (acc) {
+      lo = f32x4.add(v128.load(c), lo);
+      hi = f32x4.add(v128.load(c, 16), hi);
+    }
+    v128.store(c, lo);
+    v128.store(c, hi, 16);
+  } else {
+    storePartial(c, lo, hi, w, acc);
+  }
+}
+
+/** The last panel's columns past N are not stored. */
+function storePartial(c: usize, lo: v128, hi: v128, w: i32, acc: bool): void {
+  const tmp = memory.data(32, 16);
+  v128.store(tmp, lo);
+  v128.store(tmp, hi, 16);
+  for (let t = 0; t < w; t++) {
+    const v = load<f32>(tmp + (<usize>t << 2));
+    const at = c + (<usize>t << 2);
+    store<f32>(at, acc ? load<f32>(at) + v : v);
+  }
+}
+
+function kernel4x8(kb: i32, a: usize, lda: i32, bp: usize, c: usize, ldc: i32, w: i32, acc: bool): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
+  let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0);
+  let c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  const s = <usize>lda << 2;
+  let a0 = a, a1 = a + s, a2 = a + 2 * s, a3 = a + 3 * s;
+  let b = bp;
+  for (let k = 0; k < kb; k++) {
+    const b0 = v128.load(b), b1 = v128.load(b, 16);
+    let x = v128.load32_splat(a0);
+    c00 = fma(x, b0, c00); c01 = fma(x, b1, c01);
+    x = v128.load32_splat(a1);
+    c10 = fma(x, b0, c10); c11 = fma(x, b1, c11);
+    x = v128.load32_splat(a2);
+    c20 = fma(x, b0, c20); c21 = fma(x, b1, c21);
+    x = v128.load32_splat(a3);
+    c30 = fma(x, b0, c30); c31 = fma(x, b1, c31);
+    a0 += 4; a1 += 4; a2 += 4; a3 += 4; b += 32;
+  }
+  const sc = <usize>ldc << 2;
+  storeRow(c, c00, c01, w, acc);
+  storeRow(c + sc, c10, c11, w, acc);
+  storeRow(c + 2 * sc, c20, c21, w, acc);
+  storeRow(c + 3 * sc, c30, c31, w, acc);
+}
+
+function kernel1x8(kb: i32, a: usize, bp: usize, c: usize, w: i32, acc: bool): void {
+  let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
+  let b = bp;
+  for (let k = 0; k < kb; k++) {
+    const x = v128.load32_splat(a + (<usize>k << 2));
+    c0 = fma(x, v128.load(b), c0);
+    c1 = fma(x, v128.load(b, 16), c1);
+    b += 32;
+  }
+  storeRow(c, c0, c1, w, acc);
+}
+
+/** First byte free for the JavaScript side's allocator (after this module's static data). */
+export function heapBase(): usize {
+  return (__heap_base + 63) & ~63;
+}
