@@ -6,16 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { wasmConv2d } from './conv.js';
-
-function buffer(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
+import { randomFloats } from '../../../tests/helpers/rng.js';
 
 interface Case { N: number; C: number; H: number; W: number; Cout: number; G: number; kh: number; kw: number; s: [number, number]; p: [number, number]; dl: [number, number]; bias: boolean }
 const c = (N: number, C: number, H: number, W: number, Cout: number, kh: number, kw: number, more: Partial<Case> = {}): Case =>
@@ -41,8 +32,8 @@ describe('WebAssembly conv2d', () => {
       const OW = Math.floor((t.W + 2 * t.p[1] - t.dl[1] * (t.kw - 1) - 1) / t.s[1]) + 1;
       const d = { N: t.N, C: t.C, H: t.H, W: t.W, Cout: t.Cout, G: t.G, OH, OW,
         win: { kh: t.kh, kw: t.kw, sh: t.s[0], sw: t.s[1], pt: t.p[0], pl: t.p[1], dh: t.dl[0], dw: t.dl[1] } };
-      const x = buffer(t.N * t.C * t.H * t.W, 1), w = buffer(t.Cout * (t.C / t.G) * t.kh * t.kw, 2);
-      const b = t.bias ? buffer(t.Cout, 3) : null;
+      const x = randomFloats(t.N * t.C * t.H * t.W, 1), w = randomFloats(t.Cout * (t.C / t.G) * t.kh * t.kw, 2);
+      const b = t.bias ? randomFloats(t.Cout, 3) : null;
       const before = heap.liveBytes;
       const got = wasmConv2d(heap)(x, w, b, d);
       const want = REFERENCE_PRIMITIVES.conv2d(x, w, b, d);

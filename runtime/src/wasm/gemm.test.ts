@@ -7,16 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
 import { wasmKernels, WasmHeap } from './heap.js';
 import { WasmGemm } from './gemm.js';
-
-function buffer(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
+import { randomFloats } from '../../../tests/helpers/rng.js';
 
 function heap(): WasmHeap {
   const h = wasmKernels();
@@ -40,11 +31,11 @@ describe('WebAssembly gemm', () => {
         const g = new WasmGemm(h);
         const before = h.liveBytes;
         for (const [M, N, K] of sizes) {
-          const A = buffer(M * K + 3, M + 7 * K), B = buffer(N * K + 5, N + 3 * K);
+          const A = randomFloats(M * K + 3, M + 7 * K), B = randomFloats(N * K + 5, N + 3 * K);
           const sai = aT ? 1 : K, sak = aT ? M : 1, sbk = bT ? 1 : N, sbj = bT ? K : 1;
           for (const acc of [false, true]) {
             const ldc = N + 2;
-            const want = buffer(M * ldc + 1, 5), got = want.slice();
+            const want = randomFloats(M * ldc + 1, 5), got = want.slice();
             REFERENCE_PRIMITIVES.gemm(M, N, K, A, 3, sai, sak, B, 5, sbk, sbj, want, 1, ldc, acc);
             g.gemm(M, N, K, A, 3, sai, sak, B, 5, sbk, sbj, got, 1, ldc, acc);
             for (let i = 0; i < got.length; i++) {
@@ -62,11 +53,11 @@ describe('WebAssembly gemm', () => {
     const h = heap();
     const g = new WasmGemm(h);
     const [N, K] = [70, 300];
-    const W = buffer(N * K, 9);
+    const W = randomFloats(N * K, 9);
     g.pin(W);
     const before = h.liveBytes;
     for (const M of [1, 2, 5, 1]) {
-      const x = buffer(M * K, M);
+      const x = randomFloats(M * K, M);
       const want = new Float32Array(M * N), got = new Float32Array(M * N);
       REFERENCE_PRIMITIVES.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, want, 0, N);
       g.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, got, 0, N);

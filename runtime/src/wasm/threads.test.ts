@@ -7,19 +7,10 @@ import { getNumThreads, setNumThreads, wasmKernels } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { setThreadHost } from './threads.js';
 import { nodeThreadHost } from './node-threads.js';
+import { randomFloats } from '../../../tests/helpers/rng.js';
 
 // What the Node entry point (runtime/src/index.ts) installs.
 setThreadHost(nodeThreadHost);
-
-function buffer(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
 
 describe('WebAssembly kernels on worker threads', () => {
   it('uses a shared memory in Node', () => {
@@ -29,7 +20,7 @@ describe('WebAssembly kernels on worker threads', () => {
   for (const [M, N, K] of [[256, 300, 200], [3, 4000, 300], [1, 2048, 1024]] as const) {
     it(`splits ${M}x${N}x${K} over 2 threads with identical results`, async () => {
       const g = new WasmGemm(wasmKernels()!);
-      const A = buffer(M * K, 1), B = buffer(K * N, 2);
+      const A = randomFloats(M * K, 1), B = randomFloats(K * N, 2);
       g.pin(B);
       const run = (threads: number) => {
         setNumThreads(threads);
