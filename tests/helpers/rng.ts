@@ -10,9 +10,3 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-
-/** `n` seeded float32 values, uniform in [-1, 1). */
-export function randomFloats(n: number, seed: number): Float32Array {
-  const next = rng(seed);
-  return Float32Array.from({ length: n }, () => 2 * next() - 1);
-}

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { wasmConv2d } from './conv.js';
-import { randomFloats } from '../../../tests/helpers/rng.js';
+import { randomFloats } from './test-helpers.js';
 
 interface Case { N: number; C: number; H: number; W: number; Cout: number; G: number; kh: number; kw: number; s: [number, number]; p: [number, number]; dl: [number, number]; bias: boolean }
 const c = (N: number, C: number, H: number, W: number, Cout: number, kh: number, kw: number, more: Partial<Case> = {}): Case =>

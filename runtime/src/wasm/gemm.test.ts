@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
 import { wasmKernels, WasmHeap } from './heap.js';
 import { WasmGemm } from './gemm.js';
-import { randomFloats } from '../../../tests/helpers/rng.js';
+import { randomFloats } from './test-helpers.js';
 
 function heap(): WasmHeap {
   const h = wasmKernels();

@@ -7,7 +7,7 @@ import { getNumThreads, setNumThreads, wasmKernels } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { setThreadHost } from './threads.js';
 import { nodeThreadHost } from './node-threads.js';
-import { randomFloats } from '../../../tests/helpers/rng.js';
+import { randomFloats } from './test-helpers.js';
 
 // What the Node entry point (runtime/src/index.ts) installs.
 setThreadHost(nodeThreadHost);
