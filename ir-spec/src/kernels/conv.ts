@@ -5,6 +5,7 @@
 // conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM followed by col2im. Shapes were checked by the op's shape rule; these functions trust them.
 
 import { gemm } from './gemm.js';
+import type { CpuPrimitives } from './primitives.js';
 import { gemmGather } from './implicit-gemm.js';
 import { col2im } from './col2im.js';
 import { winogradApplies, winogradConv2d, winogradWeightGrad } from './winograd.js';
@@ -104,8 +105,8 @@ export function conv2dForward(x: Float32Array, w: Float32Array, bias: Float32Arr
  * conv2d's weight gradient: dW_g[co, k] = Σ_n Σ_p gy[n, g·Coutg + co, p]·patch_n(p)[k], an
  * implicit GEMM per image (accumulating) whose contraction runs over the positions.
  */
-export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims): Float32Array {
-  if (winogradApplies(d)) return winogradWeightGrad(x, gy, d);
+export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims, gemmFn: CpuPrimitives['gemm'] = gemm): Float32Array {
+  if (winogradApplies(d)) return winogradWeightGrad(x, gy, d, gemmFn);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
   const out = new Float32Array(Cout * K);
@@ -123,9 +124,10 @@ export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims)
 /**
  * conv_transpose2d of x [N, Cin, H, W] with weight [Cin, Coutg, kh, kw] into [N, G·Coutg, OH, OW].
  * With unit stride it is a conv2d with the kernel flipped and its channel dims swapped, padded by
- * d·(k−1) − p; otherwise each image's W_gᵀ·x_g columns are scattered with col2im.
+ * d·(k−1) − p; otherwise each image's W_gᵀ·x_g columns are scattered with col2im. `prims`: the
+ * device's conv2d and gemm (the reference ones when omitted).
  */
-export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims): Float32Array {
+export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims, prims?: CpuPrimitives): Float32Array {
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cing = C / G, Coutg = Cout / G, khw = win.kh * win.kw;
   const ph = win.dh * (win.kh - 1), pw = win.dw * (win.kw - 1);
@@ -140,7 +142,7 @@ export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: F
         }
       }
     }
-    return conv2dForward(x, flipped, bias, { ...d, win: { ...win, pt: ph - win.pt, pl: pw - win.pl } });
+    return (prims?.conv2d ?? conv2dForward)(x, flipped, bias, { ...d, win: { ...win, pt: ph - win.pt, pl: pw - win.pl } });
   }
   const P = H * W, Kc = Coutg * khw;
   const out = new Float32Array(N * Cout * OH * OW);
@@ -149,7 +151,7 @@ export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: F
   for (let n = 0; n < N; n++) {
     for (let g = 0; g < G; g++) {
       // cols[Kc, P] = W_gᵀ·x_g: A(i=kc, k=ci) = w[(g·Cing + ci)·Kc + kc], B(k=ci, j=p) = x[n, g·Cing + ci, p].
-      gemm(Kc, P, Cing, w, g * Cing * Kc, 1, Kc, x, (n * C + g * Cing) * P, P, 1, cols, 0, P);
+      (prims?.gemm ?? gemm)(Kc, P, Cing, w, g * Cing * Kc, 1, Kc, x, (n * C + g * Cing) * P, P, 1, cols, 0, P);
       col2im(cols, Coutg, H, W, win, OH, OW, out, (n * Cout + g * Coutg) * OH * OW);
     }
   }

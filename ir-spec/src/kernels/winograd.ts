@@ -118,7 +118,7 @@ export function winogradConv2d(x: Float32Array, w: Float32Array, bias: Float32Ar
 }
 
 /** conv2d's weight gradient via the adjoint transforms: dW[co, c] = Gᵀ(Σ_t dM ⊙ V)G. */
-export function winogradWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims): Float32Array {
+export function winogradWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims, gemmFn: typeof gemm = gemm): Float32Array {
   const { N, C, Cout, OH, OW } = d;
   const TH = Math.ceil(OH / 2), TW = Math.ceil(OW / 2), T = N * TH * TW;
   const V = transformInput(x, d, TH, TW);
@@ -146,7 +146,7 @@ export function winogradWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDim
   }
   const S = Cout * C, dU = new Float32Array(16 * S);
   const TC = slab(T * C);
-  for (let xi = 0; xi < 16; xi++) gemm(Cout, C, T, dM, xi * CT, T, 1, V, xi * TC, C, 1, dU, xi * S, C);
+  for (let xi = 0; xi < 16; xi++) gemmFn(Cout, C, T, dM, xi * CT, T, 1, V, xi * TC, C, 1, dU, xi * S, C);
   // dW = Gᵀ dU G with Gᵀ = [[1, ½, ½, 0], [0, ½, −½, 0], [0, ½, ½, 1]].
   const out = new Float32Array(S * 9), h = new Float64Array(12);
   for (let f = 0; f < S; f++) {

@@ -157,11 +157,11 @@ export const conv_transpose2d = defineOp({
     checkBias('conv_transpose2d', bias, shape[1] as number);
     return [{ dtype: 'float32', shape }];
   },
-  cpu([x, w, bias], a) {
+  cpu([x, w, bias], a, ctx) {
     const shape = convTransposeShape('conv_transpose2d', x!, w!.shape, a) as number[];
     const [N, C, H, W] = x!.shape, [, , kh, kw] = w!.shape, [, Cout, OH, OW] = shape;
     const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
-    return [{ data: convTranspose2dForward(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims), shape, dtype: 'float32' }];
+    return [{ data: convTranspose2dForward(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims, primitivesOf(ctx)), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],
@@ -185,11 +185,11 @@ export const conv2d_weight_grad = defineOp({
     const tx = need4('conv2d_weight_grad', x, 'input', '[N, C, H, W]'), tg = need4('conv2d_weight_grad', go, 'grad_output', '[N, Cout, OH, OW]');
     return [{ dtype: 'float32', shape: weightGradShape(tx, tg, a) }];
   },
-  cpu([x, go], a) {
+  cpu([x, go], a, ctx) {
     const shape = weightGradShape(x!, go!, a) as number[];
     const [N, C, H, W] = x!.shape, [, Cout, OH, OW] = go!.shape, [kh, kw] = a.kernel_size;
     const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
-    return [{ data: conv2dWeightGrad(x!.data as Float32Array, go!.data as Float32Array, dims), shape, dtype: 'float32' }];
+    return [{ data: conv2dWeightGrad(x!.data as Float32Array, go!.data as Float32Array, dims, primitivesOf(ctx).gemm), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],

@@ -3,9 +3,10 @@
 // bias; the kernel memory is returned after each call.
 
 import { describe, expect, it } from 'vitest';
-import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
+import { getOp, REFERENCE_PRIMITIVES, type CpuTensor } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { wasmConv2d } from './conv.js';
+import { fastPrimitives } from './primitives.js';
 import { randomFloats } from './test-helpers.js';
 
 interface Case { N: number; C: number; H: number; W: number; Cout: number; G: number; kh: number; kw: number; s: [number, number]; p: [number, number]; dl: [number, number]; bias: boolean }
@@ -43,6 +44,30 @@ describe('WebAssembly conv2d', () => {
         if (!(Math.abs(got[i] - want[i]) <= 4e-7 * Math.sqrt(K) * (1 + Math.abs(want[i])) * 4)) throw new Error(`out[${i}] = ${got[i]}, want ${want[i]}`);
       }
       expect(heap.liveBytes).toBe(before);
+    });
+  }
+});
+
+describe('conv ops with the CPU device primitives', () => {
+  // conv2d's gradients (conv_transpose2d for the input, conv2d_weight_grad for the weight) run
+  // their products through the same primitives: equal to the reference kernels up to rounding.
+  const attrs = (op: string, more: Record<string, unknown>) => getOp(op).attrs.parse(more);
+  const t = (shape: number[], seed: number): CpuTensor => ({ data: randomFloats(shape.reduce((a, b) => a * b, 1), seed), shape, dtype: 'float32' });
+  const cases: [string, (CpuTensor | null)[], Record<string, unknown>][] = [
+    ['conv_transpose2d, unit stride', [t([2, 16, 8, 8], 1), t([16, 12, 3, 3], 2), t([12], 3)], { padding: [1, 1, 1, 1] }],
+    ['conv_transpose2d, stride 2', [t([2, 16, 8, 8], 4), t([16, 12, 3, 3], 5), null], { stride: [2, 2], padding: [1, 1, 1, 1], output_padding: [1, 1] }],
+    ['conv2d_weight_grad, Winograd', [t([4, 16, 8, 8], 6), t([4, 24, 8, 8], 7)], { padding: [1, 1, 1, 1], kernel_size: [3, 3] }],
+    ['conv2d_weight_grad, strided', [t([3, 8, 9, 9], 8), t([3, 16, 4, 4], 9)], { stride: [2, 2], kernel_size: [3, 3] }],
+  ];
+  for (const [name, inputs, more] of cases) {
+    it(name, () => {
+      const op = name.split(',')[0];
+      const want = getOp(op).cpu(inputs, attrs(op, more))[0];
+      const got = getOp(op).cpu(inputs, attrs(op, more), { prims: fastPrimitives() })[0];
+      expect(got.shape).toEqual(want.shape);
+      for (let i = 0; i < want.data.length; i++) {
+        if (!(Math.abs(got.data[i] - want.data[i]) <= 1e-4 * (1 + Math.abs(want.data[i])))) throw new Error(`${name}: [${i}] = ${got.data[i]}, want ${want.data[i]}`);
+      }
     });
   }
 });
