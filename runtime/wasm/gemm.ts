@@ -7,7 +7,8 @@
 // past N zero), so the micro-kernel reads B with unit stride and A by broadcasting one element of
 // each of MR = 4 rows: 8 v128 accumulators, 2 loads of B and 4 splats of A per k.
 // Invariant: results are float32 sums in k order within a block, blocks added in order, so a
-// product does not depend on M, the thread split or the packing of B.
+// product does not depend on M, the thread split or the packing of B; no function writes
+// memory other than its outputs (threads run them concurrently on one shared memory).
 
 const NR: i32 = 8;
 const MR: i32 = 4;
@@ -89,15 +90,29 @@ export function gemmPacked(m0: i32, m1: i32, p0: i32, p1: i32, N: i32, K: i32, a
   }
 }
 
-/** The last panel's columns past N are not stored. */
+/**
+ * The last panel's columns past N are not stored. No scratch memory: several threads store
+ * partial panels at once, so lanes are extracted from the registers.
+ */
 function storePartial(c: usize, lo: v128, hi: v128, w: i32, acc: bool): void {
-  const tmp = memory.data(32, 16);
-  v128.store(tmp, lo);
-  v128.store(tmp, hi, 16);
   for (let t = 0; t < w; t++) {
-    const v = load<f32>(tmp + (<usize>t << 2));
+    const v = lane(lo, hi, t);
     const at = c + (<usize>t << 2);
     store<f32>(at, acc ? load<f32>(at) + v : v);
+  }
+}
+
+/** Lane t (0..7) of the 8 columns held in lo (0..3) and hi (4..7). */
+function lane(lo: v128, hi: v128, t: i32): f32 {
+  switch (t) {
+    case 0: return f32x4.extract_lane(lo, 0);
+    case 1: return f32x4.extract_lane(lo, 1);
+    case 2: return f32x4.extract_lane(lo, 2);
+    case 3: return f32x4.extract_lane(lo, 3);
+    case 4: return f32x4.extract_lane(hi, 0);
+    case 5: return f32x4.extract_lane(hi, 1);
+    case 6: return f32x4.extract_lane(hi, 2);
+    default: return f32x4.extract_lane(hi, 3);
   }
 }
 

@@ -17,7 +17,7 @@ describe('WebAssembly kernels on worker threads', () => {
     expect(wasmKernels()!.threaded).toBe(true);
   });
 
-  for (const [M, N, K] of [[256, 300, 200], [3, 4000, 300], [1, 2048, 1024]] as const) {
+  for (const [M, N, K] of [[256, 300, 200], [4096, 5, 64], [3, 4000, 300], [1, 2048, 1024]] as const) {
     it(`splits ${M}x${N}x${K} over 2 threads with identical results`, async () => {
       const g = new WasmGemm(wasmKernels()!);
       const A = randomFloats(M * K, 1), B = randomFloats(K * N, 2);
@@ -31,9 +31,11 @@ describe('WebAssembly kernels on worker threads', () => {
       const saved = getNumThreads(), splitsBefore = wasmKernels()!.splitProducts;
       try {
         const one = run(1);
-        // Workers start in the background and join once ready: give them a moment, then check
-        // several calls (the first may run before any worker is up).
-        for (let i = 0; i < 20; i++) {
+        // Workers start in the background and join once ready: keep calling (each result must
+        // equal the single-threaded one, partial last panels included) 40 times and until a call
+        // was split, for at most 20 s.
+        const deadline = Date.now() + 20_000;
+        for (let runs = 0; (runs < 40 || wasmKernels()!.splitProducts === splitsBefore) && Date.now() < deadline; runs++) {
           await new Promise((r) => setTimeout(r, 20));
           expect(run(2)).toEqual(one);
         }

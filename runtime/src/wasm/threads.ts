@@ -39,8 +39,10 @@ function workerMain(data: { module: WebAssembly.Module; memory: WebAssembly.Memo
   const inst = new WebAssembly.Instance(data.module, { env: { memory: data.memory, abort: () => { throw new Error('wasm kernel abort'); } } });
   const k = inst.exports as unknown as KernelExports;
   const c = new Int32Array(data.memory.buffer, data.control, 64);
+  // Slots start at 0 and the caller bumps slot `me` only after this worker counted itself ready,
+  // so 0 is the value to wait on first (a bump that comes early then wakes it at once).
   const me = Atomics.add(c, 1, 1), slot = 16 + me;
-  let seen = Atomics.load(c, slot);
+  let seen = 0;
   for (;;) {
     Atomics.wait(c, slot, seen);
     seen = Atomics.load(c, slot);
