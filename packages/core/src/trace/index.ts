@@ -151,9 +151,13 @@ function declaredShapes(args: readonly unknown[], axes: Record<number, Record<nu
   return { dims, symbols };
 }
 
-/** Saves the model's buffers and the default generator's state; the returned function puts them back. */
-function snapshotState(model: TraceableModule): () => void {
-  const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
+/**
+ * Saves the buffers of `model` (and its submodules) and kiln's default generator state; the
+ * returned function puts both back. Compiling and checking run eager calls on the user's module
+ * and must leave it, and the next eager draw, as they were.
+ */
+export function snapshotState(model: { namedBuffers?(): [string, Tensor][] } | undefined): () => void {
+  const buffers = (model?.namedBuffers?.() ?? []).map(([, t]) => [t, t._storage.data.slice()] as const);
   const rng = defaultGenerator.getState();
   return () => {
     for (const [t, data] of buffers) t._storage.data.set(data);

@@ -7,7 +7,7 @@
 // statistics in training mode, are restored), and a call whose trace is not shape-generic is
 // reported through `warnings`, never silently baked in.
 
-import { defaultGenerator, nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
+import { nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import * as core from '@kiln/core';
 import type { CallResult, MethodMark, MethodOwner, ProbeResult, ScriptField, ScriptHost, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from '@kiln/compiler';
 import { evalDim, type Graph, type TypedArray } from '@kiln/ir-spec';
@@ -205,13 +205,11 @@ function resolveFunction(name: string): Function | undefined {
  * next eager call would have drawn, nor move BatchNorm running statistics with example data.
  */
 function untouched<R>(module: nn.Module | undefined, fn: () => R): R {
-  const rng = defaultGenerator.getState();
-  const saved = (module?.namedBuffers() ?? []).map(([, t]) => [t, t._storage.data.slice()] as const);
+  const restore = tracer.snapshotState(module);
   try {
     return fn();
   } finally {
-    defaultGenerator.setState(rng);
-    for (const [t, data] of saved) t._storage.data.set(data);
+    restore();
   }
 }
 

@@ -194,13 +194,11 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | unk
     const sets = [inputs, ...(opts.checkInputs ?? [])];
     // Checking leaves the module as the trace left it: one step of the generator and of the
     // buffers a training-mode forward updates (BatchNorm statistics), as one eager call would.
-    const rng = defaultGenerator.getState();
-    const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
+    const restore = tracer.snapshotState(model);
     try {
       sets.forEach((set, k) => checkAgainstEager(model, traced, set, k, r.outputNames, opts));
     } finally {
-      defaultGenerator.setState(rng);
-      for (const [t, data] of buffers) t._storage.data.set(data);
+      restore();
     }
   }
   return traced;
@@ -219,12 +217,10 @@ function scoped(guard: Guard, scope: string): Guard {
 function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, inputs: unknown[], setIndex: number, names: string[], opts: TraceOptions): void {
   // The graph replays the generator state eager started from, so random ops (dropout in
   // training mode, rand) draw the same numbers in both runs; buffers too (training-mode BatchNorm).
-  const rng = defaultGenerator.getState();
-  const buffers = (model.namedBuffers?.() ?? []).map(([, t]) => [t, t.data.slice()] as const);
+  const restore = tracer.snapshotState(model);
   // Eager runs as the user's call did (grad mode included: a forward may call autograd.grad).
   const want = tracer.flattenOutput(model.forward(...inputs)).tensors;
-  defaultGenerator.setState(rng);
-  for (const [t, data] of buffers) t._storage.data.set(data);
+  restore();
   const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
   let got: Tensor[];
   try {
