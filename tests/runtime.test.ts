@@ -385,6 +385,22 @@ describe('runtime: memory', () => {
     }
   });
 
+  it('keeps the weights once: the CPU device adopts the tensor table data instead of copying it', async () => {
+    const { graph, eager } = smallCnn();
+    const cpu = createCpuDevice();
+    const adopted: TypedArray[] = [], written: TypedArray[] = [];
+    const device: Device<TypedArray> = {
+      ...cpu,
+      adopt: (dtype, shape, data) => { adopted.push(data); return cpu.adopt!(dtype, shape, data); },
+      write: (t, data) => { written.push(data); cpu.write(t, data); },
+    };
+    const model = createModel(graph, { device });
+    for (const name of ['conv.weight', 'conv.bias', 'fc.weight', 'fc.bias']) expect(adopted).toContain(graph.tensors.get(name)!.data);
+    expect(written.filter((d) => [...graph.tensors.values()].some((t) => t.data === d))).toEqual([]);
+    const x = f32([2, 3, 8, 8], 3);
+    expect(Array.from(only(await model.run([x])).data)).toEqual(Array.from(eager(x).data));
+  });
+
   it('keeps a value read inside a loop alive through the loop, and counts carried buffers', async () => {
     const b = new GraphBuilder('loop-mem');
     const x = b.input('x', tensorType('float32', [256]));

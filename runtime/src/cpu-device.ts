@@ -38,6 +38,9 @@ export function createCpuDevice(): Device<TypedArray> {
       const ins: (CpuTensor | null)[] = inputs.map((t) => (t ? { data: t.buffer, shape: t.shape, dtype: t.dtype } : null));
       return getOp(op).cpu(ins, attrs, { ...kernel, prims }).map((o) => ({ buffer: o.data, shape: o.shape, dtype: o.dtype }));
     },
+    adopt(dtype, shape, data) {
+      return { buffer: data, shape: [...shape], dtype };
+    },
     pin(t) {
       prims.pin(t.buffer);
     },

@@ -38,6 +38,12 @@ export interface Device<B = unknown> {
    * the device may keep derived forms of it (packed weights). Optional.
    */
   pin?(t: DeviceTensor<B>): void;
+  /**
+   * A device tensor that IS `data` (no copy) for a graph constant the caller never writes
+   * again; the device never writes it either. Optional: a device whose memory is not the host's
+   * (WebGPU) uploads instead. Keeps a model's weights in memory once.
+   */
+  adopt?(dtype: DType, shape: readonly number[], data: TypedArray): DeviceTensor<B>;
   /** Returns a buffer no value refers to any more (the executor calls it once per buffer). */
   free(buffer: B): void;
   /** Size of a buffer in bytes, for memory accounting. */

@@ -73,9 +73,7 @@ export interface ModelOptions {
 }
 
 const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30 };
-const ARRAY_OF: Record<DType, (n: number) => TypedArray> = {
-  float32: (n) => new Float32Array(n), int32: (n) => new Int32Array(n), bool: (n) => new Uint8Array(n),
-};
+const ARRAY_OF: Record<DType, new (n: number) => TypedArray> = { float32: Float32Array, int32: Int32Array, bool: Uint8Array };
 
 /** Graph outputs with tuples flattened depth-first into `name.0`, `name.1`, ... */
 function flattenTypes(name: string, t: IRType): IOInfo[] {
@@ -83,12 +81,23 @@ function flattenTypes(name: string, t: IRType): IOInfo[] {
   return [{ name, type: typeToString(t) }];
 }
 
-function upload(device: Device, t: TensorData, what: string): DeviceTensor {
+function checkSize(t: TensorData, what: string): void {
   const n = t.shape.reduce((a, d) => a * d, 1);
   if (t.data.length !== n) throw new RuntimeError('GRAPH', `${what} has ${t.data.length} elements but its shape [${t.shape.join(',')}] needs ${n}`);
+}
+
+function upload(device: Device, t: TensorData, what: string): DeviceTensor {
+  checkSize(t, what);
   const d = device.alloc(t.dtype, t.shape);
   device.write(d, t.data);
   return d;
+}
+
+/** A table tensor the device uses in place (device.adopt), its dtype checked like a write. */
+function adopt(device: Device, t: TensorData, what: string): DeviceTensor {
+  checkSize(t, what);
+  const data = t.data instanceof ARRAY_OF[t.dtype] ? t.data : convertArray(t.data, t.dtype);
+  return device.adopt!(t.dtype, t.shape, data);
 }
 
 /** A loaded graph, ready to run. Create one with `load` (a file) or `createModel` (a Graph). */
@@ -137,12 +146,15 @@ export class Model {
     this.plan = planGraph(graph);
 
     const table = new Map<string, DeviceTensor>();
+    // The params buffer updates write are the model's own copies; every other table tensor is
+    // adopted where the device can (the graph's data, not a copy: weights exist once).
+    const written = new Set(declared.map((u) => u.param));
     const tableTensor = (name: string, what: string) => {
       let t = table.get(name);
       if (!t) {
         const data = graph.tensors.get(name);
         if (!data) throw new RuntimeError('GRAPH', `${what} names tensor '${name}', which is not in the graph's tensor table`);
-        t = upload(device, data, `tensor '${name}'`);
+        t = device.adopt && !written.has(name) ? adopt(device, data, `tensor '${name}'`) : upload(device, data, `tensor '${name}'`);
         device.pin?.(t);
         table.set(name, t);
         this.external.add(t.buffer);
@@ -173,7 +185,7 @@ export class Model {
         if (!out || out.kind !== 'tensor' || (typeof value !== 'number' && typeof value !== 'boolean')) {
           throw new RuntimeError('GRAPH', `a constant node needs attribute name (tensor table) or value (literal), got ${JSON.stringify(node.attrs)}`);
         }
-        const data = ARRAY_OF[out.dtype](1);
+        const data = new ARRAY_OF[out.dtype](1);
         data[0] = Number(toScalar(value, out.dtype));
         t = upload(device, { dtype: out.dtype, shape: [], data }, `constant ${String(value)} (${String(dtype)})`);
         this.external.add(t.buffer);
@@ -344,7 +356,7 @@ export class Model {
       out.push({ name, data, shape: [...rt.shape], dtype: rt.dtype });
     } else if (typeof rt === 'number' || typeof rt === 'boolean') {
       const dtype: DType = t.kind === 'scalar' ? t.dtype : typeof rt === 'boolean' ? 'bool' : 'float32';
-      const data = ARRAY_OF[dtype](1);
+      const data = new ARRAY_OF[dtype](1);
       data[0] = Number(rt);
       out.push({ name, data, shape: [], dtype });
     } else {

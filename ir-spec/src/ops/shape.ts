@@ -109,6 +109,7 @@ export const expand = defineOp({
     const out = expandShape('expand', x!.shape, shape) as number[];
     const n = numel(out), data = allocate(x!.dtype, n), src = x!.data;
     if (src.length === 1) data.fill(src[0]);
+    else if (src.length === n) data.set(src); // same size: only 1-dims were added (copy_ of a same-shape tensor)
     else {
       const [idx] = broadcastIndex([x!.shape], out);
       for (let i = 0; i < n; i++) data[i] = src[idx[i]];

@@ -18,6 +18,7 @@ export interface LowerOptions {
   /** Declared input shapes (symbols for dynamic dims). */
   inputShapes: Dim[][];
   outputNames: string[];
+  /** Parameter and buffer values from before the run: private snapshots the graph takes over (not copied again). */
   params: ReadonlyMap<string, Tensor>;
   metadata?: Record<string, string>;
 }
@@ -45,7 +46,7 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Lowered {
     const s = v.source;
     let out: Value;
     if (s.kind === 'param') {
-      out = params.get(s.name) ?? b.param(s.name, copyOf(opts.params.get(s.name)!));
+      out = params.get(s.name) ?? b.param(s.name, tableDataOf(opts.params.get(s.name)!));
       params.set(s.name, out);
     } else if (s.kind === 'literal') {
       out = b.literal(s.value, v.dtype);
@@ -82,7 +83,7 @@ export function lowerTape(tape: Tape, opts: LowerOptions): Lowered {
   // Buffers changed in place (training-mode BatchNorm): their new values are extra outputs
   // marked as buffer updates, which the runtime writes back over the params after each run.
   const updates = tape.updates.map((u) => {
-    if (!params.has(u.name)) params.set(u.name, b.param(u.name, copyOf(opts.params.get(u.name)!)));
+    if (!params.has(u.name)) params.set(u.name, b.param(u.name, tableDataOf(opts.params.get(u.name)!)));
     const output = bufferUpdateOutput(u.name);
     b.output(output, valueOf(u.value));
     return { output, param: u.name };
@@ -134,7 +135,7 @@ function inlineCall(b: GraphBuilder, g: Graph, host: HostFunctions, inputs: Valu
       for (let k = 0; ; k++) {
         const full = k ? `${under(name)}_${k}` : under(name);
         const live = st.live.get(full);
-        const have = st.data.get(full) ?? (live && copyOf(live));
+        const have = st.data.get(full) ?? (live && tableDataOf(live));
         if (have && !sameData(have, data)) continue;
         let v = st.params.get(full);
         if (!v) {
@@ -157,6 +158,7 @@ function sameData(a: TensorData, b: TensorData): boolean {
   return true;
 }
 
-function copyOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[]; data: TypedArray } {
-  return { dtype: t.dtype, shape: [...t.shape], data: t.data.slice(0, t.numel) as TypedArray };
+/** A snapshot's data as tensor table data (shared, not copied: the snapshot belongs to the trace). */
+function tableDataOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[]; data: TypedArray } {
+  return { dtype: t.dtype, shape: [...t.shape], data: (t.data.length === t.numel ? t.data : t.data.subarray(0, t.numel)) as TypedArray };
 }
