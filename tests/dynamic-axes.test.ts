@@ -210,3 +210,39 @@ describe('jit.trace with a dynamic sequence length over LSTM/GRU layers', () => 
     }
   }, 120_000);
 });
+
+describe('jit.trace: what a compile costs in model runs', () => {
+  /** Linear + relu that records the batch size of every forward call. */
+  class Counted extends nn.Module {
+    fc = new nn.Linear(4, 3);
+    batches: number[] = [];
+    constructor(private readonly minBatch = 1) { super(); }
+    forward(x: Tensor): Tensor {
+      this.batches.push(x.shape[0]);
+      if (x.shape[0] < this.minBatch) throw new Error(`needs a batch of at least ${this.minBatch}`);
+      return this.fc.forward(x).relu();
+    }
+  }
+
+  it('checkTrace runs eager again on the example, so randomness outside the graph is caught', () => {
+    class Random extends nn.Module {
+      forward(x: Tensor): Tensor { return x.add(Math.random()); }
+    }
+    expect(() => jit.trace(new Random(), [randn([2, 4])], { warn: false })).toThrow(/checkTrace: on the example inputs, output .* differs from eager/);
+  });
+
+  it('probes a dynamic batch at a small size, not at the example size + 1, and the graph holds at other sizes', async () => {
+    manualSeed(3);
+    const m = new Counted();
+    const traced = jit.trace(m, [randn([8, 4])], { dynamicAxes: { 0: { 0: 'N' } } });
+    expect(m.batches).toEqual([8, 2, 8]); // the example, the probe, checkTrace's eager run
+    await agreeEverywhere(m, traced, [[randn([5, 4])], [randn([1, 4])]]);
+  });
+
+  it('probes at the example size + 1 when the model cannot run at the small size', async () => {
+    const m = new Counted(3);
+    const traced = jit.trace(m, [randn([8, 4])], { dynamicAxes: { 0: { 0: 'N' } } });
+    expect(m.batches).toEqual([8, 2, 9, 8]);
+    await agreeEverywhere(m, traced, [[randn([5, 4])]]);
+  });
+});

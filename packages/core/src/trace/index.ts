@@ -165,22 +165,37 @@ export function snapshotState(model: { namedBuffers?(): [string, Tensor][] } | u
   };
 }
 
-/** One extra run per symbol with only that symbol's size changed (buffers and the generator restored after). */
+/**
+ * One extra run per symbol with only that symbol's size changed (buffers and the generator
+ * restored after). The probe size is small (2, or 3 when the example's size is 2), so tracing at
+ * a big example batch costs one big run, not two; a model that cannot run at the small size (a
+ * convolution longer than the probe sequence) is probed at the example's size + 1 instead.
+ */
 function recordVariants(model: TraceableModule, args: readonly unknown[], symbols: Map<string, SymbolInfo>, strict?: boolean, recurrentLoops = false): Variant[] {
   if (!symbols.size) return [];
   const restore = snapshotState(model);
+  const record = (info: SymbolInfo, size: number) => {
+    let input = 0;
+    const resized = args.map((a) => {
+      if (!(a instanceof Tensor)) return a;
+      const i = input++;
+      return info.uses.filter((u) => u.input === i).reduce((x, u) => resize(x, u.dim, size), a);
+    });
+    // In the caller's grad mode, as the example run: a forward may call autograd.grad.
+    return recordTape(model, resized, (out) => flattenOutput(out).tensors, { strict, recurrentLoops }).tape;
+  };
   try {
     return [...symbols].map(([symbol, info]) => {
-      const size = info.size + 1;
-      let input = 0;
-      const resized = args.map((a) => {
-        if (!(a instanceof Tensor)) return a;
-        const i = input++;
-        return info.uses.filter((u) => u.input === i).reduce((x, u) => resize(x, u.dim, size), a);
-      });
-      // In the caller's grad mode, as the example run: a forward may call autograd.grad.
-      const { tape } = recordTape(model, resized, (out) => flattenOutput(out).tensors, { strict, recurrentLoops });
-      return { symbol, baseSize: info.size, size, tape };
+      const small = info.size === 2 ? 3 : 2;
+      if (small < info.size + 1) {
+        try {
+          return { symbol, baseSize: info.size, size: small, tape: record(info, small) };
+        } catch (e) {
+          if (e instanceof TraceError) throw e;
+          restore();
+        }
+      }
+      return { symbol, baseSize: info.size, size: info.size + 1, tape: record(info, info.size + 1) };
     });
   } finally {
     restore();
