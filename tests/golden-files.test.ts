@@ -173,6 +173,11 @@ describe('the update switch', () => {
     const before = read(readme);
     expect(() => checkGolden(readme, 'replaced', true)).toThrow(/tests\/golden\/README\.md is under tests\/golden\/, a copy of PyTorch's results: it is never regenerated/);
     expect(() => withSwitch(true, () => expectGoldenFile(join(PASS_DIR, '..', 'golden', 'README.md'), 'replaced'))).toThrow(/never regenerated/);
+    const ops = fileURLToPath(new URL('./golden/ops', import.meta.url));
+    const listed = readdirSync(ops).sort();
+    // Every file listed, so even a broken guard would delete nothing.
+    expect(() => withSwitch(true, () => expectGoldenFolder(ops, listed))).toThrow(/golden\/ops is under tests\/golden\/.*never regenerated/);
+    expect(readdirSync(ops).sort()).toEqual(listed);
     expect(read(readme)).toBe(before);
   });
 });

@@ -53,9 +53,7 @@ export type GoldenStatus = 'same' | 'rewritten' | 'missing' | 'differs';
  * argument so its own tests can run it both ways.
  */
 export function checkGolden(path: string, actual: Content, update: boolean, opts: GoldenCheck = {}): GoldenStatus {
-  if (resolve(path).startsWith(PYTORCH)) {
-    throw new Error(`${relative(ROOT, resolve(path))} is under tests/golden/, a copy of PyTorch's results: it is never regenerated; compare against it instead`);
-  }
+  refusePyTorch(path);
   let status: GoldenStatus;
   if (!existsSync(path)) status = 'missing';
   else {
@@ -98,6 +96,7 @@ export function expectGoldenFile(path: string, actual: Content, opts: GoldenChec
  * stale files are deleted instead, and reported.
  */
 export function expectGoldenFolder(dir: string, names: readonly string[]): void {
+  refusePyTorch(dir);
   const stale = existsSync(dir) ? readdirSync(dir).filter((f) => !names.includes(f)).sort() : [];
   const rel = relative(ROOT, dir).split(sep).join('/');
   if (!updatingGolden()) {
@@ -135,6 +134,14 @@ export function canonicalIR(text: string): string {
     return printGraph(parseGraph(text));
   } catch {
     return `${text.replace(/\n+$/, '')}\n`;
+  }
+}
+
+/** Throws for a path in tests/golden/ (or that folder itself), whose files are PyTorch's. */
+function refusePyTorch(path: string): void {
+  const full = resolve(path);
+  if (full.startsWith(PYTORCH) || `${full}${sep}` === PYTORCH) {
+    throw new Error(`${relative(ROOT, full)} is under tests/golden/, a copy of PyTorch's results: it is never regenerated; compare against it instead`);
   }
 }
 
