@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
 
+const UPDATE = process.env.KILN_UPDATE_GOLDEN === '1';
 const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 
 // Tests import the packages from source (fast edit-test loop); tests/build/ checks the built dist.
@@ -20,6 +21,10 @@ export default defineConfig({
     testTimeout: 60_000,
     // Dawn's driver defaults; every graph a test builds must round-trip through the IR text form (and verify).
     setupFiles: ['./tests/setup/webgpu-env.ts', './tests/setup/ir-roundtrip.ts'],
+    // One switch regenerates every expected file, vitest snapshots included (tests/helpers/golden.ts):
+    // `npm run test:update` sets KILN_UPDATE_GOLDEN=1; without it nothing is written, new snapshots neither.
+    update: UPDATE ? 'all' : 'none',
+    globalSetup: ['./tests/setup/golden-report.ts'],
     pool: 'forks',
   },
 });

@@ -1,15 +1,17 @@
 // The IR text form: printer and parser round-trip hand-built graphs, golden texts pin the
 // format, and malformed text gives located errors. Golden files live in tests/ir-text/; after
-// an intended format change, review and refresh them with
-//   UPDATE_GOLDEN=1 npx vitest run tests/ir-text.test.ts
+// an intended format change, refresh them with
+//   npm run test:update -- tests/ir-text.test.ts
+// and review the diff. They pin the format, so they are compared byte for byte.
 import { describe, it, expect } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   GraphBuilder, IRParseError, Graph, listType, nameValues, onGraphBuilt, parseGraph, printGraph, printNode,
   scalarType, tensorType, tupleType, walkNodes, type TensorData,
 } from '@kiln/ir-spec';
 import { buildUnchecked } from './setup/ir-roundtrip.js';
+import { expectGoldenFile } from './helpers/golden.js';
 
 const f32 = (shape: number[], fill = 0): TensorData => ({
   dtype: 'float32', shape, data: new Float32Array(shape.reduce((a, b) => a * b, 1)).fill(fill),
@@ -253,17 +255,14 @@ describe('IR text form: SPEC.md', () => {
 });
 
 describe('IR text form: golden files', () => {
-  const update = process.env.UPDATE_GOLDEN === '1';
   const cases: [string, () => Graph][] = [['cnn', buildCnn], ['control-flow', buildControlFlow]];
   for (const [name, build] of cases) {
     it(`${name}.ir`, () => {
       const file = fileURLToPath(new URL(`./ir-text/${name}.ir`, import.meta.url));
       const g = build();
       const text = printGraph(g);
-      if (update) writeFileSync(file, text);
-      expect(existsSync(file), `missing ${file}: run UPDATE_GOLDEN=1 npx vitest run tests/ir-text.test.ts`).toBe(true);
+      expectGoldenFile(file, text, { what: 'the printed graph differs from the golden text' });
       const golden = readFileSync(file, 'utf8');
-      expect(text, 'the printed graph differs from the golden text (UPDATE_GOLDEN=1 refreshes it after review)').toBe(golden);
       expect(printGraph(parseGraph(golden, { tensors: g.tensors }))).toBe(golden);
     });
   }

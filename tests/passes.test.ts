@@ -3,12 +3,13 @@
 // and compute the same outputs as the input in the runtime (within 1e-5) on seeded inputs.
 // Params and named constants get seeded random tensors (names containing `var` positive).
 //
-// To regenerate the expected files after an intended change, run
-//   KILN_UPDATE_GOLDEN=1 npx vitest run tests/passes.test.ts
+// The comparison ignores how values are numbered or named (tests/helpers/golden.ts,
+// `expectGoldenIR`). To regenerate the expected files after an intended change, run
+//   npm run test:update -- tests/passes.test.ts
 // and review the diff like code.
 
 import { describe, it, expect } from 'vitest';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -20,9 +21,9 @@ import { ResearchModel } from '../examples/seed/models.mjs';
 import { createModel, load, type InputValue, type Output } from '@kiln/runtime';
 import { countNodes, LEVELS, PASSES, PassError, runPipeline } from '@kiln/compiler';
 import { rng } from './helpers/rng.js';
+import { expectGoldenIR } from './helpers/golden.js';
 
 const DIR = fileURLToPath(new URL('./passes/', import.meta.url));
-const UPDATE = process.env.KILN_UPDATE_GOLDEN === '1';
 
 
 function randomTensor(name: string, shape: readonly number[], next: () => number): TensorData {
@@ -96,8 +97,7 @@ describe('pass golden files', () => {
           verifyGraph(out);
           const text = printGraph(out);
           const expectedPath = join(DIR, pass, file.replace(/\.input\.ir$/, '.expected.ir'));
-          if (UPDATE || !existsSync(expectedPath)) writeFileSync(expectedPath, `${text}\n`);
-          expect(`${text}\n`).toBe(readFileSync(expectedPath, 'utf8'));
+          expectGoldenIR(expectedPath, `${text}\n`, `${pass} on ${file}`);
           expectSameNumbers(input, out, `${pass}/${file}`);
           // The text round-trips, and running the pass again finds nothing more to do.
           expect(printGraph(parseGraph(text, { tensors: out.tensors }))).toBe(text);

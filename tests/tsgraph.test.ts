@@ -2,11 +2,12 @@
 // determinism, the byte layout, the committed fixture files (a file written by an earlier build
 // reads back identically), and one crafted file per error code.
 //
-// The fixtures are regenerated with `KILN_UPDATE_FIXTURES=1 npx vitest run tests/tsgraph.test.ts`;
-// review the diff like code: a changed fixture means older files may no longer read the same.
+// The fixtures are regenerated with `npm run test:update -- tests/tsgraph.test.ts` (one switch for
+// every golden file, tests/helpers/golden.ts); review the diff like code: a changed fixture means
+// older files may no longer read the same.
 
 import { describe, it, expect } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   decodeTsgraph, encodeTsgraph, readTsgraphHeader, Graph, GraphBuilder, tensorType, typeToString, TsgraphError, TSGRAPH_ERROR_CODES,
@@ -15,11 +16,11 @@ import {
 import { parseTypeString } from '../ir-spec/src/tsgraph/type-string.js';
 import { canonicalJson, decodeAttrs, encodeAttrs } from '../ir-spec/src/tsgraph/json.js';
 import { buildUnchecked } from './setup/ir-roundtrip.js';
+import { expectGoldenFile } from './helpers/golden.js';
 import { GRAPHS, cnnGraph, dumpGraph, loopGraph, weights } from './fixtures/tsgraph-graphs.js';
 import { assemble, deleteAt, disassemble, editHeader, getAt, setAt, withChecksum, type Json } from './fixtures/tsgraph-craft.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
-const UPDATE = process.env.KILN_UPDATE_FIXTURES === '1';
 
 function refused(bytes: Uint8Array): TsgraphError {
   try {
@@ -174,11 +175,9 @@ describe('.tsgraph fixtures (files written by an earlier build)', () => {
     const path = `${FIXTURES}${name}.tsgraph`;
     it(`${name}.tsgraph reads back identically and this build writes the same bytes`, () => {
       const now = encodeTsgraph(build());
-      if (UPDATE) writeFileSync(path, now);
-      expect(existsSync(path), `${path} is missing: run KILN_UPDATE_FIXTURES=1 npx vitest run tests/tsgraph.test.ts`).toBe(true);
+      expectGoldenFile(path, now, { what: 'the encoder output changed (bump the format version when old readers are affected)' });
       const stored = new Uint8Array(readFileSync(path));
       expect(dumpGraph(decodeTsgraph(stored).graph)).toBe(dumpGraph(build()));
-      expect(now, 'the encoder output changed: if intended, regenerate the fixtures and bump the format version when old readers are affected').toEqual(stored);
     });
   }
 });

@@ -1,26 +1,32 @@
 // WGSL codegen is deterministic and reviewed like code: the kernels of the fixture CNN and the
-// Winograd conv kernels are snapshots (tests/__snapshots__/webgpu-wgsl.test.ts.snap; update with
-// `npx vitest run -u` and review the diff), the same graph always gives byte-identical WGSL and `.tsgraph` bytes, and
+// Winograd conv kernels are golden files, one per kernel (tests/wgsl/; update with
+// `npm run test:update -- tests/webgpu-wgsl.test.ts` and review the diff), the same graph always gives byte-identical WGSL and `.tsgraph` bytes, and
 // kernel keys depend on dtypes, ranks and attrs but not on dims (one kernel serves every batch).
 // Pure codegen: no GPU needed.
 
 import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { GraphBuilder, encodeTsgraph, tensorType } from '@kiln/ir-spec';
 import { kernelKey } from '@kiln/runtime';
 import { generateWgsl, kernelFor } from '../compiler/src/codegen/index.js';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
+import { expectGoldenFile, expectGoldenFolder } from './helpers/golden.js';
+
+/** The golden file of a kernel: tests/wgsl/<folder>/<kernel name>.wgsl. */
+const golden = (folder: string, name: string) => fileURLToPath(new URL(`./wgsl/${folder}/${name}.wgsl`, import.meta.url));
 
 describe('WGSL codegen', () => {
-  it('matches the snapshot of the fixture CNN kernels', () => {
+  it('matches the golden files of the fixture CNN kernels', () => {
     const { kernels, unsupported } = generateWgsl(GRAPHS.cnn());
     expect(unsupported).toEqual([]);
     for (const k of kernels) {
       const few = k.fewRows ? `\n// few rows (<= ${k.fewRows.maxRows}): grid ${JSON.stringify(k.fewRows.grid)}\n${k.fewRows.wgsl}` : '';
-      expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}${few}`).toMatchSnapshot(k.name);
+      expectGoldenFile(golden('cnn', k.name), `// grid ${JSON.stringify(k.grid)}\n${k.wgsl}${few}`);
     }
+    expectGoldenFolder(fileURLToPath(new URL('./wgsl/cnn/', import.meta.url)), kernels.map((k) => `${k.name}.wgsl`));
   });
 
-  it('matches the snapshot of the Winograd F(4×4, 3×3) conv kernels (prepacked weights, with and without a fused pool)', () => {
+  it('matches the golden files of the Winograd F(4×4, 3×3) conv kernels (prepacked weights, with and without a fused pool)', () => {
     const f = { dtype: 'float32' as const, rank: 4 };
     const conv = { stride: [1, 1], padding: [1, 1, 1, 1], dilation: [1, 1], groups: 1, layout: 'winograd4x4' };
     const plain = kernelFor('fused_conv2d', [f, f, { dtype: 'float32', rank: 1 }], [f], { ...conv, activation: 'none' }, 'winograd');
@@ -28,7 +34,7 @@ describe('WGSL codegen', () => {
     for (const k of [plain, pooled]) {
       if (!('key' in k)) throw new Error(k.reason);
       expect(k.wgsl).toContain('workgroupBarrier');
-      expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`).toMatchSnapshot(k.name);
+      expectGoldenFile(golden('winograd', k.name), `// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`);
     }
     expect('key' in plain && plain.grid).toEqual({ tile: [1, 16, 16, 16], per: 1 });
     expect('key' in pooled && pooled.grid).toEqual({ tile: [1, 16, 8, 8], per: 1 });
@@ -57,12 +63,12 @@ describe('WGSL codegen', () => {
     expect(one(3)).toEqual(one(50));
   });
 
-  it('matches the snapshot of the masked_select kernel, whose key does not hold the data-dependent count', () => {
+  it('matches the golden file of the masked_select kernel, whose key does not hold the data-dependent count', () => {
     const k = kernelFor('masked_select', [{ dtype: 'float32', rank: 2 }, { dtype: 'bool', rank: 3 }], [{ dtype: 'float32', rank: 1 }], {}, 'masked_select');
     if (!('key' in k)) throw new Error(k.reason);
     expect(k.key).toBe('masked_select(f32r2,br3){}');
     expect(k.grid).toEqual({ tile: [2 ** 31 - 1], per: 1, merge: 0 });
-    expect(`// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`).toMatchSnapshot(k.name);
+    expectGoldenFile(golden('masked-select', k.name), `// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`);
   });
 
   it('gives linear layers a few-rows variant that the device picks per dispatch', () => {

@@ -1,0 +1,24 @@
+// grid {"tile":[],"per":64}
+// kernel add_9: add(f32r2,f32r0){}
+struct Dims { w: array<vec4<u32>, 2> }
+@group(0) @binding(0) var<uniform> dims: Dims;
+@group(0) @binding(1) var<storage, read> in0: array<f32>;
+@group(0) @binding(2) var<storage, read> in1: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out0: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let wg = wid.x + wid.y * nwg.x;
+  if (wg >= dims.w[0].x) { return; }
+  let i = wg * 64u + lid;
+  if (i >= (dims.w[0].w) * (dims.w[1].x)) { return; }
+  var r_o = i;
+  let o1 = r_o % dims.w[1].x; r_o = r_o / dims.w[1].x;
+  let o0 = r_o;
+  var p0 = 0u;
+  var s_p0 = 1u;
+  p0 += select(o1, 0u, dims.w[0].z == 1u) * s_p0;
+  s_p0 *= dims.w[0].z;
+  p0 += select(o0, 0u, dims.w[0].y == 1u) * s_p0;
+  let p1 = 0u;
+  out0[i] = in0[p0] + in1[p1];
+}
