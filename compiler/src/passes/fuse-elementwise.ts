@@ -10,7 +10,6 @@
 
 import { fused, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { countUses, rewriteGraph, type RewriteContext } from '../rewrite.js';
-import { eliminateDeadCode } from './eliminate-dead-code.js';
 
 type Arg = string | number;
 type Instr = Arg[];
@@ -110,12 +109,13 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
     if (absorbed === 0 || prog.inputs.length > maxInputs) return [node];
     return [ctx.node('fused_elementwise', prog.inputs, { program: prog.code }, node.meta, node.outputs)];
   });
-  return out === g ? g : eliminateDeadCode(out);
+  // The absorbed producers are now unused; the pipeline sweeps them.
+  return out;
 }
 
 /** A float 0-d literal constant's value (it becomes a number in the program). */
 function literal(ctx: RewriteContext, v: Value): number | undefined {
-  const d = ctx.def(v);
+  const d = ctx.def(v, { outer: true }); // reading a literal absorbs nothing
   if (!d || d.op !== 'constant' || typeof d.attrs.value !== 'number' || d.attrs.dtype !== 'float32') return undefined;
   return Math.fround(d.attrs.value);
 }
