@@ -176,6 +176,15 @@ describe('runPipeline', () => {
     }
     expect(countNodes(runPipeline(g, { level: 2 }).graph)).toBeLessThan(countNodes(g));
   });
+  it('-O1 canonicalizes matmul with a constant weight to linear; -O2 still fuses its bias and activation', () => {
+    const g = parseWithTensors(src);
+    const ops = (h: Graph) => [...walkNodes(h.body)].filter((n) => n.op !== 'constant').map((n) => n.op);
+    expect(ops(runPipeline(g, { level: 1 }).graph)).toEqual(['conv2d', 'relu', 'max_pool2d', 'linear', 'tanh', 'linear', 'add', 'sigmoid']);
+    const o2 = runPipeline(g, { level: 2 }).graph;
+    const computing = [...walkNodes(o2.body)].filter((n) => n.op !== 'constant');
+    expect(computing.map((n) => `${n.op} ${n.attrs.activation} ${n.inputs.length}`)).toEqual(['fused_conv2d relu 3', 'fused_linear tanh 3', 'fused_linear sigmoid 3']);
+    expectSameNumbers(g, o2, '-O2 on conv-linear');
+  });
   it('printAfter returns and prints the IR after the named passes', () => {
     const seen: string[] = [];
     const r = runPipeline(parseWithTensors(src), { passes: ['fuse-epilogue', 'eliminate-dead-code'], printAfter: ['fuse-epilogue'], print: (t) => seen.push(t) });
