@@ -10,6 +10,7 @@
 
 import { fused, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { countUses, rewriteGraph, type RewriteContext } from '../rewrite.js';
+import { eliminateDeadCode } from './eliminate-dead-code.js';
 
 type Arg = string | number;
 type Instr = Arg[];
@@ -109,8 +110,7 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
     if (absorbed === 0 || prog.inputs.length > maxInputs) return [node];
     return [ctx.node('fused_elementwise', prog.inputs, { program: prog.code }, node.meta, node.outputs)];
   });
-  // The absorbed producers are now unused; the pipeline sweeps them.
-  return out;
+  return out === g ? g : eliminateDeadCode(out);
 }
 
 /** A float 0-d literal constant's value (it becomes a number in the program). */
