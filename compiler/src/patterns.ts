@@ -35,8 +35,8 @@ export interface Match {
   uses(v: Value): number;
 }
 
-/** Captures with an undo trail, so an alternative that fails leaves nothing behind. */
-class MatchState implements Match {
+/** The driver's Match: captures with an undo trail, so an alternative that fails leaves nothing behind. */
+export class MatchState implements Match {
   private readonly values = new Map<string, Value | null>();
   private readonly nodes = new Map<string, Node>();
   private readonly datas = new Map<string, TensorData>();

@@ -67,10 +67,13 @@ export function runPass(name: string, g: Graph, opts?: PassOptions): Graph {
   return NO_SWEEP.has(name) ? next : eliminateDeadCode(next);
 }
 
-/** -O1: freeze and cleanups (the last sweep removes dead code the input came with, if no pass changed anything). */
-const O1 = ['freeze', 'remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code'];
+/** -O1: freeze and cleanups. */
+const O1 = ['freeze', 'remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions'];
 
-/** The passes of each level, in order (each pass that changes the graph is followed by a sweep, see runPass). */
+/**
+ * The passes of each level, in order. Every pass is followed by the dead-code sweep (runPass),
+ * so eliminate-dead-code needs no place of its own in a list.
+ */
 export const LEVELS: Readonly<Record<0 | 1 | 2, readonly string[]>> = {
   0: [],
   1: O1,
