@@ -183,6 +183,8 @@ describe('runPipeline', () => {
     const o2 = runPipeline(g, { level: 2 }).graph;
     const computing = [...walkNodes(o2.body)].filter((n) => n.op !== 'constant');
     expect(computing.map((n) => `${n.op} ${n.attrs.activation} ${n.inputs.length}`)).toEqual(['fused_conv2d relu 3', 'fused_linear tanh 3', 'fused_linear sigmoid 3']);
+    // As when fuse-epilogue turned the matmul into fused_linear itself: the bias is mm.bias as is.
+    expect(printGraph(o2)).toMatch(/constant\(\) \{name="mm\.bias"\}[^\n]*\n[^\n]*fused_linear\(%v, %\d+, %\d+\) \{activation="sigmoid"\}/);
     expectSameNumbers(g, o2, '-O2 on conv-linear');
   });
   it('printAfter returns and prints the IR after the named passes', () => {

@@ -1,7 +1,9 @@
 // Pass `fold-channel-affine`: a per-channel constant multiply or add right after a conv2d or
 // linear (whose result nothing else reads) is folded into its weight and bias:
 //   conv(x, W, b) * s[c]  → conv(x, W·s[c], b·s[c])      conv(x, W, b) + t[c] → conv(x, W, b + t[c])
-//   (also − t and / s; for linear the channel is the last dim, for conv2d dim 1).
+//   (also − t and / s; for linear the channel is the last dim, for conv2d dim 1);
+//   conv(x, W) + t[C] → conv(x, W, t)   (no bias yet: the 1-D constant becomes the bias as is, so
+//   canonicalize's linear(x, Wᵀ) from matmul + bias fuses exactly as before).
 // Invariant: fires only when the constant broadcasts per channel without changing the result
 // type, so the folded op computes the same values up to float rounding, and only when the
 // producer is in the root's block and read by nothing else (rules for the pattern driver).
@@ -60,6 +62,18 @@ function fold(m: Match, ctx: RewriteContext): Node[] {
 }
 
 export const RULES: readonly Rule[] = [
+  // prod(x, W) + b[C] → prod(x, W, b)   (no bias yet, a 1-D per-channel constant: it becomes the bias as is)
+  {
+    name: 'fold-channel-bias',
+    pattern: op('add', producer(), constant('k')).commutative().where((m) => {
+      const k = m.data('k');
+      return m.optional('b') === null && k.shape.length === 1 && k.shape[0] === m.data('w').shape[0] && !!floatData(k) && foldable(m);
+    }),
+    rewrite: (m, ctx) => {
+      const prod = m.node('prod');
+      return [ctx.node(prod.op, [m.value('x'), m.value('w'), m.value('k')], prod.attrs, prod.meta, m.root.outputs)];
+    },
+  },
   // prod * k[c], k[c] * prod, prod + t[c], t[c] + prod → prod'
   { name: 'fold-channel-scale-shift', pattern: op(['mul', 'add'], producer(), constant('k')).commutative().where(foldable), rewrite: fold },
   // prod / s[c], prod − t[c] → prod'
