@@ -187,6 +187,17 @@ describe('runPipeline', () => {
     expect(printGraph(o2)).toMatch(/constant\(\) \{name="mm\.bias"\}[^\n]*\n[^\n]*fused_linear\(%v, %\d+, %\d+\) \{activation="sigmoid"\}/);
     expectSameNumbers(g, o2, '-O2 on conv-linear');
   });
+  it('sweeps dead code after each pass itself; the passes leave it (none runs its own sweep)', () => {
+    const g = parseWithTensors(src);
+    const alone = PASSES['fuse-epilogue'](g), run = runPass('fuse-epilogue', g);
+    expect(countNodes(alone)).toBeGreaterThan(countNodes(run));
+    expect(printGraph(run)).toBe(printGraph(PASSES['eliminate-dead-code'](alone)));
+    // fuse-elementwise still sweeps until its region-based rewrite lands (it drops the call).
+    const own = readdirSync(fileURLToPath(new URL('../compiler/src/passes/', import.meta.url)))
+      .filter((f) => !['eliminate-dead-code.ts', 'fuse-elementwise.ts', 'index.ts'].includes(f))
+      .filter((f) => readFileSync(fileURLToPath(new URL(`../compiler/src/passes/${f}`, import.meta.url)), 'utf8').includes('eliminateDeadCode'));
+    expect(own).toEqual([]);
+  });
   it('printAfter returns and prints the IR after the named passes', () => {
     const seen: string[] = [];
     const r = runPipeline(parseWithTensors(src), { passes: ['fuse-epilogue', 'eliminate-dead-code'], printAfter: ['fuse-epilogue'], print: (t) => seen.push(t) });
