@@ -2,7 +2,11 @@
 // debugging aids of STYLE.md §6–8 (IR text after chosen passes, the verifier after each pass,
 // a numeric check against the unoptimized graph after each pass) and per-pass timings.
 // Invariant: the input graph is never mutated; every pass either returns its input (no change)
-// or a new graph that computes the same outputs.
+// or a new graph that computes the same outputs. Dead code is swept HERE and nowhere else: a
+// pass leaves what it made unused behind, and `runPass` runs eliminate-dead-code right after
+// every pass (except after plan-memory, which only annotates, and whose plan names the values
+// as they are), so each pass sees, and hands on, a graph without dead nodes. A sweep of a graph
+// without dead code returns that graph, so an idle pass on a clean graph still changes nothing.
 
 import { printGraph, verifyGraph, VerifyError, type Graph } from '@kiln/ir-spec';
 import { createModel, type InputValue, type Output } from '@kiln/runtime';
@@ -46,14 +50,34 @@ export const PASSES: Readonly<Record<string, Pass>> = {
   'plan-memory': planMemory,
 };
 
-/** -O1: freeze and cleanups. */
-const O1 = ['freeze', 'remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code'];
+/** Passes after which no sweep runs: eliminate-dead-code itself, and plan-memory (it only annotates). */
+const NO_SWEEP: ReadonlySet<string> = new Set(['eliminate-dead-code', 'plan-memory']);
 
-/** The passes of each level, in order. */
+/**
+ * Runs pass `name` on `g`, then sweeps the dead code it left (or the input came with): what a
+ * pass means inside the pipeline (the pass golden tests run passes this way).
+ *
+ * @example
+ * runPass('fuse-epilogue', g); // the absorbed conv2d nodes and unused weights are gone
+ */
+export function runPass(name: string, g: Graph, opts?: PassOptions): Graph {
+  const pass = Object.hasOwn(PASSES, name) ? PASSES[name] : undefined;
+  if (!pass) throw new PassError(`unknown pass '${name}'; the passes are ${Object.keys(PASSES).join(', ')}`, name);
+  const next = pass(g, opts);
+  return NO_SWEEP.has(name) ? next : eliminateDeadCode(next);
+}
+
+/** -O1: freeze and cleanups. */
+const O1 = ['freeze', 'remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions'];
+
+/**
+ * The passes of each level, in order. Every pass is followed by the dead-code sweep (runPass),
+ * so eliminate-dead-code needs no place of its own in a list.
+ */
 export const LEVELS: Readonly<Record<0 | 1 | 2, readonly string[]>> = {
   0: [],
   1: O1,
-  2: [...O1, 'fold-conv-bn', 'fold-linear-bn', 'fold-channel-affine', 'fuse-epilogue', 'fuse-elementwise', 'prepack-weights', 'eliminate-dead-code', 'plan-memory'],
+  2: [...O1, 'fold-conv-bn', 'fold-linear-bn', 'fold-channel-affine', 'fuse-epilogue', 'fuse-elementwise', 'prepack-weights', 'plan-memory'],
 };
 
 export interface PipelineOptions extends PassOptions {
@@ -73,6 +97,7 @@ export interface PipelineOptions extends PassOptions {
 
 export interface PassRecord {
   readonly pass: string;
+  /** Time of the pass and of the dead-code sweep after it. */
   readonly ms: number;
   readonly changed: boolean;
 }
@@ -128,7 +153,7 @@ export function runPipeline(g: Graph, opts: PipelineOptions = {}): PipelineResul
   // KILN_DEBUG=passes (STYLE.md §14): the IR after every pass and its time, on stderr.
   const debug = debugPasses();
   if (debug) opts = { ...opts, printAfter: [...(opts.printAfter ?? []), ...names], print: opts.print ?? debug };
-  const unknown = names.filter((n) => !PASSES[n]);
+  const unknown = names.filter((n) => !Object.hasOwn(PASSES, n));
   if (unknown.length) throw new PassError(`unknown pass${unknown.length > 1 ? 'es' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; the passes are ${Object.keys(PASSES).join(', ')}`, unknown[0]);
   const printAfter = new Set(opts.printAfter ?? []);
   const check = opts.checkEach;
@@ -138,7 +163,8 @@ export function runPipeline(g: Graph, opts: PipelineOptions = {}): PipelineResul
   let cur = g;
   for (const name of names) {
     const t0 = performance.now();
-    const next = PASSES[name](cur, { maxStorageBuffers: opts.maxStorageBuffers });
+    // The pass and the sweep after it count as one (its `ms` includes the sweep).
+    const next = runPass(name, cur, { maxStorageBuffers: opts.maxStorageBuffers });
     timings.push({ pass: name, ms: performance.now() - t0, changed: next !== cur });
     cur = next;
     if (opts.verifyEach) {

@@ -1,10 +1,12 @@
 // Pure graph rewriting shared by the passes. Invariants: the input graph is never mutated (its
 // Blocks, Nodes and Values are reused only where unchanged, which is safe because they are
 // immutable); a rewrite that emits every node unchanged returns the SAME graph object; a value
-// replaced through `replace` is substituted in every later input, region, yield and output.
+// replaced through `replace` is substituted in every later input, region, yield and output;
+// `def` never looks across a region boundary unless the caller asks for outer producers, so a
+// node inside a `loop`/`if` body cannot absorb (and recompute every trip) a node outside it.
 
 import {
-  Block, Graph, inferTypes, Node, Value, walkNodes,
+  Block, Graph, hasEffects, inferTypes, Node, Value, walkNodes,
   type Attrs, type GraphInput, type NodeMeta, type TensorData,
 } from '@kiln/ir-spec';
 
@@ -15,10 +17,33 @@ export class RewriteContext {
   readonly defs = new Map<Value, Node>();
   readonly tensors: Map<string, TensorData>;
   changed = false;
+  /** The block (of the input graph) each node output is defined in. */
+  private readonly blockOf = new Map<Value, Block>();
+  /** The block whose nodes are being visited (new nodes are emitted into it). */
+  private block: Block;
 
   constructor(readonly graph: Graph) {
     this.tensors = new Map(graph.tensors);
-    for (const n of walkNodes(graph.body)) for (const o of n.outputs) this.defs.set(o, n);
+    this.block = graph.body;
+    const index = (b: Block) => {
+      for (const n of b.nodes) {
+        for (const o of n.outputs) { this.defs.set(o, n); this.blockOf.set(o, b); }
+        n.regions.forEach(index);
+      }
+    };
+    index(graph.body);
+  }
+
+  /** Runs `f` with `b` as the block being visited (rewriteBlock's bookkeeping). */
+  inBlock<T>(b: Block, f: () => T): T {
+    const outer = this.block;
+    this.block = b;
+    try { return f(); } finally { this.block = outer; }
+  }
+
+  /** Records `n` as the producer of its results, in the block being visited. */
+  define(n: Node): void {
+    for (const o of n.outputs) { this.defs.set(o, n); this.blockOf.set(o, this.block); }
   }
 
   /** The value `v` now stands for. */
@@ -33,12 +58,24 @@ export class RewriteContext {
     if (from !== to) { this.subst.set(from, to); this.changed = true; }
   }
 
-  /** The node defining `v`, if `v` is a node output. */
-  def(v: Value | null): Node | undefined { return v ? this.defs.get(this.resolve(v)) : undefined; }
+  /**
+   * The node defining `v`, if `v` is a node output in the block being visited. A producer in an
+   * enclosing block is returned only with `{ outer: true }`: a rule may read it (a constant's
+   * data) but must not absorb it, or a loop body would recompute it every trip.
+   */
+  def(v: Value | null, opts?: { readonly outer?: boolean }): Node | undefined {
+    if (!v) return undefined;
+    const r = this.resolve(v);
+    if (!opts?.outer && this.blockOf.get(r) !== this.block) return undefined;
+    return this.defs.get(r);
+  }
 
-  /** The tensor a `constant {name}` or literal constant node holds, or undefined. */
+  /**
+   * The tensor a `constant {name}` or literal constant node holds, or undefined. Constants of
+   * enclosing blocks count: reading data absorbs nothing.
+   */
   constantData(v: Value | null): TensorData | undefined {
-    const n = this.def(v);
+    const n = this.def(v, { outer: true });
     if (!n || n.op !== 'constant') return undefined;
     if (typeof n.attrs.name === 'string') return this.tensors.get(n.attrs.name);
     const value = n.attrs.value;
@@ -70,7 +107,7 @@ export class RewriteContext {
       });
     }
     const n = new Node(op, [...inputs], parsed, outs, [], meta);
-    for (const o of outs) this.defs.set(o, n);
+    this.define(n);
     this.changed = true;
     return n;
   }
@@ -92,11 +129,11 @@ function rewriteBlock(b: Block, visit: NodeVisitor, ctx: RewriteContext): Block 
   const nodes: Node[] = [];
   let same = true;
   for (const old of b.nodes) {
-    const regions = old.regions.map((r) => rewriteBlock(r, visit, ctx));
+    const regions = old.regions.map((r) => ctx.inBlock(r, () => rewriteBlock(r, visit, ctx)));
     const inputs = old.inputs.map((v) => (v ? ctx.resolve(v) : null));
     const touched = regions.some((r, i) => r !== old.regions[i]) || inputs.some((v, i) => v !== old.inputs[i]);
     const node = touched ? new Node(old.op, inputs, old.attrs, old.outputs, regions, old.meta) : old;
-    if (touched) for (const o of node.outputs) ctx.defs.set(o, node);
+    if (touched) ctx.define(node);
     const out = visit(node, ctx);
     if (out.length !== 1 || out[0] !== old) same = false;
     nodes.push(...out);
@@ -131,6 +168,39 @@ export function countUses(g: Graph): Map<Value, number> {
   };
   visit(g.body);
   g.outputs.forEach((o) => use(o.value));
+  return uses;
+}
+
+/**
+ * Number of uses of every value by LIVE nodes: a node none of whose results is used (to a
+ * fixpoint, as eliminate-dead-code decides) and that has no effects does not count, so a
+ * rewrite that left its absorbed producer behind (swept later by the pipeline) still sees the
+ * producer's operands as single-use; a dead node's results count 0.
+ */
+export function countLiveUses(g: Graph): Map<Value, number> {
+  const uses = countUses(g);
+  const dead = new Set<Node>();
+  const producer = new Map<Value, Node>();
+  for (const n of walkNodes(g.body)) for (const o of n.outputs) producer.set(o, n);
+  const unused = (n: Node) => !dead.has(n) && !hasEffects(n) && n.outputs.every((o) => (uses.get(o) ?? 0) === 0);
+  const work: Node[] = [];
+  const drop = (v: Value | null) => {
+    if (!v) return;
+    uses.set(v, (uses.get(v) ?? 0) - 1);
+    const p = producer.get(v);
+    if (p && unused(p)) work.push(p);
+  };
+  // A dead node's regions die with it: everything they read or yield loses a use.
+  const kill = (n: Node) => {
+    dead.add(n);
+    n.inputs.forEach(drop);
+    for (const r of n.regions) { for (const k of r.nodes) if (!dead.has(k)) kill(k); r.yields.forEach(drop); }
+  };
+  for (const n of walkNodes(g.body)) if (unused(n)) work.push(n);
+  while (work.length) {
+    const n = work.pop()!;
+    if (!dead.has(n)) kill(n);
+  }
   return uses;
 }
 

@@ -1,111 +1,92 @@
-// Pass `canonicalize`: local algebraic simplifications from a rule table, run to a fixpoint
-// (at most MAX_ROUNDS rounds), then dead nodes are swept. Invariants: each rule matches fully
-// (every operand checked) before it builds anything; a rule only fires when the result has
-// exactly the type of the value it replaces, so broadcasting (`x * ones[4,4]` with x [4]) is
-// never lost.
+// Pass `canonicalize`: local algebraic simplifications and canonical forms, as a rule table run
+// by the pattern driver to a fixpoint (at most MAX_ROUNDS sweeps); what the rules leave unused
+// is swept by the pipeline. Invariants: each rule matches fully (every operand checked) before
+// it builds anything; a forwarding rule only fires when the value it forwards has exactly the
+// type of the value it replaces, so broadcasting (`x * ones[4,4]` with x [4]) is never lost;
+// a rule that reads a producer outside the visited block (`.outer()`) replaces one op with at
+// most one op, so a loop body never computes more per trip.
 
-import { typeEquals, type Graph, type Node, type Value } from '@kiln/ir-spec';
-import { rewriteGraph, type RewriteContext } from '../rewrite.js';
-import { eliminateDeadCode } from './eliminate-dead-code.js';
+import { floatData, type RewriteContext } from '../rewrite.js';
+import { any, applyRules, constant, op, sameType, splat, type Match, type Rule } from '../patterns.js';
+import type { Graph, Node, Value } from '@kiln/ir-spec';
 
 /** Rounds of the whole rule table before the pass stops (a rule set that cycles ends here). */
 export const MAX_ROUNDS = 8;
 
-/** A matched rewrite: the nodes to emit in place of the matched one. */
-type Apply = () => Node[];
-interface Rule { readonly name: string; match(n: Node, ctx: RewriteContext): Apply | null }
-
-/** Whether `v` is a constant whose every element equals `k`. */
-function isSplat(ctx: RewriteContext, v: Value | null, k: number): boolean {
-  const d = ctx.constantData(v);
-  if (!d || d.data.length === 0) return false;
-  for (let i = 0; i < d.data.length; i++) if (Number(d.data[i]) !== k) return false;
-  return true;
+/** Replaces the root's only result by `x` (the pattern checked the types). */
+function forward(m: Match, ctx: RewriteContext, x: Value): Node[] {
+  ctx.replace(m.root.outputs[0], x);
+  return [];
 }
-
-/** Replaces `n`'s only result by `x` when the types agree. */
-function forward(n: Node, ctx: RewriteContext, x: Value | null): Apply | null {
-  if (!x || !typeEquals(x.type, n.outputs[0].type)) return null;
-  return () => { ctx.replace(n.outputs[0], x); return []; };
-}
-
-/** Identity operand `k` on either side (`sides` 'both') or on the right only. */
-function identity(op: string, k: number, sides: 'both' | 'right'): Rule['match'] {
-  return (n, ctx) => {
-    if (n.op !== op) return null;
-    const [a, b] = n.inputs;
-    if (isSplat(ctx, b, k)) return forward(n, ctx, a);
-    if (sides === 'both' && isSplat(ctx, a, k)) return forward(n, ctx, b);
-    return null;
-  };
-}
-
+const forwardX = (m: Match, ctx: RewriteContext) => forward(m, ctx, m.value('x'));
+const keepsType = (m: Match) => sameType(m.value('x'), m.root.outputs[0]);
 const dimsOf = (n: Node) => n.attrs.dims as readonly number[];
+
+/** matmul(x, constant W [K, N]) as linear(x, Wᵀ): linear's weight layout is [N, K]. */
+export const MATMUL_AS_LINEAR: Rule = {
+  name: 'matmul-linear',
+  pattern: op('matmul', any('x'), constant('w')).where((m) => {
+    const x = m.value('x'), w = m.data('w');
+    return !!floatData(w) && w.shape.length === 2 && x.type.kind === 'tensor' && x.type.shape.length >= 2;
+  }),
+  rewrite: (m, ctx) => {
+    const w = m.data('w'), data = floatData(w)!, root = m.root;
+    const [K, N] = w.shape;
+    const t = new Float32Array(K * N);
+    for (let k = 0; k < K; k++) for (let n = 0; n < N; n++) t[n * K + k] = data[k * N + n];
+    const c = ctx.constant(`${root.meta.scope ?? 'matmul'}.weight_t`, { dtype: 'float32', shape: [N, K], data: t }, root.meta);
+    return [c, ctx.node('linear', [m.value('x'), c.outputs[0]], {}, root.meta, root.outputs)];
+  },
+};
 
 export const RULES: readonly Rule[] = [
   // x * 1 → x, 1 * x → x
-  { name: 'mul-one', match: identity('mul', 1, 'both') },
+  { name: 'mul-one', pattern: op('mul', any('x'), splat(1)).commutative().where(keepsType), rewrite: forwardX },
   // x + 0 → x, 0 + x → x
-  { name: 'add-zero', match: identity('add', 0, 'both') },
+  { name: 'add-zero', pattern: op('add', any('x'), splat(0)).commutative().where(keepsType), rewrite: forwardX },
   // x - 0 → x
-  { name: 'sub-zero', match: identity('sub', 0, 'right') },
+  { name: 'sub-zero', pattern: op('sub', any('x'), splat(0)).where(keepsType), rewrite: forwardX },
   // x / 1 → x
-  { name: 'div-one', match: identity('div', 1, 'right') },
+  { name: 'div-one', pattern: op('div', any('x'), splat(1)).where(keepsType), rewrite: forwardX },
   // permute(x, [0,1,…]) → x
   {
     name: 'permute-identity',
-    match: (n, ctx) => (n.op === 'permute' && dimsOf(n).every((d, i) => d === i) ? forward(n, ctx, n.inputs[0]) : null),
+    pattern: op('permute', any('x')).where((m) => dimsOf(m.root).every((d, i) => d === i) && keepsType(m)),
+    rewrite: forwardX,
   },
-  // permute(permute(x, p), q) → permute(x, p∘q)   (transpose of transpose)
+  // permute(permute(x, p), q) → permute(x, p∘q)   (transpose of transpose; one permute for one)
   {
     name: 'permute-permute',
-    match: (n, ctx) => {
-      const inner = n.op === 'permute' ? ctx.def(n.inputs[0]) : undefined;
-      if (!inner || inner.op !== 'permute') return null;
-      const p = dimsOf(inner), q = dimsOf(n);
-      return () => [ctx.node('permute', [inner.inputs[0]], { dims: q.map((i) => p[i]) }, n.meta, n.outputs)];
+    pattern: op('permute', op('permute', any('x')).as('inner').outer()),
+    rewrite: (m, ctx) => {
+      const p = dimsOf(m.node('inner')), q = dimsOf(m.root);
+      return [ctx.node('permute', [m.value('x')], { dims: q.map((i) => p[i]) }, m.root.meta, m.root.outputs)];
     },
   },
   // reshape(x) to x's own type → x
-  { name: 'reshape-identity', match: (n, ctx) => (n.op === 'reshape' ? forward(n, ctx, n.inputs[0]) : null) },
-  // reshape(reshape(x, s1), s2) → reshape(x, s2)   (reshape chains)
+  { name: 'reshape-identity', pattern: op('reshape', any('x')).where(keepsType), rewrite: forwardX },
+  // reshape(reshape(x, s1), s2) → reshape(x, s2)   (reshape chains; one reshape for one)
   {
     name: 'reshape-reshape',
-    match: (n, ctx) => {
-      const inner = n.op === 'reshape' ? ctx.def(n.inputs[0]) : undefined;
-      if (!inner || inner.op !== 'reshape') return null;
-      return () => [ctx.node('reshape', [inner.inputs[0]], n.attrs, n.meta, n.outputs)];
-    },
+    pattern: op('reshape', op('reshape', any('x')).outer()),
+    rewrite: (m, ctx) => [ctx.node('reshape', [m.value('x')], m.root.attrs, m.root.meta, m.root.outputs)],
   },
-  // relu(relu(x)) → relu(x)
+  // relu(relu(x)) → relu(x)   (the inner relu is read, not recomputed)
   {
     name: 'relu-relu',
-    match: (n, ctx) => {
-      const inner = n.op === 'relu' ? ctx.def(n.inputs[0]) : undefined;
-      return inner && inner.op === 'relu' ? forward(n, ctx, inner.outputs[0]) : null;
-    },
+    pattern: op('relu', op('relu').as('inner').outer()),
+    rewrite: (m, ctx) => forward(m, ctx, m.node('inner').outputs[0]),
   },
+  // matmul(x, W) → linear(x, Wᵀ)   (W constant 2-D: the form fold-channel-affine and fuse-epilogue read)
+  MATMUL_AS_LINEAR,
 ];
 
 /**
- * Applies RULES until none fires (or MAX_ROUNDS), then removes what they left unused.
+ * Applies RULES until none fires (or MAX_ROUNDS sweeps).
  *
  * @example
  * canonicalize(g); // permute(permute(%x, [1,0]), [1,0]) becomes %x
  */
 export function canonicalize(g: Graph): Graph {
-  let cur = g;
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const next = rewriteGraph(cur, (node, ctx) => {
-      if (node.outputs.length !== 1 || node.regions.length) return [node];
-      for (const rule of RULES) {
-        const apply = rule.match(node, ctx);
-        if (apply) return apply();
-      }
-      return [node];
-    });
-    if (next === cur) break;
-    cur = next;
-  }
-  return cur === g ? g : eliminateDeadCode(cur);
+  return applyRules(g, RULES, { maxRounds: MAX_ROUNDS, label: 'canonicalize' }).graph;
 }

@@ -3,11 +3,12 @@
 //   s = gamma / sqrt(var + eps);  W' = W · s[co];  b' = (b − mean) · s + beta
 // Invariant: the folded conv computes batch_norm(conv(x)) up to float rounding (≤ 1e-5
 // relative, checked against PyTorch's fuse_conv_bn_eval in tests/parity), and it needs every
-// statistic as a constant (a frozen graph); otherwise the pair is left alone.
+// statistic as a constant (a frozen graph); otherwise the pair is left alone. The conv and the
+// batch_norm must be in the same block (the folded conv replaces the batch_norm where it is).
 
-import type { Graph, Node, TensorData } from '@kiln/ir-spec';
-import { countUses, floatData, rewriteGraph, type RewriteContext } from '../rewrite.js';
-import { eliminateDeadCode } from './eliminate-dead-code.js';
+import type { Graph } from '@kiln/ir-spec';
+import { any, applyRules, constant, maybe, op, type Rule } from '../patterns.js';
+import { floatData } from '../rewrite.js';
 
 /** Folded weight and bias of an affine op followed by batch_norm, in double precision. */
 export function foldBnParams(
@@ -24,33 +25,32 @@ export function foldBnParams(
   return { weight, bias };
 }
 
-/** The shared pass body for `producer` ∈ {conv2d, linear}. */
-export function foldBnInto(g: Graph, producer: 'conv2d' | 'linear'): Graph {
-  const uses = countUses(g);
-  const out = rewriteGraph(g, (node, ctx) => {
-    if (node.op !== 'batch_norm') return [node];
-    const prod = ctx.def(node.inputs[0]);
-    if (!prod || prod.op !== producer || uses.get(prod.outputs[0]) !== 1) return [node];
-    const folded = fold(node, prod, ctx);
-    return folded ? [...folded, ctx.node(producer, [prod.inputs[0], folded[0].outputs[0], folded[1].outputs[0]], prod.attrs, prod.meta, node.outputs)] : [node];
-  });
-  // The absorbed producers and their old weights are now unused.
-  return out === g ? g : eliminateDeadCode(out);
-}
-
-function fold(bn: Node, prod: Node, ctx: RewriteContext): [Node, Node] | null {
-  const wT = ctx.constantData(prod.inputs[1]);
-  const w = floatData(wT), bT = prod.inputs[2] ? floatData(ctx.constantData(prod.inputs[2])) : undefined;
-  const [, m, v, ga, be] = bn.inputs;
-  const mean = floatData(ctx.constantData(m)), variance = floatData(ctx.constantData(v));
-  const gamma = ga ? floatData(ctx.constantData(ga)) : undefined, beta = be ? floatData(ctx.constantData(be)) : undefined;
-  if (!wT || !w || !mean || !variance || (prod.inputs[2] && !bT) || (ga && !gamma) || (be && !beta)) return null;
-  // linear's channel must be batch_norm's dim 1: a 2-D [N, F] result.
-  if (prod.op === 'linear' && (prod.outputs[0].type.kind !== 'tensor' || prod.outputs[0].type.shape.length !== 2)) return null;
-  const { weight, bias } = foldBnParams(w, bT, mean, variance, gamma, beta, Number(bn.attrs.eps));
-  const base = bn.meta.scope ?? prod.meta.scope ?? 'folded';
-  const wd: TensorData = { dtype: 'float32', shape: wT.shape, data: weight };
-  return [ctx.constant(`${base}.folded_weight`, wd, prod.meta), ctx.constant(`${base}.folded_bias`, { dtype: 'float32', shape: [bias.length], data: bias }, prod.meta)];
+/**
+ * The rule batch_norm(producer(x, W, b?)) → producer(x, W', b'), producer ∈ {conv2d, linear}:
+ * every statistic a float32 constant, the producer's result read only by the batch_norm.
+ */
+export function foldBnRule(producer: 'conv2d' | 'linear'): Rule {
+  const f32 = (name: string) => maybe(constant(name).where((m) => !!floatData(m.data(name))));
+  return {
+    name: `fold-${producer}-bn`,
+    pattern: op('batch_norm',
+      op(producer, any('x'), constant('w').where((m) => !!floatData(m.data('w'))), f32('b')).as('prod').oneUse(),
+      f32('mean'), f32('var'), f32('gamma'), f32('beta'),
+    ).where((m) => {
+      // linear's channel must be batch_norm's dim 1: a 2-D [N, F] result.
+      const t = m.node('prod').outputs[0].type;
+      return m.optional('mean') !== null && m.optional('var') !== null && (producer === 'conv2d' || (t.kind === 'tensor' && t.shape.length === 2));
+    }),
+    rewrite: (m, ctx) => {
+      const prod = m.node('prod'), bn = m.root, wT = m.data('w');
+      const opt = (name: string) => (m.optional(name) ? floatData(m.data(name)) : undefined);
+      const { weight, bias } = foldBnParams(floatData(wT)!, opt('b'), opt('mean')!, opt('var')!, opt('gamma'), opt('beta'), Number(bn.attrs.eps));
+      const base = bn.meta.scope ?? prod.meta.scope ?? 'folded';
+      const w = ctx.constant(`${base}.folded_weight`, { dtype: 'float32', shape: wT.shape, data: weight }, prod.meta);
+      const b = ctx.constant(`${base}.folded_bias`, { dtype: 'float32', shape: [bias.length], data: bias }, prod.meta);
+      return [w, b, ctx.node(producer, [m.value('x'), w.outputs[0], b.outputs[0]], prod.attrs, prod.meta, bn.outputs)];
+    },
+  };
 }
 
 /**
@@ -60,5 +60,5 @@ function fold(bn: Node, prod: Node, ctx: RewriteContext): [Node, Node] | null {
  * foldConvBn(freeze(g)); // no batch_norm after a conv2d is left
  */
 export function foldConvBn(g: Graph): Graph {
-  return foldBnInto(g, 'conv2d');
+  return applyRules(g, [foldBnRule('conv2d')], { label: 'fold-conv-bn' }).graph;
 }

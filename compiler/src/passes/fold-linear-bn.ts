@@ -2,7 +2,8 @@
 // same algebra as fold-conv-bn (one output feature = one channel). Invariant: as fold-conv-bn.
 
 import type { Graph } from '@kiln/ir-spec';
-import { foldBnInto } from './fold-conv-bn.js';
+import { applyRules } from '../patterns.js';
+import { foldBnRule } from './fold-conv-bn.js';
 
 /**
  * Folds `batch_norm(linear(x, W, b))` into `linear(x, W', b')`.
@@ -11,5 +12,5 @@ import { foldBnInto } from './fold-conv-bn.js';
  * foldLinearBn(freeze(g)); // BatchNorm1d after a Linear is gone
  */
 export function foldLinearBn(g: Graph): Graph {
-  return foldBnInto(g, 'linear');
+  return applyRules(g, [foldBnRule('linear')], { label: 'fold-linear-bn' }).graph;
 }

@@ -115,7 +115,7 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
 
 /** A float 0-d literal constant's value (it becomes a number in the program). */
 function literal(ctx: RewriteContext, v: Value): number | undefined {
-  const d = ctx.def(v);
+  const d = ctx.def(v, { outer: true }); // reading a literal absorbs nothing
   if (!d || d.op !== 'constant' || typeof d.attrs.value !== 'number' || d.attrs.dtype !== 'float32') return undefined;
   return Math.fround(d.attrs.value);
 }

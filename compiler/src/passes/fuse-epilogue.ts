@@ -1,42 +1,64 @@
-// Pass `fuse-epilogue`: conv2d / linear / matmul with a constant weight, plus a constant bias
-// add and an activation, become one fused_conv2d or fused_linear node that applies the
-// epilogue in its output loop:
-//   relu(conv2d(x, W, b))            → fused_conv2d(x, W, b) {activation="relu"}
-//   matmul(x, Wc)                     → fused_linear(x, Wcᵀ) {activation="none"}   (Wc constant 2-D)
-//   add(fused_linear(x, W), bc[N])    → fused_linear(x, W, bc)
+// Pass `fuse-epilogue`: conv2d / linear with a constant weight, plus a constant bias add and an
+// activation, become one fused_conv2d or fused_linear node that applies the epilogue in its
+// output loop (rules for the pattern driver):
+//   relu(conv2d(x, W, b))              → fused_conv2d(x, W, b) {activation="relu"}
 //   sigmoid/tanh/relu(linear(x, W, b)) → fused_linear(x, W, b) {activation=…}
-//   max_pool2d(fused_conv2d(…))       → fused_conv2d(…) {pool={kernel_size, stride}}   (indices unused)
-// Invariant: a producer is absorbed only when the epilogue op is its single user, so no
-// intermediate anyone else reads disappears.
+//   add(linear(x, W), bc[N])           → fused_linear(x, W, bc)
+//   max_pool2d(fused_conv2d(…))        → fused_conv2d(…) {pool={kernel_size, stride}}   (indices unused)
+// canonicalize's matmul → linear rule runs first in the same table, so the pass alone also fuses
+// matmul(x, Wc) epilogues (Wc constant 2-D). Invariant: a producer is absorbed only when the
+// epilogue op is its single live user in the same block, so no intermediate anyone else reads
+// disappears and nothing moves into a loop body.
 
-import type { Graph, Node, Value } from '@kiln/ir-spec';
-import { countUses, floatData, rewriteGraph, type RewriteContext } from '../rewrite.js';
-import { eliminateDeadCode } from './eliminate-dead-code.js';
+import type { Graph } from '@kiln/ir-spec';
+import { any, applyRules, constant, op, type Match, type Rule } from '../patterns.js';
+import { MATMUL_AS_LINEAR } from './canonicalize.js';
 
-const ACTIVATIONS = new Set(['relu', 'sigmoid', 'tanh']);
-const FUSED: Record<string, string> = { conv2d: 'fused_conv2d', linear: 'fused_linear', fused_conv2d: 'fused_conv2d', fused_linear: 'fused_linear' };
+const FUSED: Readonly<Record<string, string>> = { conv2d: 'fused_conv2d', linear: 'fused_linear', fused_conv2d: 'fused_conv2d', fused_linear: 'fused_linear' };
+/** A producer without an activation yet, whose result only the epilogue reads. */
+const noActivation = (m: Match) => (m.node('prod').attrs.activation ?? 'none') === 'none';
+const same = (v: unknown, w: readonly number[]) => JSON.stringify(v) === JSON.stringify(w);
 
-/** matmul(x, constant W [K, N]) as fused_linear(x, Wᵀ): linear's weight layout is [N, K]. */
-function matmulAsLinear(node: Node, ctx: RewriteContext): Node[] | null {
-  const [x, w] = node.inputs;
-  const wt = ctx.constantData(w), data = floatData(wt);
-  if (!x || !wt || !data || wt.shape.length !== 2 || x.type.kind !== 'tensor' || x.type.shape.length < 2) return null;
-  const [K, N] = wt.shape;
-  const t = new Float32Array(K * N);
-  for (let k = 0; k < K; k++) for (let n = 0; n < N; n++) t[n * K + k] = data[k * N + n];
-  const c = ctx.constant(`${node.meta.scope ?? 'matmul'}.weight_t`, { dtype: 'float32', shape: [N, K], data: t }, node.meta);
-  return [c, ctx.node('fused_linear', [x, c.outputs[0]], { activation: 'none' }, node.meta, node.outputs)];
-}
-
-/** A floor-mode, unpadded max pool whose indices nobody reads, folded into a fused_conv2d. */
-function poolEpilogue(node: Node, prod: Node, uses: Map<Value, number>, ctx: RewriteContext): Node[] | null {
-  const a = node.attrs, same = (v: unknown, w: number[]) => JSON.stringify(v) === JSON.stringify(w);
-  if (prod.op !== 'fused_conv2d' || prod.attrs.pool !== null || prod.attrs.groups !== 1 || (uses.get(node.outputs[1]) ?? 0) > 0) return null;
-  if (a.ceil_mode !== false || !same(a.padding, [0, 0]) || !same(a.dilation, [1, 1])) return null;
-  const t = prod.outputs[0].type;
-  if (t.kind !== 'tensor' || typeof t.shape[2] !== 'number' || typeof t.shape[3] !== 'number') return null;
-  return [ctx.node('fused_conv2d', prod.inputs, { ...prod.attrs, pool: { kernel_size: a.kernel_size, stride: a.stride } }, prod.meta, [node.outputs[0]])];
-}
+export const RULES: readonly Rule[] = [
+  MATMUL_AS_LINEAR,
+  // relu/sigmoid/tanh(conv2d | linear | fused_*(…)) → fused_*(…) {activation}
+  {
+    name: 'activation-epilogue',
+    pattern: op(['relu', 'sigmoid', 'tanh'], op(Object.keys(FUSED)).as('prod').oneUse().where(noActivation)),
+    rewrite: (m, ctx) => {
+      const prod = m.node('prod');
+      return [ctx.node(FUSED[prod.op], prod.inputs, { ...prod.attrs, activation: m.root.op }, prod.meta, m.root.outputs)];
+    },
+  },
+  // add(linear(x, W), bc[N]) → fused_linear(x, W, bc)
+  {
+    name: 'bias-epilogue',
+    pattern: op('add', op(['linear', 'fused_linear'], any('x'), constant('w'), any('b0')).as('prod').oneUse().where(noActivation), constant('b'))
+      .where((m) => {
+        const b = m.data('b');
+        return m.optional('b0') === null && b.dtype === 'float32' && b.shape.length === 1 && b.shape[0] === m.data('w').shape[0];
+      }),
+    rewrite: (m, ctx) => {
+      const prod = m.node('prod');
+      return [ctx.node('fused_linear', [m.value('x'), m.value('w'), m.value('b')], { ...prod.attrs, activation: 'none' }, prod.meta, m.root.outputs)];
+    },
+  },
+  // max_pool2d(fused_conv2d(…)) → fused_conv2d(…) {pool}   (floor mode, unpadded, indices unused)
+  {
+    name: 'pool-epilogue',
+    pattern: op('max_pool2d', op('fused_conv2d').as('prod').oneUse()).where((m) => {
+      const a = m.root.attrs, prod = m.node('prod'), t = prod.outputs[0].type;
+      return prod.attrs.pool === null && prod.attrs.groups === 1 && a.ceil_mode === false && same(a.padding, [0, 0]) && same(a.dilation, [1, 1])
+        && t.kind === 'tensor' && typeof t.shape[2] === 'number' && typeof t.shape[3] === 'number'
+        // The indices result has no counterpart in the fused node: nobody may read it.
+        && m.root.outputs.slice(1).every((o) => m.uses(o) === 0);
+    }),
+    rewrite: (m, ctx) => {
+      const prod = m.node('prod'), a = m.root.attrs;
+      return [ctx.node('fused_conv2d', prod.inputs, { ...prod.attrs, pool: { kernel_size: a.kernel_size, stride: a.stride } }, prod.meta, [m.root.outputs[0]])];
+    },
+  },
+];
 
 /**
  * Fuses bias and activation epilogues into their conv2d / linear / matmul.
@@ -45,26 +67,5 @@ function poolEpilogue(node: Node, prod: Node, uses: Map<Value, number>, ctx: Rew
  * fuseEpilogue(g); // relu(conv2d(...)) becomes fused_conv2d {activation="relu"}
  */
 export function fuseEpilogue(g: Graph): Graph {
-  const uses = countUses(g);
-  const single = (v: Value | null) => !!v && uses.get(v) === 1;
-  const out = rewriteGraph(g, (node, ctx) => {
-    if (node.op === 'matmul') return matmulAsLinear(node, ctx) ?? [node];
-    const prod = ctx.def(node.inputs[0]);
-    if (!prod || !FUSED[prod.op] || !single(prod.outputs[0])) return [node];
-    if (node.op !== 'max_pool2d' && (prod.attrs.activation ?? 'none') !== 'none') return [node];
-    if (node.op === 'max_pool2d') return poolEpilogue(node, prod, uses, ctx) ?? [node];
-    const attrs = { ...prod.attrs, activation: 'none' };
-    if (ACTIVATIONS.has(node.op)) {
-      return [ctx.node(FUSED[prod.op], prod.inputs, { ...attrs, activation: node.op }, prod.meta, node.outputs)];
-    }
-    if (node.op === 'add' && prod.op === 'fused_linear' && !prod.inputs[2]) {
-      const b = ctx.constantData(node.inputs[1]);
-      const N = ctx.constantData(prod.inputs[1])?.shape[0];
-      if (!b || b.dtype !== 'float32' || b.shape.length !== 1 || b.shape[0] !== N) return [node];
-      return [ctx.node('fused_linear', [prod.inputs[0], prod.inputs[1], node.inputs[1]], attrs, prod.meta, node.outputs)];
-    }
-    return [node];
-  });
-  // The absorbed producers and their old weights are now unused.
-  return out === g ? g : eliminateDeadCode(out);
+  return applyRules(g, RULES, { label: 'fuse-epilogue' }).graph;
 }

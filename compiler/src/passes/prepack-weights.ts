@@ -14,7 +14,6 @@
 
 import { fused, type Graph, type Value } from '@kiln/ir-spec';
 import { floatData, rewriteGraph } from '../rewrite.js';
-import { eliminateDeadCode } from './eliminate-dead-code.js';
 
 /**
  * Stores constant 3×3 conv weights pre-transformed for Winograd F(4×4, 3×3).
@@ -41,6 +40,6 @@ export function prepackWeights(g: Graph): Graph {
     packed.set(source, c.outputs[0]);
     return [c, ctx.node('fused_conv2d', [x, c.outputs[0], ...rest], attrs, node.meta, node.outputs)];
   });
-  // The unpacked weights are now unused.
-  return out === g ? g : eliminateDeadCode(out);
+  // The unpacked weights are now unused; the pipeline sweeps them.
+  return out;
 }

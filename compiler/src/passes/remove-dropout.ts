@@ -3,7 +3,16 @@
 // p=0); training-mode dropout stays so the runtime reports it (run `freeze` first).
 
 import type { Graph } from '@kiln/ir-spec';
-import { rewriteGraph } from '../rewrite.js';
+import { any, applyRules, op, type Rule } from '../patterns.js';
+
+export const RULES: readonly Rule[] = [
+  // dropout(x) {training=false or p=0} → x
+  {
+    name: 'identity-dropout',
+    pattern: op('dropout', any('x')).where((m) => m.optional('x') !== null && (m.root.attrs.training !== true || m.root.attrs.p === 0)),
+    rewrite: (m, ctx) => { ctx.replace(m.root.outputs[0], m.value('x')); return []; },
+  },
+];
 
 /**
  * Removes identity dropout nodes.
@@ -12,9 +21,5 @@ import { rewriteGraph } from '../rewrite.js';
  * removeDropout(freeze(g)); // no `dropout` node is left
  */
 export function removeDropout(g: Graph): Graph {
-  return rewriteGraph(g, (node, ctx) => {
-    if (node.op !== 'dropout' || (node.attrs.training === true && node.attrs.p !== 0) || !node.inputs[0]) return [node];
-    ctx.replace(node.outputs[0], node.inputs[0]);
-    return [];
-  });
+  return applyRules(g, RULES, { label: 'remove-dropout' }).graph;
 }

@@ -49,7 +49,8 @@ Options:
   --weights <file>          load a .safetensors state dict into the model first
   -O0 | -O1 | -O2           optimization level (default -O2)
   --print-after <pass>      print the IR after a pass on stdout (repeatable), e.g. fuse-elementwise;
-                            KILN_DEBUG=passes prints it after every pass
+                            KILN_DEBUG=passes prints it after every pass, KILN_DEBUG=rewrites
+                            how often each rewrite rule fired (stderr)
   --check                   run the graph after every pass and compare with the unoptimized one
   -q, --quiet               no progress output
   --verbose                 show stack traces on errors
