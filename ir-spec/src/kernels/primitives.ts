@@ -7,19 +7,49 @@
 
 import { gemm } from './gemm.js';
 import { conv2dForward } from './conv.js';
+import { mapBinary, mapUnary } from './broadcast.js';
+import { planReduce, reduceSum } from './reduce.js';
+import { batchNormAffine, batchNormStats } from './norm.js';
+import type { TypedArray } from '../dtype.js';
+
+/** How fast primitives read an input against a broadcast output shape (the reference's own rule). */
+export { broadcastStrides } from './broadcast.js';
 
 /** C[M,N] (+)= A[M,K]·B[K,N] with explicit element strides (see kernels/gemm.ts). */
 export type GemmFn = typeof gemm;
 /** conv2d over NCHW float32 (weight [Cout, C/G, kh, kw], optional bias), a fresh output. */
 export type Conv2dFn = typeof conv2dForward;
 
+/**
+ * An elementwise binary op with broadcasting: `mapBinary` plus the op's entry name, by which a
+ * fast implementation picks its own loop for the ops it knows (and runs `f`/`row` otherwise).
+ */
+export type MapBinaryFn = (op: string, ...args: Parameters<typeof mapBinary>) => ReturnType<typeof mapBinary>;
+/** An elementwise unary op: `mapUnary` plus the op's entry name (see MapBinaryFn). */
+export type MapUnaryFn = (op: string, ...args: Parameters<typeof mapUnary>) => ReturnType<typeof mapUnary>;
+/** out = Σ of a dense tensor `src` of `shape` over `dims` (sorted, distinct), accumulated in float64. */
+export type SumFn = (src: TypedArray, shape: readonly number[], dims: readonly number[], out: TypedArray) => void;
+
 export interface CpuPrimitives {
   readonly gemm: GemmFn;
   readonly conv2d: Conv2dFn;
+  readonly mapBinary: MapBinaryFn;
+  readonly mapUnary: MapUnaryFn;
+  readonly sum: SumFn;
+  readonly batchNormStats: typeof batchNormStats;
+  readonly batchNormAffine: typeof batchNormAffine;
 }
 
 /** The plain-JavaScript primitives (ir-spec's own kernels). */
-export const REFERENCE_PRIMITIVES: CpuPrimitives = { gemm, conv2d: conv2dForward };
+export const REFERENCE_PRIMITIVES: CpuPrimitives = {
+  gemm,
+  conv2d: conv2dForward,
+  mapBinary: (_op, ...args) => mapBinary(...args),
+  mapUnary: (_op, ...args) => mapUnary(...args),
+  sum: (src, shape, dims, out) => reduceSum(src, planReduce(shape, dims), out),
+  batchNormStats,
+  batchNormAffine,
+};
 
 /** The primitives a kernel context carries, else the reference ones. */
 export function primitivesOf(ctx?: { readonly prims?: CpuPrimitives }): CpuPrimitives {

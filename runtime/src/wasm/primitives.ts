@@ -8,6 +8,8 @@ import { wasmKernels } from './heap.js';
 export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
+import { wasmMapBinary, wasmMapUnary } from './elementwise.js';
+import { wasmBatchNormAffine, wasmBatchNormStats, wasmSum } from './reduce.js';
 
 export interface FastPrimitives extends CpuPrimitives {
   /** Which kernels run: 'relaxed-simd', 'simd' or 'js'. */
@@ -25,7 +27,11 @@ export function fastPrimitives(): FastPrimitives {
     chosen = { ...REFERENCE_PRIMITIVES, kind: 'js', pin() {} };
   } else {
     const g = new WasmGemm(heap);
-    chosen = { gemm: g.gemm, conv2d: wasmConv2d(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
+    chosen = {
+      gemm: g.gemm, conv2d: wasmConv2d(heap),
+      mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), sum: wasmSum(heap),
+      batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap),
+      kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
   }
   return chosen;
 }
