@@ -10,6 +10,7 @@ import { conv2dForward } from './conv.js';
 import { mapBinary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
 import { batchNormAffine, batchNormStats } from './norm.js';
+import { maxPool } from './pool.js';
 import type { TypedArray } from '../dtype.js';
 
 /** How fast primitives read an input against a broadcast output shape (the reference's own rule). */
@@ -38,6 +39,8 @@ export interface CpuPrimitives {
   readonly sum: SumFn;
   readonly batchNormStats: typeof batchNormStats;
   readonly batchNormAffine: typeof batchNormAffine;
+  /** max_pool2d's windows over N·C planes, values and winner offsets (see kernels/pool.ts). */
+  readonly maxPool: typeof maxPool;
 }
 
 /** The plain-JavaScript primitives (ir-spec's own kernels). */
@@ -49,6 +52,7 @@ export const REFERENCE_PRIMITIVES: CpuPrimitives = {
   sum: (src, shape, dims, out) => reduceSum(src, planReduce(shape, dims), out),
   batchNormStats,
   batchNormAffine,
+  maxPool,
 };
 
 /** The primitives a kernel context carries, else the reference ones. */

@@ -10,6 +10,7 @@ import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
 import { wasmMapBinary, wasmMapUnary } from './elementwise.js';
 import { wasmBatchNormAffine, wasmBatchNormStats, wasmSum } from './reduce.js';
+import { wasmMaxPool } from './pool.js';
 
 export interface FastPrimitives extends CpuPrimitives {
   /** Which kernels run: 'relaxed-simd', 'simd' or 'js'. */
@@ -30,7 +31,7 @@ export function fastPrimitives(): FastPrimitives {
     chosen = {
       gemm: g.gemm, conv2d: wasmConv2d(heap),
       mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), sum: wasmSum(heap),
-      batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap),
+      batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap), maxPool: wasmMaxPool(heap),
       kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
   }
   return chosen;
