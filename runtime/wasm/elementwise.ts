@@ -139,3 +139,24 @@ export function reluF32(n: i32, x: usize, out: usize): void {
     store<i32>(out, b & ~((b >> 31) & ~((0x7f800000 - (b & 0x7fffffff)) >> 31)));
   }
 }
+
+/**
+ * out[i] = cond[i·sc] ? A[i·sa] : B[i·sb] for n floats, cond bytes (nonzero = true), each stride
+ * 0 (a scalar) or 1: where() over full-size or scalar operands.
+ */
+export function whereF32(n: i32, c: usize, sc: i32, a: usize, sa: i32, b: usize, sb: i32, out: usize): void {
+  let k = 0;
+  if (sc == 1) {
+    // Four condition bytes widened to four lane masks per step.
+    const sa4 = <usize>sa << 4, sb4 = <usize>sb << 4;
+    const zero = i32x4.splat(0);
+    for (; k + 4 <= n; k += 4, c += 4, a += sa4, b += sb4, out += 16) {
+      const bytes = v128.load32_zero(c);
+      const m = i32x4.ne(i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(bytes)), zero);
+      const x = sa ? v128.load(a) : v128.load32_splat(a), y = sb ? v128.load(b) : v128.load32_splat(b);
+      v128.store(out, v128.bitselect(x, y, m));
+    }
+  }
+  const da = <usize>sa << 2, db = <usize>sb << 2, dc = <usize>sc;
+  for (; k < n; k++, c += dc, a += da, b += db, out += 4) store<f32>(out, load<u8>(c) ? load<f32>(a) : load<f32>(b));
+}

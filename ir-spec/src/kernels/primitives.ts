@@ -7,7 +7,7 @@
 
 import { gemm } from './gemm.js';
 import { conv2dForward } from './conv.js';
-import { mapBinary, mapUnary } from './broadcast.js';
+import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
 import { batchNormAffine, batchNormStats } from './norm.js';
 import { maxPool } from './pool.js';
@@ -28,6 +28,8 @@ export type Conv2dFn = typeof conv2dForward;
 export type MapBinaryFn = (op: string, ...args: Parameters<typeof mapBinary>) => ReturnType<typeof mapBinary>;
 /** An elementwise unary op: `mapUnary` plus the op's entry name (see MapBinaryFn). */
 export type MapUnaryFn = (op: string, ...args: Parameters<typeof mapUnary>) => ReturnType<typeof mapUnary>;
+/** An elementwise three-input op (where): `mapTernary` plus the op's entry name (see MapBinaryFn). */
+export type MapTernaryFn = (op: string, ...args: Parameters<typeof mapTernary>) => ReturnType<typeof mapTernary>;
 /** out = Σ of a dense tensor `src` of `shape` over `dims` (sorted, distinct), accumulated in float64. */
 export type SumFn = (src: TypedArray, shape: readonly number[], dims: readonly number[], out: TypedArray) => void;
 
@@ -36,6 +38,7 @@ export interface CpuPrimitives {
   readonly conv2d: Conv2dFn;
   readonly mapBinary: MapBinaryFn;
   readonly mapUnary: MapUnaryFn;
+  readonly mapTernary: MapTernaryFn;
   readonly sum: SumFn;
   readonly batchNormStats: typeof batchNormStats;
   readonly batchNormAffine: typeof batchNormAffine;
@@ -49,6 +52,7 @@ export const REFERENCE_PRIMITIVES: CpuPrimitives = {
   conv2d: conv2dForward,
   mapBinary: (_op, ...args) => mapBinary(...args),
   mapUnary: (_op, ...args) => mapUnary(...args),
+  mapTernary: (_op, ...args) => mapTernary(...args),
   sum: (src, shape, dims, out) => reduceSum(src, planReduce(shape, dims), out),
   batchNormStats,
   batchNormAffine,

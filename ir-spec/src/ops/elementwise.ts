@@ -9,7 +9,7 @@ import { defineOp, type GradDef, type OpDef } from '../op-def.js';
 import { broadcastShapes, OpError, type TensorType } from '../shape.js';
 import { promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
 import { primitivesOf } from '../kernels/primitives.js';
-import { mapTernary, mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
+import { mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
 import type { GradBuilder } from '../grad-builder.js';
 
 const noAttrs = z.object({}).strict();
@@ -303,9 +303,9 @@ export const where = defineOp({
     const shape = broadcastShapes('where', broadcastShapes('where', tc.shape, ta.shape), tb.shape);
     return [{ dtype: promoteTypes(ta.dtype, tb.dtype), shape }];
   },
-  cpu([c, a, b]) {
+  cpu([c, a, b], _attrs, ctx) {
     const shape = broadcastShapes('where', broadcastShapes('where', c!.shape, a!.shape), b!.shape) as number[];
-    return [mapTernary(c!, a!, b!, shape, promoteTypes(a!.dtype, b!.dtype), (p, x, y) => (p ? x : y))];
+    return [primitivesOf(ctx).mapTernary('where', c!, a!, b!, shape, promoteTypes(a!.dtype, b!.dtype), (p, x, y) => (p ? x : y))];
   },
   grad: {
     saveInputs: [0],

@@ -1,5 +1,5 @@
 // The WebAssembly elementwise primitives against ir-spec's loops, through the op entries: every
-// arithmetic and comparison op on same-shape, scalar, per-channel and row/column broadcasts with
+// arithmetic and comparison op, relu and where, on same-shape, scalar, per-channel and row/column broadcasts with
 // ragged sizes (not multiples of 4 or 16), batch 1, odd channel counts, NaN/±0/±inf values;
 // results must be bit-identical (Object.is per element), and the kernel memory is returned.
 
@@ -66,6 +66,20 @@ describe('WebAssembly elementwise primitives', () => {
     }
   });
 
+  it('where equals the JavaScript loop on full-size and scalar operands (ragged sizes)', () => {
+    if (!heap) throw new Error('no WebAssembly SIMD in this engine');
+    const scalar = (v: number): CpuTensor => ({ data: new Float32Array([v]), shape: [], dtype: 'float32' });
+    for (const shape of [[32, 512], [1, 7, 25, 27], [4099]]) {
+      const n = shape.reduce((a, d) => a * d, 1);
+      const cond: CpuTensor = { data: Uint8Array.from(randomFloats(n, 3), (v) => (v > 0 ? 1 : 0)), shape, dtype: 'bool' };
+      for (const [a, b] of [[tensorOf(shape, 1), tensorOf(shape, 2)], [scalar(0), scalar(2)], [tensorOf(shape, 4), scalar(-0)], [scalar(NaN), tensorOf(shape, 5)]]) {
+        const [want] = getOp('where').cpu([cond, a, b], {});
+        const [got] = getOp('where').cpu([cond, a, b], {}, { prims: fastPrimitives() });
+        expectSame(got.data, want.data);
+      }
+    }
+  });
+
   it('runs the kernels from MIN_ELEMENTS up and leaves smaller tensors, other ops and int inputs to JavaScript', () => {
     if (!heap) throw new Error('no WebAssembly SIMD in this engine');
     const calls: string[] = [];
@@ -79,7 +93,8 @@ describe('WebAssembly elementwise primitives', () => {
       getOp('mul').cpu([big, big], {}, { prims });
       getOp('gt').cpu([big, { data: new Float32Array([0]), shape: [], dtype: 'float32' }], {}, { prims });
       getOp('relu').cpu([big], {}, { prims });
-      expect(calls).toEqual(['binaryF32', 'compareF32', 'reluF32']);
+      getOp('where').cpu([{ data: new Uint8Array(MIN_ELEMENTS), shape: [MIN_ELEMENTS], dtype: 'bool' }, big, big], {}, { prims });
+      expect(calls).toEqual(['binaryF32', 'compareF32', 'reluF32', 'whereF32']);
       calls.length = 0;
       getOp('mul').cpu([small, small], {}, { prims });
       getOp('maximum').cpu([big, big], {}, { prims });

@@ -1,11 +1,12 @@
 // The WebAssembly elementwise primitives (kernels in runtime/wasm/elementwise.ts) behind
-// ir-spec's MapBinaryFn/MapUnaryFn: float32 add/sub/mul/div, the six comparisons and relu, with
-// broadcasting over up to three coalesced dims. Anything else — other ops, int/bool inputs,
+// ir-spec's MapBinaryFn/MapUnaryFn/MapTernaryFn: float32 add/sub/mul/div, the six comparisons and
+// relu, with broadcasting over up to three coalesced dims, and where() over full-size or scalar
+// operands. Anything else — other ops, int/bool inputs,
 // broadcasts that coalesce to more dims, tensors below MIN_ELEMENTS (where copying in and out of
 // the kernel memory costs more than the loop) — runs ir-spec's JavaScript loops.
 // Invariant: results are bit-identical to ir-spec's loops (runtime/wasm/elementwise.ts says why).
 
-import { broadcastStrides, numel, REFERENCE_PRIMITIVES, type CpuTensor, type MapBinaryFn, type MapUnaryFn } from '@kiln/ir-spec';
+import { broadcastStrides, numel, REFERENCE_PRIMITIVES, type CpuTensor, type MapBinaryFn, type MapTernaryFn, type MapUnaryFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 
 /** Below this many output elements the JavaScript loops run (measured: see the module header). */
@@ -70,6 +71,28 @@ export function wasmMapUnary(heap: WasmHeap): MapUnaryFn {
       return { data: heap.f32().slice(po >> 2, (po >> 2) + n), shape: x.shape, dtype: outDtype };
     } finally {
       heap.free(px); heap.free(po);
+    }
+  };
+}
+
+export function wasmMapTernary(heap: WasmHeap): MapTernaryFn {
+  return (op, c, a, b, outShape, outDtype, f) => {
+    const n = numel(outShape);
+    const fits = (t: CpuTensor) => t.data.length === n || t.data.length === 1;
+    if (op !== 'where' || n < MIN_ELEMENTS || c.dtype !== 'bool' || a.dtype !== 'float32' || b.dtype !== 'float32' || !fits(c) || !fits(a) || !fits(b)) {
+      return REFERENCE_PRIMITIVES.mapTernary(op, c, a, b, outShape, outDtype, f);
+    }
+    const C = c.data, A = a.data as Float32Array, B = b.data as Float32Array;
+    const pc = heap.alloc(C.length), pa = heap.alloc(A.length * 4), pb = heap.alloc(B.length * 4), po = heap.alloc(n * 4);
+    try {
+      new Uint8Array(heap.memory.buffer, pc, C.length).set(C);
+      const mem = heap.f32();
+      mem.set(A, pa >> 2);
+      mem.set(B, pb >> 2);
+      heap.k.whereF32(n, pc, C.length === n ? 1 : 0, pa, A.length === n ? 1 : 0, pb, B.length === n ? 1 : 0, po);
+      return { data: heap.f32().slice(po >> 2, (po >> 2) + n), shape: outShape, dtype: outDtype };
+    } finally {
+      heap.free(pc); heap.free(pa); heap.free(pb); heap.free(po);
     }
   };
 }

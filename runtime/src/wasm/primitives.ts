@@ -8,7 +8,7 @@ import { wasmKernels } from './heap.js';
 export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
-import { wasmMapBinary, wasmMapUnary } from './elementwise.js';
+import { wasmMapBinary, wasmMapTernary, wasmMapUnary } from './elementwise.js';
 import { wasmBatchNormAffine, wasmBatchNormStats, wasmSum } from './reduce.js';
 import { wasmMaxPool } from './pool.js';
 
@@ -30,7 +30,7 @@ export function fastPrimitives(): FastPrimitives {
     const g = new WasmGemm(heap);
     chosen = {
       gemm: g.gemm, conv2d: wasmConv2d(heap),
-      mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), sum: wasmSum(heap),
+      mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), mapTernary: wasmMapTernary(heap), sum: wasmSum(heap),
       batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap), maxPool: wasmMaxPool(heap),
       kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
   }
