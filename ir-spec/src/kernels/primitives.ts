@@ -11,6 +11,9 @@ import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
 import { batchNormAffine, batchNormStats } from './norm.js';
 import { maxPool } from './pool.js';
+import { adamStep } from './adam.js';
+
+export type { AdamScalars } from './adam.js';
 import type { TypedArray } from '../dtype.js';
 
 /** How fast primitives read an input against a broadcast output shape (the reference's own rule). */
@@ -44,6 +47,8 @@ export interface CpuPrimitives {
   readonly batchNormAffine: typeof batchNormAffine;
   /** max_pool2d's windows over N·C planes, values and winner offsets (see kernels/pool.ts). */
   readonly maxPool: typeof maxPool;
+  /** One parameter's Adam/AdamW update in place (packages/core's optimizers). */
+  readonly adamStep: typeof adamStep;
 }
 
 /** The plain-JavaScript primitives (ir-spec's own kernels). */
@@ -57,6 +62,7 @@ export const REFERENCE_PRIMITIVES: CpuPrimitives = {
   batchNormStats,
   batchNormAffine,
   maxPool,
+  adamStep,
 };
 
 /** The primitives a kernel context carries, else the reference ones. */

@@ -11,6 +11,7 @@ import { wasmConv2d } from './conv.js';
 import { wasmMapBinary, wasmMapTernary, wasmMapUnary } from './elementwise.js';
 import { wasmBatchNormAffine, wasmBatchNormStats, wasmSum } from './reduce.js';
 import { wasmMaxPool } from './pool.js';
+import { wasmAdamStep } from './optim.js';
 
 export interface FastPrimitives extends CpuPrimitives {
   /** Which kernels run: 'relaxed-simd', 'simd' or 'js'. */
@@ -32,6 +33,7 @@ export function fastPrimitives(): FastPrimitives {
       gemm: g.gemm, conv2d: wasmConv2d(heap),
       mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), mapTernary: wasmMapTernary(heap), sum: wasmSum(heap),
       batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap), maxPool: wasmMaxPool(heap),
+      adamStep: wasmAdamStep(heap),
       kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
   }
   return chosen;
