@@ -34,7 +34,8 @@ const PAIRS: [number[], number[]][] = [
   [[70, 77], [77]], // bias row
   [[70, 77], [70, 1]], // per-row scalar: stride-0 inner dim
   [[4, 1, 33, 1], [4, 7, 1, 35]], // outer product-like: both broadcast (four dims: falls back)
-  [[4096], [4096]], // exactly MIN_ELEMENTS
+  [[2048], [2048]], // exactly MIN_ELEMENTS
+  [[2051], [1]], // just above, a scalar
 ];
 const OPS = ['add', 'sub', 'mul', 'div', 'eq', 'ne', 'lt', 'le', 'gt', 'ge'];
 
