@@ -6,7 +6,7 @@
 // to float32 rounding of the sums.
 
 import { gemm } from './gemm.js';
-import { conv2dForward } from './conv.js';
+import { conv2dForward, conv2dWeightGrad } from './conv.js';
 import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
 import { batchNormAffine, batchNormStats } from './norm.js';
@@ -15,6 +15,9 @@ import { adamStep } from './adam.js';
 
 export type { AdamScalars } from './adam.js';
 import type { TypedArray } from '../dtype.js';
+
+/** What a fast conv2d weight gradient needs of the Winograd reference (kernels/winograd.ts). */
+export { slab as winogradSlab, winogradApplies, winogradFilterGrad } from './winograd.js';
 
 /** How fast primitives read an input against a broadcast output shape (the reference's own rule). */
 export { broadcastStrides } from './broadcast.js';
@@ -36,9 +39,13 @@ export type MapTernaryFn = (op: string, ...args: Parameters<typeof mapTernary>) 
 /** out = Σ of a dense tensor `src` of `shape` over `dims` (sorted, distinct), accumulated in float64. */
 export type SumFn = (src: TypedArray, shape: readonly number[], dims: readonly number[], out: TypedArray) => void;
 
+/** conv2d's weight gradient dW [Cout, C/G, kh, kw] from x and the output gradient gy (see kernels/conv.ts). */
+export type Conv2dWeightGradFn = (x: Float32Array, gy: Float32Array, d: Parameters<Conv2dFn>[3]) => Float32Array;
+
 export interface CpuPrimitives {
   readonly gemm: GemmFn;
   readonly conv2d: Conv2dFn;
+  readonly conv2dWeightGrad: Conv2dWeightGradFn;
   readonly mapBinary: MapBinaryFn;
   readonly mapUnary: MapUnaryFn;
   readonly mapTernary: MapTernaryFn;
@@ -55,6 +62,7 @@ export interface CpuPrimitives {
 export const REFERENCE_PRIMITIVES: CpuPrimitives = {
   gemm,
   conv2d: conv2dForward,
+  conv2dWeightGrad: (x, gy, d) => conv2dWeightGrad(x, gy, d, gemm),
   mapBinary: (_op, ...args) => mapBinary(...args),
   mapUnary: (_op, ...args) => mapUnary(...args),
   mapTernary: (_op, ...args) => mapTernary(...args),
