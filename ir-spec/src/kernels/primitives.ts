@@ -6,20 +6,72 @@
 // to float32 rounding of the sums.
 
 import { gemm } from './gemm.js';
-import { conv2dForward } from './conv.js';
+import { conv2dForward, conv2dWeightGrad } from './conv.js';
+import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
+import { planReduce, reduceSum } from './reduce.js';
+import { batchNormAffine, batchNormStats } from './norm.js';
+import { maxPool } from './pool.js';
+import { adamStep } from './adam.js';
+
+export type { AdamScalars } from './adam.js';
+import type { TypedArray } from '../dtype.js';
+
+/** What a fast conv2d weight gradient needs of the Winograd reference (kernels/winograd.ts). */
+export { slab as winogradSlab, winogradApplies, winogradFilterGrad } from './winograd.js';
+
+/** How fast primitives read an input against a broadcast output shape (the reference's own rule). */
+export { broadcastStrides } from './broadcast.js';
 
 /** C[M,N] (+)= A[M,K]·B[K,N] with explicit element strides (see kernels/gemm.ts). */
 export type GemmFn = typeof gemm;
 /** conv2d over NCHW float32 (weight [Cout, C/G, kh, kw], optional bias), a fresh output. */
 export type Conv2dFn = typeof conv2dForward;
 
+/**
+ * An elementwise binary op with broadcasting: `mapBinary` plus the op's entry name, by which a
+ * fast implementation picks its own loop for the ops it knows (and runs `f`/`row` otherwise).
+ */
+export type MapBinaryFn = (op: string, ...args: Parameters<typeof mapBinary>) => ReturnType<typeof mapBinary>;
+/** An elementwise unary op: `mapUnary` plus the op's entry name (see MapBinaryFn). */
+export type MapUnaryFn = (op: string, ...args: Parameters<typeof mapUnary>) => ReturnType<typeof mapUnary>;
+/** An elementwise three-input op (where): `mapTernary` plus the op's entry name (see MapBinaryFn). */
+export type MapTernaryFn = (op: string, ...args: Parameters<typeof mapTernary>) => ReturnType<typeof mapTernary>;
+/** out = Σ of a dense tensor `src` of `shape` over `dims` (sorted, distinct), accumulated in float64. */
+export type SumFn = (src: TypedArray, shape: readonly number[], dims: readonly number[], out: TypedArray) => void;
+
+/** conv2d's weight gradient dW [Cout, C/G, kh, kw] from x and the output gradient gy (see kernels/conv.ts). */
+export type Conv2dWeightGradFn = (x: Float32Array, gy: Float32Array, d: Parameters<Conv2dFn>[3]) => Float32Array;
+
 export interface CpuPrimitives {
   readonly gemm: GemmFn;
   readonly conv2d: Conv2dFn;
+  readonly conv2dWeightGrad: Conv2dWeightGradFn;
+  readonly mapBinary: MapBinaryFn;
+  readonly mapUnary: MapUnaryFn;
+  readonly mapTernary: MapTernaryFn;
+  readonly sum: SumFn;
+  readonly batchNormStats: typeof batchNormStats;
+  readonly batchNormAffine: typeof batchNormAffine;
+  /** max_pool2d's windows over N·C planes, values and winner offsets (see kernels/pool.ts). */
+  readonly maxPool: typeof maxPool;
+  /** One parameter's Adam/AdamW update in place (packages/core's optimizers). */
+  readonly adamStep: typeof adamStep;
 }
 
 /** The plain-JavaScript primitives (ir-spec's own kernels). */
-export const REFERENCE_PRIMITIVES: CpuPrimitives = { gemm, conv2d: conv2dForward };
+export const REFERENCE_PRIMITIVES: CpuPrimitives = {
+  gemm,
+  conv2d: conv2dForward,
+  conv2dWeightGrad: (x, gy, d) => conv2dWeightGrad(x, gy, d, gemm),
+  mapBinary: (_op, ...args) => mapBinary(...args),
+  mapUnary: (_op, ...args) => mapUnary(...args),
+  mapTernary: (_op, ...args) => mapTernary(...args),
+  sum: (src, shape, dims, out) => reduceSum(src, planReduce(shape, dims), out),
+  batchNormStats,
+  batchNormAffine,
+  maxPool,
+  adamStep,
+};
 
 /** The primitives a kernel context carries, else the reference ones. */
 export function primitivesOf(ctx?: { readonly prims?: CpuPrimitives }): CpuPrimitives {

@@ -14,7 +14,7 @@ import type { ConvDims } from './conv.js';
  * write streams of a tile transform do not all map to the same cache sets (with power-of-two
  * slab sizes they would, and the transforms ran 3× slower).
  */
-const slab = (n: number): number => n + 32;
+export const slab = (n: number): number => n + 32;
 
 /** Whether a convolution can run (and gains from running) as Winograd F(2×2, 3×3). */
 export function winogradApplies(d: ConvDims): boolean {
@@ -147,7 +147,12 @@ export function winogradWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDim
   const S = Cout * C, dU = new Float32Array(16 * S);
   const TC = slab(T * C);
   for (let xi = 0; xi < 16; xi++) gemmFn(Cout, C, T, dM, xi * CT, T, 1, V, xi * TC, C, 1, dU, xi * S, C);
-  // dW = Gᵀ dU G with Gᵀ = [[1, ½, ½, 0], [0, ½, −½, 0], [0, ½, ½, 1]].
+  return winogradFilterGrad(dU, S);
+}
+
+/** dW [S filters, 3, 3] = Gᵀ dU G from the 16 slabs of dU [16][S] (S = Cout·C). */
+export function winogradFilterGrad(dU: Float32Array, S: number): Float32Array {
+  // Gᵀ = [[1, ½, ½, 0], [0, ½, −½, 0], [0, ½, ½, 1]].
   const out = new Float32Array(S * 9), h = new Float64Array(12);
   for (let f = 0; f < S; f++) {
     for (let j = 0; j < 4; j++) {

@@ -11,7 +11,7 @@ import { defineOp } from '../op-def.js';
 import { concreteDim, dimSum, fmtShape, OpError, sameDim, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import { dimMul } from '../ir/dims.js';
 import { primitivesOf } from '../kernels/primitives.js';
-import { conv2dWeightGrad, convTranspose2dForward, type ConvWindow } from '../kernels/conv.js';
+import { convTranspose2dForward, type ConvWindow } from '../kernels/conv.js';
 
 const int = z.number().int();
 const pos2 = z.tuple([int.min(1), int.min(1)]);
@@ -189,7 +189,7 @@ export const conv2d_weight_grad = defineOp({
     const shape = weightGradShape(x!, go!, a) as number[];
     const [N, C, H, W] = x!.shape, [, Cout, OH, OW] = go!.shape, [kh, kw] = a.kernel_size;
     const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
-    return [{ data: conv2dWeightGrad(x!.data as Float32Array, go!.data as Float32Array, dims, primitivesOf(ctx).gemm), shape, dtype: 'float32' }];
+    return [{ data: primitivesOf(ctx).conv2dWeightGrad(x!.data as Float32Array, go!.data as Float32Array, dims), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],

@@ -8,7 +8,8 @@ import * as z from 'zod';
 import { defineOp, type GradDef, type OpDef } from '../op-def.js';
 import { broadcastShapes, OpError, type TensorType } from '../shape.js';
 import { promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
-import { mapBinary, mapTernary, mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
+import { primitivesOf } from '../kernels/primitives.js';
+import { mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
 import type { GradBuilder } from '../grad-builder.js';
 
 const noAttrs = z.object({}).strict();
@@ -39,9 +40,9 @@ function defineBinary(spec: BinarySpec): OpDef {
       const ta = need(spec.name, a, 'a'), tb = need(spec.name, b, 'b');
       return [{ dtype: outDtype(promoteTypes(ta.dtype, tb.dtype)), shape: broadcastShapes(spec.name, ta.shape, tb.shape) }];
     },
-    cpu([a, b]) {
+    cpu([a, b], _attrs, ctx) {
       const shape = broadcastShapes(spec.name, a!.shape, b!.shape) as number[];
-      return [mapBinary(a!, b!, shape, outDtype(promoteTypes(a!.dtype, b!.dtype)), spec.f, spec.row)];
+      return [primitivesOf(ctx).mapBinary(spec.name, a!, b!, shape, outDtype(promoteTypes(a!.dtype, b!.dtype)), spec.f, spec.row)];
     },
     grad: spec.grad,
   });
@@ -174,7 +175,7 @@ export function defineUnary(spec: UnarySpec): OpDef {
   return defineOp({
     name: spec.name, doc: spec.doc, inputs: ['x'], attrs: noAttrs, elementwise: true,
     infer([x]) { const t = need(spec.name, x, 'x'); return [{ dtype: out(t.dtype), shape: t.shape }]; },
-    cpu([x]) { return [mapUnary(x!, out(x!.dtype), spec.f, spec.loop)]; },
+    cpu([x], _attrs, ctx) { return [primitivesOf(ctx).mapUnary(spec.name, x!, out(x!.dtype), spec.f, spec.loop)]; },
     grad: spec.grad,
   });
 }
@@ -302,9 +303,9 @@ export const where = defineOp({
     const shape = broadcastShapes('where', broadcastShapes('where', tc.shape, ta.shape), tb.shape);
     return [{ dtype: promoteTypes(ta.dtype, tb.dtype), shape }];
   },
-  cpu([c, a, b]) {
+  cpu([c, a, b], _attrs, ctx) {
     const shape = broadcastShapes('where', broadcastShapes('where', c!.shape, a!.shape), b!.shape) as number[];
-    return [mapTernary(c!, a!, b!, shape, promoteTypes(a!.dtype, b!.dtype), (p, x, y) => (p ? x : y))];
+    return [primitivesOf(ctx).mapTernary('where', c!, a!, b!, shape, promoteTypes(a!.dtype, b!.dtype), (p, x, y) => (p ? x : y))];
   },
   grad: {
     saveInputs: [0],

@@ -9,6 +9,7 @@
 
 import * as z from 'zod';
 import { defineOp } from '../op-def.js';
+import { primitivesOf } from '../kernels/primitives.js';
 import { fmtShape, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 
 const attrs = z.object({ eps: z.number().min(0).default(1e-5) }).strict();
@@ -36,12 +37,11 @@ export const batch_norm = defineOp({
   doc: 'y = (x − mean)/sqrt(var + eps)·weight + bias with per-channel (dim 1) mean, var, weight?, bias?',
   inputs: ['input', 'mean', 'var', 'weight?', 'bias?'], attrs,
   infer([x, ...rest]) { return [{ dtype: 'float32', shape: checkTypes(x, rest).shape }]; },
-  cpu([x, mean, v, w, bias], { eps }) {
+  cpu([x, mean, v, w, bias], { eps }, ctx) {
     checkTypes(x, [mean, v, w, bias]);
     const shape = x!.shape, C = shape[1], N = shape[0];
     let inner = 1;
     for (let i = 2; i < shape.length; i++) inner *= shape[i];
-    const X = x!.data as Float32Array, out = new Float32Array(X.length);
     const M = mean!.data, V = v!.data, Wd = w?.data, Bd = bias?.data;
     // y = x·scale + shift with both folded per channel in double precision.
     const scale = new Float64Array(C), shift = new Float64Array(C);
@@ -50,13 +50,7 @@ export const batch_norm = defineOp({
       scale[c] = s;
       shift[c] = (Bd ? Bd[c] : 0) - M[c] * s;
     }
-    for (let n = 0, o = 0; n < N; n++) {
-      for (let c = 0; c < C; c++) {
-        const s = scale[c], t = shift[c];
-        for (let i = 0; i < inner; i++, o++) out[o] = X[o] * s + t;
-      }
-    }
-    return [{ data: out, shape, dtype: 'float32' }];
+    return [{ data: primitivesOf(ctx).batchNormAffine(x!.data as Float32Array, N, C, inner, scale, shift), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1, 2, 3],
@@ -99,26 +93,11 @@ export const batch_norm_stats = defineOp({
     }
     return [{ dtype: 'float32', shape: [x.shape[1]] }, { dtype: 'float32', shape: [x.shape[1]] }];
   },
-  cpu([x]) {
-    const shape = x!.shape, N = shape[0], C = shape[1], X = x!.data as Float32Array;
-    const inner = shape.slice(2).reduce((a, d) => a * d, 1), n = N * inner;
-    const mean = new Float32Array(C), variance = new Float32Array(C);
+  cpu([x], _attrs, ctx) {
+    const shape = x!.shape, N = shape[0], C = shape[1];
+    const inner = shape.slice(2).reduce((a, d) => a * d, 1);
     // Two passes in double precision: the variance never suffers E[x²] − E[x]² cancellation.
-    for (let c = 0; c < C; c++) {
-      let s = 0;
-      for (let i = 0; i < N; i++) {
-        const o = (i * C + c) * inner;
-        for (let k = 0; k < inner; k++) s += X[o + k];
-      }
-      const m = s / n;
-      let q = 0;
-      for (let i = 0; i < N; i++) {
-        const o = (i * C + c) * inner;
-        for (let k = 0; k < inner; k++) { const dx = X[o + k] - m; q += dx * dx; }
-      }
-      mean[c] = m;
-      variance[c] = q / n;
-    }
+    const [mean, variance] = primitivesOf(ctx).batchNormStats(x!.data as Float32Array, N, C, inner);
     return [{ data: mean, shape: [C], dtype: 'float32' }, { data: variance, shape: [C], dtype: 'float32' }];
   },
   grad: {

@@ -8,8 +8,9 @@ import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { concreteDim, fmtShape, OpError, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import type { GradBuilder } from '../grad-builder.js';
+import { primitivesOf } from '../kernels/primitives.js';
 import {
-  adaptiveAvgPool, adaptiveAvgPoolBackward, adaptiveMaxPool, avgPool, avgPoolBackward, maxPool, poolOutSize, type PoolWindow,
+  adaptiveAvgPool, adaptiveAvgPoolBackward, adaptiveMaxPool, avgPool, avgPoolBackward, poolOutSize, type PoolWindow,
 } from '../kernels/pool.js';
 
 const int = z.number().int();
@@ -102,11 +103,11 @@ export const max_pool2d = defineOp({
     const shape = [t.shape[0], t.shape[1], ...pooledSize('max_pool2d', t.shape, a, a.dilation)];
     return [{ dtype: 'float32', shape }, { dtype: 'int32', shape }];
   },
-  cpu([x], a: MaxAttrs) {
+  cpu([x], a: MaxAttrs, ctx) {
     const [N, C, H, W] = x!.shape;
     const [OH, OW] = pooledSize('max_pool2d', x!.shape, a, a.dilation) as [number, number];
     const val = new Float32Array(N * C * OH * OW), idx = new Int32Array(N * C * OH * OW);
-    maxPool(x!.data as Float32Array, N * C, H, W, windowOf(a, a.dilation), OH, OW, val, idx);
+    primitivesOf(ctx).maxPool(x!.data as Float32Array, N * C, H, W, windowOf(a, a.dilation), OH, OW, val, idx);
     const shape = [N, C, OH, OW];
     return [{ data: val, shape, dtype: 'float32' }, { data: idx, shape, dtype: 'int32' }];
   },

@@ -4,9 +4,10 @@
 
 import * as z from 'zod';
 import { defineOp } from '../op-def.js';
-import { normDim, normDims, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
+import { normDim, normDims, numel, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import { allocate, type DType } from '../dtype.js';
-import { argExtreme, cumsumKernel, planReduce, reduceExtreme, reduceProd, reduceSum } from '../kernels/reduce.js';
+import { argExtreme, cumsumKernel, planReduce, reduceExtreme, reduceProd } from '../kernels/reduce.js';
+import { primitivesOf } from '../kernels/primitives.js';
 import { splitAt } from '../kernels/strided.js';
 import type { GradBuilder } from '../grad-builder.js';
 
@@ -32,11 +33,11 @@ export const sum = defineOp({
   infer([x], { dim, keepdim }) {
     return [reducedType('sum', x, dim, keepdim, x && x.dtype === 'bool' ? 'int32' : undefined)];
   },
-  cpu([x], { dim, keepdim }) {
+  cpu([x], { dim, keepdim }, ctx) {
     const t = reducedType('sum', x, dim, keepdim, x!.dtype === 'bool' ? 'int32' : undefined);
-    const plan = planReduce(x!.shape, normDims('sum', dim, x!.shape.length));
-    const out = allocate(t.dtype, plan.outSize);
-    reduceSum(x!.data, plan, out);
+    const dims = normDims('sum', dim, x!.shape.length);
+    const out = allocate(t.dtype, numel(t.shape as number[]));
+    primitivesOf(ctx).sum(x!.data, x!.shape, dims, out);
     return [{ data: out, shape: t.shape as number[], dtype: t.dtype }];
   },
   grad: {

@@ -18,6 +18,18 @@ export interface KernelExports {
   packIm2col(C: number, H: number, W: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, dst: number): void;
   addBias(C: number, P: number, out: number, bias: number): void;
   heapBase(): number;
+  // runtime/wasm/elementwise.ts, reduce.ts, pool.ts, optim.ts and winograd-grad.ts (callers: runtime/src/wasm/ files of the same names)
+  binaryF32(op: number, d0: number, d1: number, d2: number, a: number, sa0: number, sa1: number, sa2: number, b: number, sb0: number, sb1: number, sb2: number, out: number): void;
+  compareF32(op: number, d0: number, d1: number, d2: number, a: number, sa0: number, sa1: number, sa2: number, b: number, sb0: number, sb1: number, sb2: number, out: number): void;
+  reluF32(n: number, x: number, out: number): void;
+  whereF32(n: number, c: number, sc: number, a: number, sa: number, b: number, sb: number, out: number): void;
+  sumF32(K0: number, R1: number, K1: number, R2: number, x: number, out: number): void;
+  batchNormStats(N: number, C: number, inner: number, x: number, mean: number, variance: number): void;
+  batchNorm(N: number, C: number, inner: number, x: number, scale: number, shift: number, out: number): void;
+  maxPool2x2(planes: number, H: number, W: number, OH: number, OW: number, x: number, val: number, idx: number): void;
+  winogradInputTiles(N: number, C: number, H: number, W: number, pt: number, pl: number, TH: number, TW: number, TC: number, x: number, pad: number, V: number): void;
+  winogradGradTiles(N: number, Cout: number, OH: number, OW: number, TH: number, TW: number, CT: number, gy: number, dM: number): void;
+  adamStep(n: number, p: number, g: number, m: number, v: number, vmax: number, shrink: number, sign: number, l2: number, beta1: number, beta2: number, stepSize: number, bc2Sqrt: number, eps: number): void;
 }
 
 const ALIGN = 64;

@@ -8,6 +8,7 @@ import { wasmKernels } from './heap.js';
 export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
+import { wasmOps } from './ops.js';
 
 export interface FastPrimitives extends CpuPrimitives {
   /** Which kernels run: 'relaxed-simd', 'simd' or 'js'. */
@@ -25,7 +26,7 @@ export function fastPrimitives(): FastPrimitives {
     chosen = { ...REFERENCE_PRIMITIVES, kind: 'js', pin() {} };
   } else {
     const g = new WasmGemm(heap);
-    chosen = { gemm: g.gemm, conv2d: wasmConv2d(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
   }
   return chosen;
 }

@@ -3,6 +3,7 @@
 //   m = β1·m + (1−β1)·g;  v = β2·v + (1−β2)·g²;  v̂ = amsgrad ? max(v̂, v) : v
 //   p −= lr/(1−β1^t) · m / (sqrt(v̂)/sqrt(1−β2^t) + eps)
 
+import { fastPrimitives } from '@kiln/runtime';
 import type { Tensor } from '../tensor.js';
 import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
 
@@ -51,7 +52,6 @@ abstract class AdamFamily extends Optimizer<Resolved, AdamState> {
     const l2 = this.decoupled ? 0 : wd;
     const shrink = this.decoupled ? 1 - lr * wd : 1;
     for (const [p, pd, gd] of this.withGrads(group)) {
-      const n = p.numel;
       const st = this.stateOf(p, () => ({
         step: 0, exp_avg: newBuffer(p.shape), exp_avg_sq: newBuffer(p.shape), max_exp_avg_sq: amsgrad ? newBuffer(p.shape) : null,
       }));
@@ -61,15 +61,8 @@ abstract class AdamFamily extends Optimizer<Resolved, AdamState> {
       const m = f32(st.exp_avg, 'exp_avg'), v = f32(st.exp_avg_sq, 'exp_avg_sq');
       if (amsgrad && !st.max_exp_avg_sq) st.max_exp_avg_sq = newBuffer(p.shape);
       const vmax = amsgrad && st.max_exp_avg_sq ? f32(st.max_exp_avg_sq, 'max_exp_avg_sq') : null;
-      for (let i = 0; i < n; i++) {
-        if (shrink !== 1) pd[i] *= shrink;
-        const g = sign * gd[i] + l2 * pd[i];
-        m[i] = beta1 * m[i] + (1 - beta1) * g;
-        v[i] = beta2 * v[i] + (1 - beta2) * g * g;
-        let vh = v[i];
-        if (vmax) { if (vmax[i] > vh) vh = vmax[i]; else vmax[i] = vh; }
-        pd[i] -= (stepSize * m[i]) / (Math.sqrt(vh) / bc2Sqrt + eps);
-      }
+      // The fused loop (ir-spec's adamStep), in WebAssembly SIMD where the engine has it.
+      fastPrimitives().adamStep(pd, gd, m, v, vmax, { shrink, sign, l2, beta1, beta2, stepSize, bc2Sqrt, eps });
       bump(p, st.exp_avg, st.exp_avg_sq, st.max_exp_avg_sq);
     }
   }

@@ -1,0 +1,25 @@
+// The WebAssembly max pool primitive (kernel in runtime/wasm/pool.ts) behind ir-spec's maxPool:
+// the common 2×2, stride-2, unpadded, undilated pool on inputs of at least MIN_ELEMENTS; every
+// other window and smaller input runs ir-spec's loops.
+// Invariant: values and winner offsets equal the reference's exactly.
+
+import { REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
+import type { WasmHeap } from './heap.js';
+import { MIN_ELEMENTS } from './elementwise.js';
+
+export function wasmMaxPool(heap: WasmHeap): CpuPrimitives['maxPool'] {
+  return (x, planes, H, W, g, OH, OW, val, idx) => {
+    const plain = g.kh === 2 && g.kw === 2 && g.sh === 2 && g.sw === 2 && g.ph === 0 && g.pw === 0 && g.dh === 1 && g.dw === 1;
+    if (!plain || 2 * OH > H || 2 * OW > W || x.length < MIN_ELEMENTS) { REFERENCE_PRIMITIVES.maxPool(x, planes, H, W, g, OH, OW, val, idx); return; }
+    const n = planes * OH * OW;
+    const px = heap.alloc(x.length * 4), pv = heap.alloc(n * 4), pi = heap.alloc(n * 4);
+    try {
+      heap.f32().set(x, px >> 2);
+      heap.k.maxPool2x2(planes, H, W, OH, OW, px, pv, pi);
+      val.set(heap.f32().subarray(pv >> 2, (pv >> 2) + n));
+      idx.set(new Int32Array(heap.memory.buffer, pi, n));
+    } finally {
+      heap.free(px); heap.free(pv); heap.free(pi);
+    }
+  };
+}
