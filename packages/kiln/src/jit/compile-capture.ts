@@ -56,6 +56,8 @@ export function captureWithTrace(target: Target, args: readonly unknown[], dynam
   }
   const model: tracer.TraceableModule = target.kind === 'module' ? target.module : { forward: (...xs: unknown[]) => target.fn(...xs) } as tracer.TraceableModule;
   const r = tracer.traceModule(model, [...args], { dynamicAxes });
+  // A warning means the trace baked in something that may differ on the next call (a branch on a value): not a graph to reuse.
+  if (r.warnings.length) throw new Error(`the trace is not reusable: ${r.warnings[0].message}`);
   const constant = new Set(r.constantArgs.map((c) => c.index));
   const argSources = args.flatMap((a, index): InputSource[] => (constant.has(index) ? [] : [{ kind: 'arg', index }]));
   // A trace bakes in whatever the module's code read: guard all its settings and the constant arguments' kinds are in the cache key.

@@ -42,7 +42,7 @@ export interface CompileExplanation {
 }
 
 const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
-  'fuse-epilogue', 'fuse-elementwise', 'eliminate-dead-code', 'plan-memory'];
+  'fuse-epilogue', 'eliminate-dead-code', 'plan-memory'];
 
 interface Run { readonly model: Model }
 interface Training {
