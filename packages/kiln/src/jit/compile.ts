@@ -104,6 +104,12 @@ export class Compiler {
     return e.training && isGradEnabled() ? this.runTraining(e.capture, e.training, args) : this.runInference(e.capture, e.inference!, args);
   }
 
+  /** Whether a compiled graph's guards hold for `args` (the check every call makes first; nothing is compiled). */
+  guardsHold(args: readonly unknown[]): boolean {
+    const e = this.cache.get(this.keyOf(args));
+    return !!e && e.kind === 'graph';
+  }
+
   explain(): CompileExplanation {
     return {
       graphs: this.all.flatMap((e) => (e.kind === 'graph' ? [{
@@ -314,6 +320,8 @@ export class CompiledModel extends nn.Module {
   forward(...args: unknown[]): any { return this.#compiler.call(args); }
   /** The graphs, their guards, why each recompilation happened and the graph breaks. */
   explain(): CompileExplanation { return this.#compiler.explain(); }
+  /** Whether a compiled graph's guards hold for these arguments: the check every call makes first (to measure its cost). */
+  guardsHold(...args: unknown[]): boolean { return this.#compiler.guardsHold(args); }
 }
 
 /** A function compiled by jit.compile: same call signature, plus explain(). */
