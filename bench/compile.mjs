@@ -31,12 +31,20 @@ export function measure() {
     };
   };
   const rows = {};
-  rows['digits train step, eager (ms)'] = ms(trainer(false));
-  const step = trainer(true);
+  const eager = trainer(false), step = trainer(true);
   const t0 = performance.now();
   step(); // captures, differentiates, optimizes, runs
   rows['digits train step, jit.compile: first call incl. compile (ms)'] = performance.now() - t0;
-  rows['digits train step, jit.compile (ms)'] = ms(step);
+  // Eager and compiled steps interleaved one by one, medians: the machine's load shifts over
+  // seconds, and timing one after the other would hand the difference to whichever ran calmer.
+  const e = [], c = [];
+  for (let i = 0; i < 3; i++) { eager(); step(); }
+  for (let i = 0; i < 60; i++) {
+    let t = performance.now(); eager(); e.push(performance.now() - t);
+    t = performance.now(); step(); c.push(performance.now() - t);
+  }
+  rows['digits train step, eager (ms)'] = summarize(e).median;
+  rows['digits train step, jit.compile (ms)'] = summarize(c).median;
   rows['speed-up (eager / compiled)'] = rows['digits train step, eager (ms)'] / rows['digits train step, jit.compile (ms)'];
 
   manualSeed(1);
@@ -45,6 +53,7 @@ export function measure() {
   const x = randn([1, 3, 32, 32]);
   noGrad(() => fast.forward(x));
   const call = ms(() => noGrad(() => fast.forward(x)));
+  rows['seed CNN batch 1, eager (ms)'] = ms(() => noGrad(() => seed.forward(x)));
   const reps = 1000;
   const guard = ms(() => { for (let i = 0; i < reps; i++) noGrad(() => fast.guardsHold(x)); }) / reps;
   rows['seed CNN batch 1, jit.compile call (ms)'] = call;

@@ -130,6 +130,18 @@ describe('jit.compile: parameters stay the module\'s own', () => {
     close(after, noGrad(() => m.forward(x)));
     expect(Math.abs(after.toArray()[0] - before.toArray()[0])).toBeGreaterThan(1e-4);
     expect(c.explain().compiles).toBe(2); // one inference graph, one training graph: no recompilation for new weights
+    expect(c.explain().rebinds).toBe(1);  // the inference graph took the stepped weights
+  });
+
+  it('under noGrad a training-mode module keeps its dropout (not frozen to eval), drawing what eager draws', () => {
+    const m = new nn.Sequential(new nn.Linear(6, 6), new nn.Dropout(0.5));
+    const c = jit.compile(m);
+    const x = randn([4, 6]);
+    manualSeed(12);
+    const want = noGrad(() => m.forward(x));
+    manualSeed(12);
+    close(noGrad(() => c.forward(x)), want);
+    expect((want as Tensor).toArray().filter((v) => v === 0).length).toBeGreaterThan(0);
   });
 
   it('a replaced parameter tensor recompiles, naming it', () => {

@@ -9,6 +9,7 @@
 
 import { autograd, defaultGenerator, isGradEnabled, nn, Tensor, trace as tracer, zeros } from '@kiln/core';
 import { runPipeline } from '@kiln/compiler';
+import { Graph } from '@kiln/ir-spec';
 import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
 import { describeFailure, GuardedCache, GuardSet } from './guards.js';
 import { captureWithScript, captureWithTrace, type Capture, type InputSource, type Target } from './compile-capture.js';
@@ -37,6 +38,8 @@ export interface CompileExplanation {
   /** Code that runs eagerly instead of in a graph, and why. */
   readonly graphBreaks: readonly { readonly inputs: string; readonly reason: string }[];
   readonly compiles: number;
+  /** Times an inference graph took new parameter values (written in place since it was bound): no recompilation. */
+  readonly rebinds: number;
   /** True once the recompile limit was hit: misses run eagerly. */
   readonly eagerFallback: boolean;
 }
@@ -45,6 +48,8 @@ const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-c
   'fuse-epilogue', 'eliminate-dead-code', 'plan-memory'];
 
 interface Run { readonly model: Model }
+/** An inference model with the parameters' values bound in (as the versions say). */
+interface Bound extends Run { readonly watched: readonly Tensor[]; readonly versions: readonly number[] }
 interface Training {
   readonly forward: Run;
   readonly backward: Run;
@@ -55,7 +60,7 @@ interface Training {
 }
 type Entry =
   | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string }
-  | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; readonly inference?: Run; readonly training?: Training; readonly nodes: number };
+  | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number };
 
 /** The compile state of one model or function: its cache, symbolic dims and history. */
 export class Compiler {
@@ -66,6 +71,7 @@ export class Compiler {
   private readonly sizes = new Map<string, number>();
   private readonly recompiles: string[] = [];
   private compiles = 0;
+  private rebinds = 0;
   private gaveUp = false;
   private scriptable = true;
   private lastKey: string | undefined;
@@ -101,7 +107,8 @@ export class Compiler {
     }
     this.lastKey = key;
     if (e.kind === 'eager') return this.eager(args);
-    return e.training && isGradEnabled() ? this.runTraining(e.capture, e.training, args) : this.runInference(e.capture, e.inference!, args);
+    if (e.training) return this.runTraining(e.capture, e.training, args);
+    return this.runInference(e, args);
   }
 
   /** Whether a compiled graph's guards hold for `args` (the check every call makes first; nothing is compiled). */
@@ -119,6 +126,7 @@ export class Compiler {
       recompiles: [...this.recompiles],
       graphBreaks: this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason }] : [])),
       compiles: this.compiles,
+      rebinds: this.rebinds,
       eagerFallback: this.gaveUp,
     };
   }
@@ -196,8 +204,8 @@ export class Compiler {
           entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards);
         }
       } else {
-        const r = runPipeline(capture.graph, { passes: PASSES });
-        entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference: run(r.graph, capture), nodes: r.graph.body.nodes.length };
+        const inference = this.bind(capture);
+        entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length };
       }
     }
     key = this.keyOf(args); // numbers are keyed by value once the scripter failed (a trace bakes them in)
@@ -226,7 +234,35 @@ export class Compiler {
     return { forward: run(fwd, c), backward: run(bwd, c), nodeInputs, grads: new Set(j.gradInputs), saved: j.savedValues, userIndex };
   }
 
-  private runInference(c: Capture, r: Run, args: readonly unknown[]): unknown {
+  /**
+   * The inference model: the parameters' current values bound into the graph as params (the
+   * runtime keeps packed weights for those), frozen and fully optimized (-O2: BN folding,
+   * fusion) when every module is in eval mode. Buffers the graph updates stay inputs.
+   */
+  private bind(c: Capture): Bound {
+    const updated = new Set(c.state.map((s) => s.param));
+    const tensors = new Map(c.graph.tensors);
+    const watched: Tensor[] = [];
+    const inputs = c.graph.inputs.map((i) => {
+      const s = c.sources.get(i.name)!;
+      if (s.kind !== 'tensor' || updated.has(i.name)) return i;
+      tensors.set(i.name, { dtype: s.tensor.dtype, shape: [...s.tensor.shape], data: s.tensor.contiguous().data.slice(0, s.tensor.numel) });
+      watched.push(s.tensor);
+      return { ...i, kind: 'param' as const };
+    });
+    const g = new Graph(c.graph.name, inputs, c.graph.body, c.graph.outputs, tensors, c.graph.metadata);
+    const evalMode = this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training) && !c.state.length;
+    const r = runPipeline(g, evalMode ? { level: 2 } : { passes: PASSES });
+    return { model: run(r.graph, c).model, watched, versions: watched.map((t) => t._version) };
+  }
+
+  private runInference(e: Extract<Entry, { kind: 'graph' }>, args: readonly unknown[]): unknown {
+    const c = e.capture;
+    let r = e.inference!;
+    // A parameter written in place since binding (an optimizer step, loadStateDict): bind the new values.
+    for (let k = 0; k < r.watched.length; k++) {
+      if (r.watched[k]._version !== r.versions[k]) { r = e.inference = this.bind(c); this.rebinds++; break; }
+    }
     const outs = r.model.runSync(r.model.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)));
     return c.rebuild(this.split(c, r.model, outs).user);
   }
