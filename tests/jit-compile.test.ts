@@ -13,6 +13,20 @@ import { ModeHead } from './script-models/guarded.js';
 
 afterEach(() => { vi.restoreAllMocks(); });
 
+/** Calls two methods that stay eager JavaScript (marked @jit.ignore by hand: no decorator syntax here). */
+class CallsIgnored extends nn.Module {
+  seen: number[] = [];
+  forward(x: Tensor): Tensor {
+    const h = x.mul(2);
+    this.log(h.sum(), x.shape[0]);
+    return this.debug(h, 3).relu();
+  }
+  debug(x: Tensor, k: number): Tensor { return x.sub(k); }
+  log(_total: Tensor, n: number): void { this.seen.push(n); }
+}
+jit.ignore(CallsIgnored.prototype.debug, {} as ClassMethodDecoratorContext);
+jit.ignore(CallsIgnored.prototype.log, {} as ClassMethodDecoratorContext);
+
 function flat(v: unknown): Tensor[] {
   if (Array.isArray(v)) return v.flatMap(flat);
   if (v && typeof v === 'object' && !('shape' in v)) return Object.values(v).flatMap(flat);
@@ -277,6 +291,33 @@ describe('jit.compile: graph breaks, options', () => {
   it('fullgraph: true turns the break into an error', () => {
     const c = jit.compile(new AdaptiveResNet(), { fullgraph: true });
     expect(() => c.forward(randn([2, 3, 16, 16]))).toThrow(/^jit\.compile\(AdaptiveResNet, \{ fullgraph: true \}\): cannot capture .*inside an if\/loop/s);
+  });
+
+  it('@jit.ignore methods run eagerly between the compiled parts, listed as breaks; fullgraph refuses them; training through them runs eagerly', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const m = new CallsIgnored(), ref = new CallsIgnored();
+    const c = jit.compile(m);
+    const x = randn([2, 3]);
+    close(noGrad(() => c.forward(x)), noGrad(() => ref.forward(x)));
+    // The side effect happened on the call; compiling ran the method once more on the example to
+    // learn its result types (jit.script's documented behaviour for @jit.ignore methods).
+    expect(m.seen).toEqual([2, 2]);
+    noGrad(() => c.forward(x));
+    expect(m.seen).toEqual([2, 2, 2]);
+    const breaks = c.explain().graphBreaks;
+    expect(breaks.map((b) => b.reason)).toEqual([
+      expect.stringMatching(/@jit\.ignore method .*log runs eagerly between the compiled parts/),
+      expect.stringMatching(/@jit\.ignore method .*debug runs eagerly between the compiled parts/),
+    ]);
+    expect(() => jit.compile(new CallsIgnored(), { fullgraph: true }).forward(x)).toThrow(/fullgraph: true.*@jit\.ignore method .*log/);
+    const w = randn([3, 3], { requiresGrad: true });
+    (c.forward(x.matmul(w)) as Tensor).sum().backward();
+    const g = w.grad!.clone();
+    w.grad = null;
+    (ref.forward(x.matmul(w)) as Tensor).sum().backward();
+    close(g, w.grad!);
+    expect(c.explain().graphBreaks.at(-1)!.reason).toMatch(/training through CallsIgnored: the @jit\.ignore method .*takes a tensor that needs a gradient/);
+    expect(warn).toHaveBeenCalledTimes(1);
   });
 
   it('modes other than default are refused; backend eager runs the model as it is', () => {

@@ -96,6 +96,7 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
     const needs = n.inputs.map((v) => !!v && requires.has(v));
     if (!needs.some((x) => x)) continue;
     const def = hasOp(n.op) ? getOp(n.op) : undefined;
+    if (n.op === 'host_call') throw new AutodiffUnsupported(`the @jit.ignore method ${String(n.attrs.name)}${n.meta.loc ? ` (called at ${n.meta.loc})` : ''} takes a tensor that needs a gradient, and a host call has no gradient rule`);
     if (!def?.grad) throw new AutodiffUnsupported(`op '${n.op}' has no gradient rule in its ir-spec entry`);
     const out = def.grad.rule(gb, {
       attrs: n.attrs,

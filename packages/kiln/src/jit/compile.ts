@@ -9,7 +9,7 @@
 
 import { autograd, defaultGenerator, isGradEnabled, nn, Tensor, trace as tracer, zeros } from '@kiln/core';
 import { runPipeline } from '@kiln/compiler';
-import { Graph } from '@kiln/ir-spec';
+import { Graph, walkNodes } from '@kiln/ir-spec';
 import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
 import { describeFailure, GuardedCache, GuardSet } from './guards.js';
 import { captureWithScript, captureWithTrace, type Capture, type InputSource, type Target } from './compile-capture.js';
@@ -36,7 +36,7 @@ export interface CompileExplanation {
   /** Why each compilation after the first happened. */
   readonly recompiles: readonly string[];
   /** Code that runs eagerly instead of in a graph, and why. */
-  readonly graphBreaks: readonly { readonly inputs: string; readonly reason: string }[];
+  readonly graphBreaks: readonly { readonly inputs: string; readonly reason: string; readonly where?: string }[];
   readonly compiles: number;
   /** Times an inference graph took new parameter values (written in place since it was bound): no recompilation. */
   readonly rebinds: number;
@@ -124,7 +124,7 @@ export class Compiler {
         guards: [`inputs ${e.inputs}`, ...e.guards.guards.map((g) => g.attribute ?? 'a module attribute')],
       }] : [])),
       recompiles: [...this.recompiles],
-      graphBreaks: this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason }] : [])),
+      graphBreaks: this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason }] : hostCalls(e.capture.graph).map((b) => ({ inputs: e.inputs, ...b })))),
       compiles: this.compiles,
       rebinds: this.rebinds,
       eagerFallback: this.gaveUp,
@@ -195,6 +195,8 @@ export class Compiler {
     }
     if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`);
     else {
+      const calls = hostCalls(capture.graph);
+      if (this.opts.fullgraph && calls.length) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${calls[0].where ? `${calls[0].where}: ` : ''}${calls[0].reason}`);
       const wrt = new Set([...capture.sources].flatMap(([name, s]) => (sourceValue(s, args) instanceof Tensor && (sourceValue(s, args) as Tensor).requiresGrad ? [name] : [])));
       if (isGradEnabled() && wrt.size) {
         try {
@@ -322,6 +324,14 @@ export class Compiler {
     outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
     return c.rebuild(outsOf);
   }
+}
+
+/** The graph's calls back into JavaScript (@jit.ignore methods): graph breaks inside a graph. */
+function hostCalls(g: Graph): { reason: string; where?: string }[] {
+  return [...walkNodes(g.body)].filter((n) => n.op === 'host_call').map((n) => ({
+    reason: `the @jit.ignore method ${String(n.attrs.name)} runs eagerly between the compiled parts (a host call)`,
+    ...(n.meta.loc ? { where: n.meta.loc } : {}),
+  }));
 }
 
 function run(graph: Capture['graph'], c: Capture): Run {
