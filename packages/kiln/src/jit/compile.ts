@@ -20,7 +20,10 @@ import { toTensor } from './tensors.js';
 export interface CompileOptions {
   /** Only `'default'` today; `'reduce-overhead'` and `'max-autotune'` are refused with an error. */
   readonly mode?: 'default' | 'reduce-overhead' | 'max-autotune';
-  /** undefined: a dim seen with a second size becomes symbolic; true: every dim symbolic from the start; false: never symbolic. */
+  /**
+   * undefined: a dim seen with a second size becomes symbolic; true: every dim symbolic from the
+   * start; false: never symbolic. Graphs compiled with gradients enabled always keep exact shapes.
+   */
   readonly dynamic?: boolean;
   /** Throw (naming the reason) instead of running code the compiler cannot capture eagerly. */
   readonly fullgraph?: boolean;
@@ -137,12 +140,13 @@ export class Compiler {
 
   /** Input structure, dtypes, shapes (symbolic dims as `?`), grad mode; numbers by kind (by value when traced). */
   private keyOf(args: readonly unknown[]): string {
-    let k = isGradEnabled() ? 'g' : 'n';
+    const grad = isGradEnabled();
+    let k = grad ? 'g' : 'n';
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
       if (a instanceof Tensor) {
         k += `|${a.dtype}${a.requiresGrad ? '*' : ''}[`;
-        for (let d = 0; d < a.shape.length; d++) k += `${d ? ',' : ''}${this.opts.dynamic === true || this.dynamic.has(`${i}:${d}`) ? '?' : a.shape[d]}`;
+        for (let d = 0; d < a.shape.length; d++) k += `${d ? ',' : ''}${!grad && (this.opts.dynamic === true || this.dynamic.has(`${i}:${d}`)) ? '?' : a.shape[d]}`;
         k += ']';
       } else if (typeof a === 'number' && this.scriptable) k += Number.isInteger(a) ? '|int' : '|float';
       else if (typeof a === 'boolean' && this.scriptable) k += '|bool';
@@ -153,6 +157,7 @@ export class Compiler {
 
   /** Why `key` missed: a guard of an entry for it failed, or a dim changed (then maybe made symbolic), or first call. */
   private missReason(key: string, args: readonly unknown[]): string {
+    const grad = isGradEnabled();
     for (const e of this.byKey.get(key) ?? []) {
       const f = e.guards.failure();
       if (f) return describeFailure(f);
@@ -163,9 +168,10 @@ export class Compiler {
       if (!(a instanceof Tensor)) return;
       a.shape.forEach((size, d) => {
         const k = `${i}:${d}`, was = this.sizes.get(k);
-        if (was === undefined || was === size || this.dynamic.has(k)) return;
-        if (this.opts.dynamic !== false) this.dynamic.add(k);
-        changed.push(`argument ${i} dim ${d} changed from ${was} to ${size}${this.opts.dynamic !== false ? ' (now symbolic)' : ''}`);
+        if (was === undefined || was === size || (this.dynamic.has(k) && !grad)) return;
+        const symbolic = this.opts.dynamic !== false && !grad;
+        if (symbolic) this.dynamic.add(k);
+        changed.push(`argument ${i} dim ${d} changed from ${was} to ${size}${symbolic ? ' (now symbolic)' : grad ? ' (graphs for training keep exact shapes)' : ''}`);
       });
     });
     if (changed.length) return changed.join('; ');
@@ -176,7 +182,9 @@ export class Compiler {
   private compile(key: string, args: unknown[]): Entry {
     this.compiles++;
     args.forEach((a, i) => { if (a instanceof Tensor) a.shape.forEach((s, d) => { if (!this.sizes.has(`${i}:${d}`)) this.sizes.set(`${i}:${d}`, s); }); });
-    const dynamic = this.opts.dynamic === true ? new Set(args.flatMap((a, i) => (a instanceof Tensor ? a.shape.map((_, d) => `${i}:${d}`) : []))) : this.dynamic;
+    // Training graphs keep exact shapes: gradient rules compute counts (mean, batch norm) from sizes.
+    const dynamic = isGradEnabled() ? new Set<string>()
+      : this.opts.dynamic === true ? new Set(args.flatMap((a, i) => (a instanceof Tensor ? a.shape.map((_, d) => `${i}:${d}`) : []))) : this.dynamic;
     const inputs = key.split('|').slice(1).join(', ');
     let entry: Entry;
     let capture: Capture | undefined;
