@@ -69,6 +69,16 @@ describe('jit.compile: same outputs as eager (inference)', () => {
       expect(c.explain().compiles).toBe(1);
       expect(c.explain().graphBreaks).toEqual([]);
     });
+    it(`${name}: other batch sizes (the batch dim becomes symbolic)`, () => {
+      manualSeed(3);
+      const m = make().eval();
+      const c = jit.compile(m);
+      for (const n of [2, 3, 5]) {
+        const args = inputs().map((a) => (a as Tensor).shape ? randn([n, ...(a as Tensor).shape.slice(1)]) : a);
+        close(noGrad(() => c.forward(...args)), noGrad(() => m.forward(...args)));
+      }
+      expect(c.explain().compiles).toBe(2);
+    });
   }
 });
 
