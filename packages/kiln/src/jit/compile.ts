@@ -7,15 +7,11 @@
 // rounding, same buffer updates and random draws) or runs the module eagerly; parameters are
 // read from the live module on every call, so optimizers and loadStateDict are seen.
 
-import { autograd, defaultGenerator, isGradEnabled, nn, Tensor, trace as tracer, zeros } from '@kiln/core';
-import { runPipeline } from '@kiln/compiler';
-import { Graph, walkNodes } from '@kiln/ir-spec';
-import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
+import { isGradEnabled, nn, Tensor, trace as tracer } from '@kiln/core';
 import { describeFailure, GuardedCache, GuardSet } from './guards.js';
-import { captureWithScript, captureWithTrace, type Capture, type InputSource, type Target } from './compile-capture.js';
-import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
-import { scalarInput } from './specialization.js';
-import { toTensor } from './tensors.js';
+import { captureWithScript, captureWithTrace, type Capture, type Target } from './compile-capture.js';
+import { AutodiffUnsupported } from './compile-autodiff.js';
+import { bindInference, hostCalls, prepareTraining, runInference, runTraining, stale, type Bound, type Training } from './compile-run.js';
 
 export interface CompileOptions {
   /** Only `'default'` today; `'reduce-overhead'` and `'max-autotune'` are refused with an error. */
@@ -47,20 +43,6 @@ export interface CompileExplanation {
   readonly eagerFallback: boolean;
 }
 
-const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
-  'fuse-epilogue', 'eliminate-dead-code', 'plan-memory'];
-
-interface Run { readonly model: Model }
-/** An inference model with the parameters' values bound in (as the versions say). */
-interface Bound extends Run { readonly watched: readonly Tensor[]; readonly versions: readonly number[] }
-interface Training {
-  readonly forward: Run;
-  readonly backward: Run;
-  readonly nodeInputs: readonly string[];
-  readonly grads: ReadonlySet<string>;
-  readonly saved: readonly string[];
-  readonly userIndex: readonly number[];
-}
 type Entry =
   | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string }
   | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number };
@@ -110,7 +92,7 @@ export class Compiler {
     }
     this.lastKey = key;
     if (e.kind === 'eager') return this.eager(args);
-    if (e.training) return this.runTraining(e.capture, e.training, args);
+    if (e.training) return runTraining(e.capture, e.training, args, this.name);
     return this.runInference(e, args);
   }
 
@@ -205,10 +187,13 @@ export class Compiler {
     else {
       const calls = hostCalls(capture.graph);
       if (this.opts.fullgraph && calls.length) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${calls[0].where ? `${calls[0].where}: ` : ''}${calls[0].reason}`);
-      const wrt = new Set([...capture.sources].flatMap(([name, s]) => (sourceValue(s, args) instanceof Tensor && (sourceValue(s, args) as Tensor).requiresGrad ? [name] : [])));
+      const wrt = new Set([...capture.sources].flatMap(([name, s]) => {
+        const t = s.kind === 'tensor' ? s.tensor : args[s.index];
+        return t instanceof Tensor && t.requiresGrad ? [name] : [];
+      }));
       if (isGradEnabled() && wrt.size) {
         try {
-          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: this.training(capture, wrt), nodes: capture.graph.body.nodes.length };
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt), nodes: capture.graph.body.nodes.length };
         } catch (e) {
           if (!(e instanceof AutodiffUnsupported)) throw e;
           entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards);
@@ -231,133 +216,15 @@ export class Compiler {
     return { kind: 'eager', guards, inputs, reason };
   }
 
-  private training(c: Capture, wrt: ReadonlySet<string>): Training {
-    const stateNames = new Set(c.state.map((s) => s.output));
-    const userIndex = c.graph.outputs.flatMap((o, k) => (stateNames.has(o.name) ? [] : [k]));
-    for (const k of userIndex) {
-      if (c.graph.outputs[k].value.type.kind !== 'tensor') throw new AutodiffUnsupported(`output '${c.graph.outputs[k].name}' is not a tensor (a tuple or a number)`);
-    }
-    const j = differentiate(c.graph, wrt, userIndex);
-    const fwd = runPipeline(j.forward, { passes: PASSES }).graph;
-    const bwd = runPipeline(j.backward, { passes: PASSES }).graph;
-    const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
-    return { forward: run(fwd, c), backward: run(bwd, c), nodeInputs, grads: new Set(j.gradInputs), saved: j.savedValues, userIndex };
-  }
-
-  /**
-   * The inference model: the parameters' current values bound into the graph as params (the
-   * runtime keeps packed weights for those), frozen and fully optimized (-O2: BN folding,
-   * fusion) when every module is in eval mode. Buffers the graph updates stay inputs.
-   */
-  private bind(c: Capture): Bound {
-    const updated = new Set(c.state.map((s) => s.param));
-    const tensors = new Map(c.graph.tensors);
-    const watched: Tensor[] = [];
-    const inputs = c.graph.inputs.map((i) => {
-      const s = c.sources.get(i.name)!;
-      if (s.kind !== 'tensor' || updated.has(i.name)) return i;
-      tensors.set(i.name, { dtype: s.tensor.dtype, shape: [...s.tensor.shape], data: s.tensor.contiguous().data.slice(0, s.tensor.numel) });
-      watched.push(s.tensor);
-      return { ...i, kind: 'param' as const };
-    });
-    const g = new Graph(c.graph.name, inputs, c.graph.body, c.graph.outputs, tensors, c.graph.metadata);
-    const evalMode = this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training) && !c.state.length;
-    const r = runPipeline(g, evalMode ? { level: 2 } : { passes: PASSES });
-    return { model: run(r.graph, c).model, watched, versions: watched.map((t) => t._version) };
-  }
-
+  /** Binds the parameters' current values again when one was written in place since (an optimizer step, loadStateDict). */
   private runInference(e: Extract<Entry, { kind: 'graph' }>, args: readonly unknown[]): unknown {
-    const c = e.capture;
-    let r = e.inference!;
-    // A parameter written in place since binding (an optimizer step, loadStateDict): bind the new values.
-    for (let k = 0; k < r.watched.length; k++) {
-      if (r.watched[k]._version !== r.versions[k]) { r = e.inference = this.bind(c); this.rebinds++; break; }
-    }
-    const outs = r.model.runSync(r.model.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)));
-    return c.rebuild(this.split(c, r.model, outs).user);
+    if (stale(e.inference!)) { e.inference = this.bind(e.capture); this.rebinds++; }
+    return runInference(e.capture, e.inference!, args);
   }
 
-  /** The user outputs as tensors (buffer updates written back into the module's buffers), and the rest by name. */
-  private split(c: Capture, model: Model, outs: Output[]): { user: Tensor[]; byName: Map<string, Tensor> } {
-    const user: Tensor[] = [];
-    const byName = new Map<string, Tensor>();
-    const state = new Map(c.state.map((s) => [s.output, s.param]));
-    model.outputs.forEach((io, k) => {
-      const t = toTensor(outs[k]);
-      const param = state.get(io.name);
-      if (param !== undefined) {
-        const s = c.sources.get(param);
-        if (s?.kind === 'tensor') s.tensor._storage.data.set(outs[k].data);
-      } else if (io.name.startsWith(SAVED_PREFIX)) byName.set(io.name, t);
-      else user.push(t);
-    });
-    return { user, byName };
+  private bind(c: Capture): Bound {
+    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training));
   }
-
-  private runTraining(c: Capture, t: Training, args: readonly unknown[]): unknown {
-    const fm = t.forward.model;
-    const value = (name: string) => sourceValue(c.sources.get(name)!, args);
-    const outs = fm.runSync(fm.inputs.map((io) => value(io.name)));
-    const { user, byName } = this.split(c, fm, outs);
-    const ins = t.nodeInputs.map((n) => asTensor(value(n)));
-    const saved = t.saved.map((n) => byName.get(n)!);
-    const all = [...ins, ...saved];
-    const edges = all.map((x, i) => (i < ins.length && t.grads.has(t.nodeInputs[i]) && x.requiresGrad ? (x.gradFn ? { node: x.gradFn, index: x.outputIndex } : { leaf: x }) : null));
-    if (!edges.some((e) => e)) return c.rebuild(user);
-    const shapes = user.map((u) => u.shape);
-    const bm = t.backward.model;
-    const def = {
-      name: `compiled_${c.graph.name}`,
-      grad: { saveInputs: all.map((_, i) => i), rule: () => { throw new Error('jit.compile: this node runs its backward graph (backwardFn)'); } },
-    };
-    const outsOf = user.map((u) => u.detach());
-    const node = new autograd.Node(def, {}, edges as never, all.map(typeOf), outsOf.map(typeOf), all, outsOf);
-    node.backwardFn = (gradOutputs, kept) => {
-      if (isGradEnabled()) {
-        throw new Error(`jit.compile(${this.name}): higher-order gradients (createGraph) through a compiled graph are not supported; call the original model's forward for them`);
-      }
-      const inputs = bm.inputs.map((io): InputValue => {
-        if (io.name.startsWith(GRAD_PREFIX)) {
-          const j = t.userIndex.indexOf(Number(io.name.slice(GRAD_PREFIX.length)));
-          return gradOutputs[j] ?? zeros(shapes[j]);
-        }
-        const s = t.saved.indexOf(io.name);
-        return kept[s >= 0 ? ins.length + s : t.nodeInputs.indexOf(io.name)]!;
-      });
-      const res: (Tensor | null)[] = all.map(() => null);
-      const got = bm.runSync(inputs);
-      bm.outputs.forEach((io, k) => { res[t.nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))] = toTensor(got[k]); });
-      return res;
-    };
-    outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
-    return c.rebuild(outsOf);
-  }
-}
-
-/** The graph's calls back into JavaScript (@jit.ignore methods): graph breaks inside a graph. */
-function hostCalls(g: Graph): { reason: string; where?: string }[] {
-  return [...walkNodes(g.body)].filter((n) => n.op === 'host_call').map((n) => ({
-    reason: `the @jit.ignore method ${String(n.attrs.name)} runs eagerly between the compiled parts (a host call)`,
-    ...(n.meta.loc ? { where: n.meta.loc } : {}),
-  }));
-}
-
-function run(graph: Capture['graph'], c: Capture): Run {
-  return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator }) };
-}
-
-function sourceValue(s: InputSource, args: readonly unknown[]): InputValue {
-  return s.kind === 'tensor' ? s.tensor : scalarInput(args[s.index]);
-}
-
-function asTensor(v: InputValue): Tensor {
-  if (v instanceof Tensor) return v;
-  if (typeof v === 'object' && v && 'data' in v) return toTensor({ name: '', data: v.data, shape: [...v.shape], dtype: v.dtype } as Output);
-  throw new Error('jit.compile: a graph input is not a tensor');
-}
-
-function typeOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[] } {
-  return { dtype: t.dtype, shape: [...t.shape] };
 }
 
 function message(e: unknown): string {
