@@ -19,6 +19,8 @@ export interface GuardFailure {
 
 /** One captured fact about a module. */
 export interface Guard {
+  /** What it guards, as jit.compile's explain() lists it (`this.mode`). */
+  readonly attribute?: string;
   /** The failure, or undefined while the fact still holds. */
   check(): GuardFailure | undefined;
 }
@@ -90,6 +92,7 @@ export function guardsForReads(reads: readonly ModuleRead[], moduleOf: (m: Scrip
 export function valueGuard(attribute: string, read: () => unknown): Guard {
   const seen = snapshot(read());
   return {
+    attribute,
     check() {
       const now = read();
       return same(seen, now) ? undefined : { attribute, was: show(seen), now: show(now) };

@@ -11,3 +11,4 @@ export type TraceWarning = tracer.TraceWarning;
 export { freeze, optimizeForInference, OptimizedModule, type OptimizeOptions, type CompiledModule } from './optimize.js';
 export { generateWgsl, type CodegenResult, type Unsupported } from '@kiln/compiler';
 export type { SaveOptions } from './producer.js';
+export { compile, CompiledModel, type CompileOptions, type CompileExplanation, type CompiledFunction } from './compile.js';

@@ -1,0 +1,68 @@
+// jit.compile against eager (`npm run bench:compile`): one digits training step (forward,
+// cross-entropy, backward, Adam step) at batch 32, with the compile time of the first call
+// shown apart; and the cost of the guard check every compiled call makes first, against a
+// batch-1 seed CNN call. Medians in ms. Numbers agree with eager (tests/jit-compile.test.ts
+// checks 50 steps); this file only times.
+
+import { F, jit, manualSeed, noGrad, optim, randn, tensor } from 'kiln';
+import { digitsModel, loadDigits } from '../examples/digits/train.mjs';
+import { ResearchModel } from '../examples/seed/models.mjs';
+import { isMain, summarize, timeRuns } from './stats.mjs';
+
+const ms = (fn, opts) => summarize(timeRuns(fn, { warmup: 2, minRuns: 10, budgetMs: 4000, ...opts })).median;
+
+export function measure() {
+  const data = loadDigits();
+  const batches = Array.from({ length: 8 }, (_, s) => ({
+    x: tensor(data.x.slice(s * 32 * 64, (s + 1) * 32 * 64), { shape: [32, 1, 8, 8] }),
+    y: tensor(data.y.slice(s * 32, (s + 1) * 32), { shape: [32] }),
+  }));
+  const trainer = (compiled) => {
+    manualSeed(0);
+    const model = digitsModel().train();
+    const net = compiled ? jit.compile(model) : model;
+    const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
+    let k = 0;
+    return () => {
+      const b = batches[k++ % batches.length];
+      opt.zeroGrad();
+      F.crossEntropy(net.forward(b.x), b.y).backward();
+      opt.step();
+    };
+  };
+  const rows = {};
+  const eager = trainer(false), step = trainer(true);
+  const t0 = performance.now();
+  step(); // captures, differentiates, optimizes, runs
+  rows['digits train step, jit.compile: first call incl. compile (ms)'] = performance.now() - t0;
+  // Eager and compiled steps interleaved one by one, medians: the machine's load shifts over
+  // seconds, and timing one after the other would hand the difference to whichever ran calmer.
+  const e = [], c = [];
+  for (let i = 0; i < 3; i++) { eager(); step(); }
+  for (let i = 0; i < 60; i++) {
+    let t = performance.now(); eager(); e.push(performance.now() - t);
+    t = performance.now(); step(); c.push(performance.now() - t);
+  }
+  rows['digits train step, eager (ms)'] = summarize(e).median;
+  rows['digits train step, jit.compile (ms)'] = summarize(c).median;
+  rows['speed-up (eager / compiled)'] = rows['digits train step, eager (ms)'] / rows['digits train step, jit.compile (ms)'];
+
+  manualSeed(1);
+  const seed = new ResearchModel().eval();
+  const fast = jit.compile(seed);
+  const x = randn([1, 3, 32, 32]);
+  noGrad(() => fast.forward(x));
+  const call = ms(() => noGrad(() => fast.forward(x)));
+  rows['seed CNN batch 1, eager (ms)'] = ms(() => noGrad(() => seed.forward(x)));
+  const reps = 1000;
+  const guard = ms(() => { for (let i = 0; i < reps; i++) noGrad(() => fast.guardsHold(x)); }) / reps;
+  rows['seed CNN batch 1, jit.compile call (ms)'] = call;
+  rows['guard check (ms)'] = guard;
+  rows['guard check / call (%)'] = (100 * guard) / call;
+  return rows;
+}
+
+if (isMain(import.meta.url)) {
+  const rows = measure();
+  for (const [k, v] of Object.entries(rows)) console.log(`${k.padEnd(64)} ${v.toFixed(k.includes('%') || k.includes('speed') ? 2 : 3)}`);
+}

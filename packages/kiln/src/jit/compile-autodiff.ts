@@ -1,0 +1,138 @@
+// Graph autodiff for jit.compile (what AOTAutograd does for torch.compile): from a straight-line
+// forward graph, a backward graph built from the op entries' gradient rules (the same rules eager
+// autograd runs, through GradBuilder over IR values), and the forward graph extended to output
+// exactly what the backward reads. Invariant: the backward graph's inputs are the forward's own
+// inputs it needs (same names), the saved forward values (`SAVED_PREFIX` outputs of the new
+// forward graph, same names) and one gradient per differentiable forward output (`GRAD_PREFIX`
+// + output index); its outputs are `GRAD_PREFIX` + input name for each input that gets a gradient.
+
+import { GradBuilder, GraphBuilder, Graph, getOp, hasOp, type GraphInput, type OpCaller, type TensorType, type Value, type DType } from '@kiln/ir-spec';
+
+export const SAVED_PREFIX = '__kiln_saved.';
+export const GRAD_PREFIX = '__kiln_grad.';
+
+/** A forward graph that cannot be differentiated here: the op and why (jit.compile runs it eagerly). */
+export class AutodiffUnsupported extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AutodiffUnsupported';
+  }
+}
+
+export interface JointGraphs {
+  /** The forward graph with the saved values appended as outputs. */
+  readonly forward: Graph;
+  readonly backward: Graph;
+  /** Names of the forward inputs the backward reads (saved inputs of the autograd node). */
+  readonly savedInputs: readonly string[];
+  /** Names of the saved forward values, in the forward graph's output order. */
+  readonly savedValues: readonly string[];
+  /** Indices (among forward.outputs before the saved ones) of outputs that take a gradient. */
+  readonly gradOutputs: readonly number[];
+  /** Names of the forward inputs the backward outputs a gradient for. */
+  readonly gradInputs: readonly string[];
+}
+
+/**
+ * Differentiates `g` with respect to the inputs named in `wrt` (float tensors). `outputs` are the
+ * indices of g's outputs whose gradients flow back (the others, e.g. buffer updates, do not).
+ */
+export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: readonly number[]): JointGraphs {
+  const requires = new Set<Value>();
+  for (const i of g.inputs) if (wrt.has(i.name) && isFloat(i.value)) requires.add(i.value);
+  const fwdInputs = new Map<Value, GraphInput>(g.inputs.map((i) => [i.value, i]));
+  for (const n of g.body.nodes) {
+    if (n.regions.length) throw new AutodiffUnsupported(`the graph has a '${n.op}' region (control flow on tensor values or run-time numbers); training through it runs eagerly`);
+    if (n.inputs.some((v) => v && requires.has(v))) for (const o of n.outputs) if (isFloat(o)) requires.add(o);
+  }
+
+  const b = new GraphBuilder(`${g.name}_backward`);
+  const inBackward = new Map<Value, Value>(); // forward value → backward input standing for it
+  const savedInputs: string[] = [];
+  const saved: { name: string; value: Value }[] = [];
+  const own = new Set<Value>(); // values made by the backward builder
+  const backInputs = new Set<Value>();
+  const bring = (v: Value): Value => {
+    if (own.has(v)) return v;
+    let m = inBackward.get(v);
+    if (!m) {
+      const input = fwdInputs.get(v);
+      const name = input ? input.name : `${SAVED_PREFIX}${saved.length}`;
+      m = b.input(name, v.type);
+      backInputs.add(m);
+      if (input) savedInputs.push(name);
+      else saved.push({ name, value: v });
+      inBackward.set(v, m);
+    }
+    return m;
+  };
+  const made = (vs: Value[]) => { for (const v of vs) own.add(v); return vs; };
+  const caller: OpCaller<Value> = {
+    call: (op, inputs, attrs) => made(b.op(op, inputs.map((v) => (v ? bring(v) : null)), attrs)),
+    scalar: (value, dtype: DType) => made([b.literal(value, dtype)])[0],
+    typeOf: (v) => tensorOf(v),
+  };
+  const gb = new GradBuilder<Value>(caller);
+
+  const grads = new Map<Value, Value>();
+  const addGrad = (v: Value, gv: Value) => {
+    const have = grads.get(v);
+    grads.set(v, have ? gb.add(have, gv) : gv);
+  };
+  const gradOutputs: number[] = [];
+  for (const k of outputs) {
+    const o = g.outputs[k];
+    if (!requires.has(o.value)) continue;
+    gradOutputs.push(k);
+    const gin = made([b.input(`${GRAD_PREFIX}${k}`, o.value.type)])[0];
+    backInputs.add(gin);
+    addGrad(o.value, gin);
+  }
+
+  for (let i = g.body.nodes.length - 1; i >= 0; i--) {
+    const n = g.body.nodes[i];
+    const gos = n.outputs.map((o) => grads.get(o) ?? null);
+    if (!gos.some((x) => x)) continue;
+    const needs = n.inputs.map((v) => !!v && requires.has(v));
+    if (!needs.some((x) => x)) continue;
+    const def = hasOp(n.op) ? getOp(n.op) : undefined;
+    if (n.op === 'host_call') throw new AutodiffUnsupported(`the @jit.ignore method ${String(n.attrs.name)}${n.meta.loc ? ` (called at ${n.meta.loc})` : ''} takes a tensor that needs a gradient, and a host call has no gradient rule`);
+    if (!def?.grad) throw new AutodiffUnsupported(`op '${n.op}' has no gradient rule in its ir-spec entry`);
+    const out = def.grad.rule(gb, {
+      attrs: n.attrs,
+      inputs: n.inputs.map((v) => v ?? undefined),
+      outputs: n.outputs,
+      inputTypes: n.inputs.map((v) => (v && v.type.kind === 'tensor' ? tensorOf(v) : null)),
+      outputTypes: n.outputs.map((v) => tensorOf(v)),
+      gradOutputs: gos,
+      needsInputGrad: needs,
+    });
+    out.forEach((gv, j) => {
+      const v = n.inputs[j];
+      if (!gv || !v || !needs[j]) return;
+      addGrad(v, gb.sumToShape(gv, tensorOf(v).shape));
+    });
+  }
+
+  const gradInputs: string[] = [];
+  for (const i of g.inputs) {
+    const gv = grads.get(i.value);
+    if (!requires.has(i.value) || !gv) continue;
+    // A gradient that is a backward input as it is (y = x) still needs a node to be an output of its own.
+    b.output(`${GRAD_PREFIX}${i.name}`, backInputs.has(gv) ? gb.mulScalar(gv, 1) : gv);
+    gradInputs.push(i.name);
+  }
+  const backward = b.build();
+  const forward = new Graph(g.name, g.inputs, g.body, [...g.outputs, ...saved], g.tensors, g.metadata);
+  return { forward, backward, savedInputs, savedValues: saved.map((s) => s.name), gradOutputs, gradInputs };
+}
+
+function isFloat(v: Value): boolean {
+  return v.type.kind === 'tensor' && v.type.dtype === 'float32';
+}
+
+function tensorOf(v: Value): TensorType {
+  if (v.type.kind !== 'tensor') throw new AutodiffUnsupported(`a gradient rule reads a ${v.type.kind} value as a tensor`);
+  return { dtype: v.type.dtype, shape: v.type.shape };
+}
+

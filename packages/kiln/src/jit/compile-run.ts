@@ -1,0 +1,157 @@
+// Running what jit.compile captured: inference graphs with the parameters' values bound in as
+// params (the runtime keeps packed weights for those; re-bound when a parameter is written in
+// place), and training as a forward graph plus a backward graph (compile-autodiff.ts) recorded as
+// one autograd node. Invariant: the module's buffers receive the graph's buffer updates after every
+// run, and a node's gradients go to exactly the inputs that required a gradient when it ran.
+
+import { autograd, defaultGenerator, isGradEnabled, Tensor, zeros } from '@kiln/core';
+import { runPipeline } from '@kiln/compiler';
+import { Graph, walkNodes } from '@kiln/ir-spec';
+import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
+import type { Capture, InputSource } from './compile-capture.js';
+import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
+import { scalarInput } from './specialization.js';
+import { toTensor } from './tensors.js';
+
+/** Passes for graphs not frozen (parameters or training mode): no elementwise fusion (its CPU kernel was slower here). */
+const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
+  'fuse-epilogue', 'eliminate-dead-code', 'plan-memory'];
+
+export interface Run { readonly model: Model }
+/** An inference model with the parameters' values bound in (as the versions say). */
+export interface Bound extends Run { readonly watched: readonly Tensor[]; readonly versions: readonly number[] }
+export interface Training {
+  readonly forward: Run;
+  readonly backward: Run;
+  readonly nodeInputs: readonly string[];
+  readonly grads: ReadonlySet<string>;
+  readonly saved: readonly string[];
+  readonly userIndex: readonly number[];
+}
+export function prepareTraining(c: Capture, wrt: ReadonlySet<string>): Training {
+  const stateNames = new Set(c.state.map((s) => s.output));
+  const userIndex = c.graph.outputs.flatMap((o, k) => (stateNames.has(o.name) ? [] : [k]));
+  for (const k of userIndex) {
+    if (c.graph.outputs[k].value.type.kind !== 'tensor') throw new AutodiffUnsupported(`output '${c.graph.outputs[k].name}' is not a tensor (a tuple or a number)`);
+  }
+  const j = differentiate(c.graph, wrt, userIndex);
+  const fwd = runPipeline(j.forward, { passes: PASSES }).graph;
+  const bwd = runPipeline(j.backward, { passes: PASSES }).graph;
+  const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
+  return { forward: run(fwd, c), backward: run(bwd, c), nodeInputs, grads: new Set(j.gradInputs), saved: j.savedValues, userIndex };
+}
+
+/**
+ * The inference model: the parameters' current values bound into the graph as params (the
+ * runtime keeps packed weights for those), frozen and fully optimized (-O2: BN folding,
+ * fusion) when every module is in eval mode. Buffers the graph updates stay inputs.
+ */
+export function bindInference(c: Capture, evalMode: boolean): Bound {
+  const updated = new Set(c.state.map((s) => s.param));
+  const tensors = new Map(c.graph.tensors);
+  const watched: Tensor[] = [];
+  const inputs = c.graph.inputs.map((i) => {
+    const s = c.sources.get(i.name)!;
+    if (s.kind !== 'tensor' || updated.has(i.name)) return i;
+    tensors.set(i.name, { dtype: s.tensor.dtype, shape: [...s.tensor.shape], data: s.tensor.contiguous().data.slice(0, s.tensor.numel) });
+    watched.push(s.tensor);
+    return { ...i, kind: 'param' as const };
+  });
+  const g = new Graph(c.graph.name, inputs, c.graph.body, c.graph.outputs, tensors, c.graph.metadata);
+  const r = runPipeline(g, evalMode && !c.state.length ? { level: 2 } : { passes: PASSES });
+  return { model: run(r.graph, c).model, watched, versions: watched.map((t) => t._version) };
+}
+
+/** Whether a parameter bound into `b` was written in place since. */
+export function stale(b: Bound): boolean {
+for (let k = 0; k < b.watched.length; k++) if (b.watched[k]._version !== b.versions[k]) return true;
+return false;
+}
+
+export function runInference(c: Capture, r: Bound, args: readonly unknown[]): unknown {
+const outs = r.model.runSync(r.model.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)));
+return c.rebuild(split(c, r.model, outs).user);
+}
+
+/** The user outputs as tensors (buffer updates written back into the module's buffers), and the rest by name. */
+function split(c: Capture, model: Model, outs: Output[]): { user: Tensor[]; byName: Map<string, Tensor> } {
+  const user: Tensor[] = [];
+  const byName = new Map<string, Tensor>();
+  const state = new Map(c.state.map((s) => [s.output, s.param]));
+  model.outputs.forEach((io, k) => {
+    const t = toTensor(outs[k]);
+    const param = state.get(io.name);
+    if (param !== undefined) {
+      const s = c.sources.get(param);
+      if (s?.kind === 'tensor') s.tensor._storage.data.set(outs[k].data);
+    } else if (io.name.startsWith(SAVED_PREFIX)) byName.set(io.name, t);
+    else user.push(t);
+  });
+  return { user, byName };
+}
+
+/** Runs the forward graph and records one autograd node whose backward runs the backward graph. */
+export function runTraining(c: Capture, t: Training, args: readonly unknown[], name: string): unknown {
+  const fm = t.forward.model;
+  const value = (name: string) => sourceValue(c.sources.get(name)!, args);
+  const outs = fm.runSync(fm.inputs.map((io) => value(io.name)));
+  const { user, byName } = split(c, fm, outs);
+  const ins = t.nodeInputs.map((n) => asTensor(value(n)));
+  const saved = t.saved.map((n) => byName.get(n)!);
+  const all = [...ins, ...saved];
+  const edges = all.map((x, i) => (i < ins.length && t.grads.has(t.nodeInputs[i]) && x.requiresGrad ? (x.gradFn ? { node: x.gradFn, index: x.outputIndex } : { leaf: x }) : null));
+  if (!edges.some((e) => e)) return c.rebuild(user);
+  const shapes = user.map((u) => u.shape);
+  const bm = t.backward.model;
+  const def = {
+    name: `compiled_${c.graph.name}`,
+    grad: { saveInputs: all.map((_, i) => i), rule: () => { throw new Error('jit.compile: this node runs its backward graph (backwardFn)'); } },
+  };
+  const outsOf = user.map((u) => u.detach());
+  const node = new autograd.Node(def, {}, edges as never, all.map(typeOf), outsOf.map(typeOf), all, outsOf);
+  node.backwardFn = (gradOutputs, kept) => {
+    if (isGradEnabled()) {
+      throw new Error(`jit.compile(${name}): higher-order gradients (createGraph) through a compiled graph are not supported; call the original model's forward for them`);
+    }
+    const inputs = bm.inputs.map((io): InputValue => {
+      if (io.name.startsWith(GRAD_PREFIX)) {
+        const j = t.userIndex.indexOf(Number(io.name.slice(GRAD_PREFIX.length)));
+        return gradOutputs[j] ?? zeros(shapes[j]);
+      }
+      const s = t.saved.indexOf(io.name);
+      return kept[s >= 0 ? ins.length + s : t.nodeInputs.indexOf(io.name)]!;
+    });
+    const res: (Tensor | null)[] = all.map(() => null);
+    const got = bm.runSync(inputs);
+    bm.outputs.forEach((io, k) => { res[t.nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))] = toTensor(got[k]); });
+    return res;
+  };
+  outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
+  return c.rebuild(outsOf);
+}
+
+/** The graph's calls back into JavaScript (@jit.ignore methods): graph breaks inside a graph. */
+export function hostCalls(g: Graph): { reason: string; where?: string }[] {
+  return [...walkNodes(g.body)].filter((n) => n.op === 'host_call').map((n) => ({
+    reason: `the @jit.ignore method ${String(n.attrs.name)} runs eagerly between the compiled parts (a host call)`,
+    ...(n.meta.loc ? { where: n.meta.loc } : {}),
+  }));
+}
+
+function run(graph: Capture['graph'], c: Capture): Run {
+  return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator }) };
+}
+
+function sourceValue(s: InputSource, args: readonly unknown[]): InputValue {
+  return s.kind === 'tensor' ? s.tensor : scalarInput(args[s.index]);
+}
+
+function asTensor(v: InputValue): Tensor {
+  if (v instanceof Tensor) return v;
+  if (typeof v === 'object' && v && 'data' in v) return toTensor({ name: '', data: v.data, shape: [...v.shape], dtype: v.dtype } as Output);
+  throw new Error('jit.compile: a graph input is not a tensor');
+}
+
+function typeOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[] } {
+  return { dtype: t.dtype, shape: [...t.shape] };
+}

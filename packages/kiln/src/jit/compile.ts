@@ -1,0 +1,267 @@
+// jit.compile: Kiln's torch.compile. The first call of a signature captures a graph
+// (compile-capture.ts), optimizes it with the compiler's passes and runs it in the runtime; calls
+// with the same input structure, dtypes and shapes whose guards hold reuse it. With gradients
+// needed, the graph is split into a forward and a backward graph derived from the op entries'
+// gradient rules (compile-autodiff.ts), hooked into eager autograd as one node.
+// Invariant: a call returns what the eager module returns now (same values within float
+// rounding, same buffer updates and random draws) or runs the module eagerly; parameters are
+// read from the live module on every call, so optimizers and loadStateDict are seen.
+
+import { isGradEnabled, nn, Tensor, trace as tracer } from '@kiln/core';
+import { describeFailure, GuardedCache, GuardSet } from './guards.js';
+import { captureWithScript, captureWithTrace, type Capture, type Target } from './compile-capture.js';
+import { AutodiffUnsupported } from './compile-autodiff.js';
+import { bindInference, hostCalls, prepareTraining, runInference, runTraining, stale, type Bound, type Training } from './compile-run.js';
+
+export interface CompileOptions {
+  /** Only `'default'` today; `'reduce-overhead'` and `'max-autotune'` are refused with an error. */
+  readonly mode?: 'default' | 'reduce-overhead' | 'max-autotune';
+  /**
+   * undefined: a dim seen with a second size becomes symbolic; true: every dim symbolic from the
+   * start; false: never symbolic. Graphs compiled with gradients enabled always keep exact shapes.
+   */
+  readonly dynamic?: boolean;
+  /** Throw (naming the reason) instead of running code the compiler cannot capture eagerly. */
+  readonly fullgraph?: boolean;
+  /** `'kiln'` (default): the runtime; `'eager'`: run the model as it is (to rule the compiler out when debugging). */
+  readonly backend?: 'kiln' | 'eager';
+  /** Recompilations before the model runs eagerly with one warning (default 8). */
+  readonly recompileLimit?: number;
+}
+
+/** What compiled.explain() reports. */
+export interface CompileExplanation {
+  readonly graphs: readonly { readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[] }[];
+  /** Why each compilation after the first happened. */
+  readonly recompiles: readonly string[];
+  /** Code that runs eagerly instead of in a graph, and why. */
+  readonly graphBreaks: readonly { readonly inputs: string; readonly reason: string; readonly where?: string }[];
+  readonly compiles: number;
+  /** Times an inference graph took new parameter values (written in place since it was bound): no recompilation. */
+  readonly rebinds: number;
+  /** True once the recompile limit was hit: misses run eagerly. */
+  readonly eagerFallback: boolean;
+}
+
+type Entry =
+  | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string }
+  | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number };
+
+/** The compile state of one model or function: its cache, symbolic dims and history. */
+export class Compiler {
+  private readonly cache = new GuardedCache<Entry>(64);
+  private readonly byKey = new Map<string, Entry[]>();
+  private readonly all: Entry[] = [];
+  private readonly dynamic = new Set<string>();
+  private readonly sizes = new Map<string, number>();
+  private readonly recompiles: string[] = [];
+  private compiles = 0;
+  private rebinds = 0;
+  private gaveUp = false;
+  private scriptable = true;
+  private lastKey: string | undefined;
+
+  constructor(private readonly target: Target, private readonly opts: CompileOptions, private readonly eager: (args: unknown[]) => unknown) {
+    if (opts.mode && opts.mode !== 'default') {
+      throw new Error(`jit.compile: mode '${opts.mode}' is not available yet (buffer reuse / kernel autotuning are not implemented); use mode 'default'`);
+    }
+    if (opts.backend && opts.backend !== 'kiln' && opts.backend !== 'eager') throw new Error(`jit.compile: unknown backend '${String(opts.backend)}'; use 'kiln' or 'eager'`);
+  }
+
+  call(args: unknown[]): unknown {
+    if (this.opts.backend === 'eager' || tracer.traceHooks.listener) return this.eager(args); // inside jit.trace: record the eager ops
+    let key = this.keyOf(args);
+    let e = this.cache.get(key);
+    if (!e) {
+      if (this.gaveUp) return this.eager(args);
+      const reason = this.missReason(key, args);
+      key = this.keyOf(args); // automatic dynamic may have made a dim symbolic
+      e = this.cache.get(key);
+      if (!e) {
+        if (this.compiles > 0) {
+          if (this.compiles > (this.opts.recompileLimit ?? 8)) {
+            this.gaveUp = true;
+            console.warn(`jit.compile(${this.name}): recompiled ${this.compiles - 1} times (limit ${this.opts.recompileLimit ?? 8}); the guard that kept failing: ${reason}. ` +
+              'Running eagerly from now on; keep that value fixed, or raise recompileLimit.');
+            return this.eager(args);
+          }
+          this.recompiles.push(reason);
+        }
+        e = this.compile(key, args);
+      }
+    }
+    this.lastKey = key;
+    if (e.kind === 'eager') return this.eager(args);
+    if (e.training) return runTraining(e.capture, e.training, args, this.name);
+    return this.runInference(e, args);
+  }
+
+  /** Whether a compiled graph's guards hold for `args` (the check every call makes first; nothing is compiled). */
+  guardsHold(args: readonly unknown[]): boolean {
+    const e = this.cache.get(this.keyOf(args));
+    return !!e && e.kind === 'graph';
+  }
+
+  explain(): CompileExplanation {
+    return {
+      graphs: this.all.flatMap((e) => (e.kind === 'graph' ? [{
+        inputs: e.inputs, via: e.capture.via, training: !!e.training, nodes: e.nodes,
+        guards: [`inputs ${e.inputs}`, ...e.guards.guards.map((g) => g.attribute ?? 'a module attribute')],
+      }] : [])),
+      recompiles: [...this.recompiles],
+      graphBreaks: this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason }] : hostCalls(e.capture.graph).map((b) => ({ inputs: e.inputs, ...b })))),
+      compiles: this.compiles,
+      rebinds: this.rebinds,
+      eagerFallback: this.gaveUp,
+    };
+  }
+
+  private get name(): string {
+    return this.target.kind === 'module' ? this.target.module.constructor.name : this.target.fn.name || 'function';
+  }
+
+  /** Input structure, dtypes, shapes (symbolic dims as `?`), grad mode; numbers by kind (by value when traced). */
+  private keyOf(args: readonly unknown[]): string {
+    const grad = isGradEnabled();
+    let k = grad ? 'g' : 'n';
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      if (a instanceof Tensor) {
+        k += `|${a.dtype}${a.requiresGrad ? '*' : ''}[`;
+        for (let d = 0; d < a.shape.length; d++) k += `${d ? ',' : ''}${!grad && (this.opts.dynamic === true || this.dynamic.has(`${i}:${d}`)) ? '?' : a.shape[d]}`;
+        k += ']';
+      } else if (typeof a === 'number' && this.scriptable) k += Number.isInteger(a) ? '|int' : '|float';
+      else if (typeof a === 'boolean' && this.scriptable) k += '|bool';
+      else k += `|${JSON.stringify(a) ?? typeof a}`;
+    }
+    return k;
+  }
+
+  /** Why `key` missed: a guard of an entry for it failed, or a dim changed (then maybe made symbolic), or first call. */
+  private missReason(key: string, args: readonly unknown[]): string {
+    const grad = isGradEnabled();
+    for (const e of this.byKey.get(key) ?? []) {
+      const f = e.guards.failure();
+      if (f) return describeFailure(f);
+    }
+    if (!this.compiles) return 'first call';
+    const changed: string[] = [];
+    args.forEach((a, i) => {
+      if (!(a instanceof Tensor)) return;
+      a.shape.forEach((size, d) => {
+        const k = `${i}:${d}`, was = this.sizes.get(k);
+        if (was === undefined || was === size || (this.dynamic.has(k) && !grad)) return;
+        const symbolic = this.opts.dynamic !== false && !grad;
+        if (symbolic) this.dynamic.add(k);
+        changed.push(`argument ${i} dim ${d} changed from ${was} to ${size}${symbolic ? ' (now symbolic)' : grad ? ' (graphs for training keep exact shapes)' : ''}`);
+      });
+    });
+    if (changed.length) return changed.join('; ');
+    if (this.lastKey && this.lastKey[0] !== key[0]) return `grad mode changed (${key[0] === 'g' ? 'gradients now enabled' : 'now under noGrad'})`;
+    return `the inputs changed (${this.lastKey?.slice(2) ?? ''} → ${key.slice(2)})`;
+  }
+
+  private compile(key: string, args: unknown[]): Entry {
+    this.compiles++;
+    args.forEach((a, i) => { if (a instanceof Tensor) a.shape.forEach((s, d) => { if (!this.sizes.has(`${i}:${d}`)) this.sizes.set(`${i}:${d}`, s); }); });
+    // Training graphs keep exact shapes: gradient rules compute counts (mean, batch norm) from sizes.
+    const dynamic = isGradEnabled() ? new Set<string>()
+      : this.opts.dynamic === true ? new Set(args.flatMap((a, i) => (a instanceof Tensor ? a.shape.map((_, d) => `${i}:${d}`) : []))) : this.dynamic;
+    const inputs = key.split('|').slice(1).join(', ');
+    let entry: Entry;
+    let capture: Capture | undefined;
+    const why: string[] = [];
+    try {
+      capture = captureWithScript(this.target, args, dynamic);
+    } catch (e) {
+      why.push(`the scripter: ${message(e)}`);
+      this.scriptable = false;
+      try {
+        const restore = this.target.kind === 'module' ? tracer.snapshotState(this.target.module) : () => {};
+        try { capture = captureWithTrace(this.target, args, dynamic); } finally { restore(); }
+      } catch (e2) {
+        why.push(`the tracer: ${message(e2)}`);
+      }
+    }
+    if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`);
+    else {
+      const calls = hostCalls(capture.graph);
+      if (this.opts.fullgraph && calls.length) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${calls[0].where ? `${calls[0].where}: ` : ''}${calls[0].reason}`);
+      const wrt = new Set([...capture.sources].flatMap(([name, s]) => {
+        const t = s.kind === 'tensor' ? s.tensor : args[s.index];
+        return t instanceof Tensor && t.requiresGrad ? [name] : [];
+      }));
+      if (isGradEnabled() && wrt.size) {
+        try {
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt), nodes: capture.graph.body.nodes.length };
+        } catch (e) {
+          if (!(e instanceof AutodiffUnsupported)) throw e;
+          entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards);
+        }
+      } else {
+        const inference = this.bind(capture);
+        entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length };
+      }
+    }
+    key = this.keyOf(args); // numbers are keyed by value once the scripter failed (a trace bakes them in)
+    this.cache.set(key, entry.guards, entry);
+    this.byKey.set(key, [entry, ...(this.byKey.get(key) ?? [])]);
+    this.all.push(entry);
+    return entry;
+  }
+
+  private graphBreak(inputs: string, reason: string, guards = GuardSet.empty): Entry {
+    if (this.opts.fullgraph) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${reason}`);
+    console.warn(`jit.compile(${this.name}): graph break, running eagerly: ${reason}`);
+    return { kind: 'eager', guards, inputs, reason };
+  }
+
+  /** Binds the parameters' current values again when one was written in place since (an optimizer step, loadStateDict). */
+  private runInference(e: Extract<Entry, { kind: 'graph' }>, args: readonly unknown[]): unknown {
+    if (stale(e.inference!)) { e.inference = this.bind(e.capture); this.rebinds++; }
+    return runInference(e.capture, e.inference!, args);
+  }
+
+  private bind(c: Capture): Bound {
+    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training));
+  }
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** A module compiled by jit.compile: forward runs the compiled graphs; the original is `_orig_mod` (its parameters are these). */
+export class CompiledModel extends nn.Module {
+  readonly #compiler: Compiler;
+  constructor(readonly _orig_mod: nn.Module, opts: CompileOptions) {
+    super();
+    this.#compiler = new Compiler({ kind: 'module', module: _orig_mod }, opts, (args) => _orig_mod.forward(...args));
+  }
+  forward(...args: unknown[]): any { return this.#compiler.call(args); }
+  /** The graphs, their guards, why each recompilation happened and the graph breaks. */
+  explain(): CompileExplanation { return this.#compiler.explain(); }
+  /** Whether a compiled graph's guards hold for these arguments: the check every call makes first (to measure its cost). */
+  guardsHold(...args: unknown[]): boolean { return this.#compiler.guardsHold(args); }
+}
+
+/** A function compiled by jit.compile: same call signature, plus explain(). */
+export type CompiledFunction<F extends (...args: any[]) => any> = F & { explain(): CompileExplanation };
+
+/**
+ * Compiles a module or a function of tensors (PyTorch's torch.compile): graphs are captured on
+ * first use per input signature, optimized, and run in the runtime, for inference and training.
+ * @example
+ * const fast = jit.compile(model);
+ * const loss = F.crossEntropy(fast.forward(x), y);
+ * loss.backward(); opt.step();   // gradients reach model's own parameters
+ */
+export function compile<M extends nn.Module>(target: M, opts?: CompileOptions): CompiledModel;
+export function compile<F extends (...args: any[]) => any>(target: F, opts?: CompileOptions): CompiledFunction<F>;
+export function compile(target: nn.Module | ((...args: any[]) => any), opts: CompileOptions = {}): CompiledModel | CompiledFunction<(...args: any[]) => any> {
+  if (target instanceof nn.Module) return new CompiledModel(target, opts);
+  if (typeof target !== 'function') throw new Error(`jit.compile: expected an nn.Module instance or a function, got ${typeof target}`);
+  const fn = target;
+  const compiler = new Compiler({ kind: 'function', fn }, opts, (args) => fn(...args));
+  return Object.assign((...args: unknown[]) => compiler.call(args), { explain: () => compiler.explain() });
+}
