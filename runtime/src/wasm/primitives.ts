@@ -8,6 +8,7 @@ import { wasmKernels } from './heap.js';
 export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
+import { PinnedArrays } from './pinned.js';
 
 export interface FastPrimitives extends CpuPrimitives {
   /** Which kernels run: 'relaxed-simd', 'simd' or 'js'. */
@@ -24,8 +25,9 @@ export function fastPrimitives(): FastPrimitives {
   if (!heap) {
     chosen = { ...REFERENCE_PRIMITIVES, kind: 'js', pin() {} };
   } else {
-    const g = new WasmGemm(heap);
-    chosen = { gemm: g.gemm, conv2d: wasmConv2d(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
+    const pins = new PinnedArrays(heap);
+    const g = new WasmGemm(heap, pins);
+    chosen = { gemm: g.gemm, conv2d: wasmConv2d(heap, pins), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
   }
   return chosen;
 }
