@@ -3,7 +3,8 @@
 // — every kernel of a run goes into one command encoder (one compute pass between reads), which
 // is submitted when the host needs data (read) or writes a buffer (write); pipelines come only
 // from the cache filled by addKernels, which compiles every kernel asynchronously up front, so a
-// run never compiles; a kernel's dims reach it through a uniform "meta" block (kernel.ts), so
+// run never compiles (one exception: the main kernel of a record with a packed variant compiles
+// at its first use, when a weight the variant cannot take arrives); a kernel's dims reach it through a uniform "meta" block (kernel.ts), so
 // one pipeline serves every shape (a data-dependent dim, such as masked_select's count, arrives
 // as `dataDims` and sizes only the output). Bool tensors live as one u32 per element on the GPU.
 // A kernel record's `packed` variant reads one input in a packed layout: the device computes it
@@ -79,7 +80,8 @@ export function isView(op: string, attrs: Attrs): boolean {
 
 interface CachedKernel {
   readonly record: KernelRecord;
-  readonly pipeline: GPUComputePipeline;
+  /** Null until first needed for a record with a packed variant (see addKernels). */
+  pipeline: GPUComputePipeline | null;
   /** The record's fewRows alternative, compiled. */
   readonly fewRows: GPUComputePipeline | null;
   /** The record's packed alternative, compiled. */
@@ -183,8 +185,11 @@ class GpuDevice implements WebGpuDevice {
     });
     const layouts = [...new Set(fresh.flatMap((r) => (r.packed && !this.packers.has(r.packed.layout) ? [r.packed.layout] : [])))];
     const [pipelines, packers] = await Promise.all([
+      // A record with a packed variant runs that variant for the weights it was made for (a key
+      // serves several nodes, so the main kernel stays as the fallback for other shapes): its main
+      // kernel compiles at its first use instead, so loading pays for one conv kernel, not two.
       Promise.all(fresh.flatMap((r) => [
-        compile(this.gpu, r),
+        r.packed ? Promise.resolve(null) : compile(this.gpu, r),
         r.fewRows ? compile(this.gpu, { ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid }) : Promise.resolve(null),
         r.packed ? compile(this.gpu, { ...r, name: `${r.name}.${r.packed.layout}`, wgsl: r.packed.wgsl, grid: r.packed.grid }) : Promise.resolve(null),
       ])),
@@ -192,8 +197,7 @@ class GpuDevice implements WebGpuDevice {
     ]);
     layouts.forEach((l, i) => this.packers.set(l, packers[i]));
     fresh.forEach((r, i) => {
-      const main = pipelines[3 * i];
-      if (main) this.kernels.set(r.key, { record: r, pipeline: main, fewRows: pipelines[3 * i + 1], packed: pipelines[3 * i + 2] });
+      this.kernels.set(r.key, { record: r, pipeline: pipelines[3 * i], fewRows: pipelines[3 * i + 1], packed: pipelines[3 * i + 2] });
     });
     this.stats.kernelsCreated += pipelines.filter((p) => p).length + packers.length;
     this.stats.compileMs += performance.now() - t0;
@@ -256,7 +260,7 @@ class GpuDevice implements WebGpuDevice {
     const packed = k.packed && pk && packedInput && PACKERS.get(pk.layout)!.accepts(packedInput.shape) ? { pipeline: k.packed, grid: pk.grid } : null;
     const few = !packed && k.fewRows && k.record.fewRows && rows <= k.record.fewRows.maxRows ? { pipeline: k.fewRows, grid: k.record.fewRows.grid } : null;
     const variant = packed ?? few;
-    const pipeline = variant ? variant.pipeline : k.pipeline;
+    const pipeline = variant ? variant.pipeline : (k.pipeline ??= this.compileNow(k.record));
     const total = gridSize(variant ? variant.grid : k.record.grid, out0);
     if (total === 0) return outs;
     const [x, y] = splitGrid(total, this.maxPerDim);
@@ -277,6 +281,16 @@ class GpuDevice implements WebGpuDevice {
     // Commands run in order, so a later dispatch may take the temporary buffer back from the pool.
     if (temp && swap) this.pool.give(swap.to);
     return outs;
+  }
+
+  /** A record's main kernel compiled now, synchronously (the deferred fallback of a packed variant). */
+  private compileNow(r: KernelRecord): GPUComputePipeline {
+    const t0 = performance.now();
+    const module = this.gpu.createShaderModule({ code: r.wgsl, label: r.name });
+    const pipeline = this.gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: r.name });
+    this.stats.kernelsCreated++;
+    this.stats.compileMs += performance.now() - t0;
+    return pipeline;
   }
 
   pin(t: DeviceTensor<GPUBuffer>): void {
