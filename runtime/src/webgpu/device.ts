@@ -152,7 +152,7 @@ class GpuDevice implements WebGpuDevice {
   private readonly metas = new Map<string, GPUBuffer>();
   /** Buffers of pinned tensors (graph constants): never written while pinned. */
   private readonly pinned = new Set<GPUBuffer>();
-  /** Packed forms of pinned buffers, by layout. */
+  /** Packed forms of pinned buffers, by layout and shape (a view may show one buffer under two shapes). */
   private readonly packedForms = new Map<GPUBuffer, Map<string, GPUBuffer>>();
   /** Packer pipelines, by layout (compiled by addKernels when a record needs one). */
   private readonly packers = new Map<string, GPUComputePipeline>();
@@ -266,9 +266,10 @@ class GpuDevice implements WebGpuDevice {
     const [x, y] = splitGrid(total, this.maxPerDim);
     // The packed variant binds the packed form in place of its input; the dims block keeps the input's dims.
     const temp = packed && packedInput && !this.pinned.has(packedInput.buffer);
-    const swap = packed && packedInput ? { from: packedInput, to: this.packedBuffer(packedInput, pk!.layout) } : null;
+    const swap = packed && packedInput ? { to: this.packedBuffer(packedInput, pk!.layout) } : null;
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.meta(metaWords(total, inputs, outs)) } }];
-    for (const t of [...inputs, ...outs]) if (t) entries.push({ binding: entries.length, resource: { buffer: swap && t === swap.from ? swap.to : t.buffer } });
+    inputs.forEach((t, i) => { if (t) entries.push({ binding: entries.length, resource: { buffer: swap && i === pk!.input ? swap.to : t.buffer } }); });
+    for (const t of outs) entries.push({ binding: entries.length, resource: { buffer: t.buffer } });
     const bindGroup = this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     // Profiling: each dispatch in its own pass, timed by the pass's timestamps.
     if (this.profiler) this.endPass();
@@ -302,8 +303,8 @@ class GpuDevice implements WebGpuDevice {
    * fresh pooled buffer the caller gives back after recording its dispatch.
    */
   private packedBuffer(t: DeviceTensor<GPUBuffer>, layout: string): GPUBuffer {
-    const keep = this.pinned.has(t.buffer);
-    const hit = keep ? this.packedForms.get(t.buffer)?.get(layout) : undefined;
+    const keep = this.pinned.has(t.buffer), form = `${layout} ${t.shape.join(',')}`;
+    const hit = keep ? this.packedForms.get(t.buffer)?.get(form) : undefined;
     if (hit) return hit;
     const p = PACKERS.get(layout)!;
     const bytes = numel(p.shape(t.shape)) * BYTES_PER_ELEMENT;
@@ -326,7 +327,7 @@ class GpuDevice implements WebGpuDevice {
     if (keep) {
       let forms = this.packedForms.get(t.buffer);
       if (!forms) this.packedForms.set(t.buffer, forms = new Map());
-      forms.set(layout, dst);
+      forms.set(form, dst);
       this.stats.packedBytes += dst.size;
     }
     return dst;
