@@ -1,8 +1,8 @@
 // WebGPU figures, measured on the BUILT packages (`npm run build` first): the small CNN of
 // bench/runtime.mjs ([N,3,32,32], conv-relu-pool ×2, linear) at batch 1 and 32, on the CPU
 // executor and on WebGPU through Dawn (npm `webgpu`), each at -O0 (one kernel per op) and -O2
-// (the compiler's fused graph, every pass of the level: prepack-weights' Winograd layout has its
-// own WGSL kernel), measured side by side in one process: median latency per run,
+// (the compiler's fused graph, every pass of the level; 3×3 convs run the Winograd variant over
+// weights the device packs at load), measured side by side in one process: median latency per run,
 // dispatches per run, kernels compiled and the time to compile them (load). Without a GPU the
 // WebGPU rows run on SwiftShader, a CPU emulation of Vulkan: its absolute figures say little
 // about a real GPU; compare the -O2/-O0 ratio. `node bench/webgpu.mjs [--quick] [--profile] [--seed]` prints a

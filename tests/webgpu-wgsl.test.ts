@@ -1,5 +1,5 @@
 // WGSL codegen is deterministic and reviewed like code: the kernels of the fixture CNN and the
-// Winograd conv kernels are golden files, one per kernel (tests/wgsl/; update with
+// Winograd conv kernels (the packed variants of conv records) are golden files, one per kernel (tests/wgsl/; update with
 // `npm run test:update -- tests/webgpu-wgsl.test.ts` and review the diff), the same graph always gives byte-identical WGSL and `.tsgraph` bytes, and
 // kernel keys depend on dtypes, ranks and attrs but not on dims (one kernel serves every batch).
 // Pure codegen: no GPU needed.
@@ -26,18 +26,36 @@ describe('WGSL codegen', () => {
     expectGoldenFolder(fileURLToPath(new URL('./wgsl/cnn/', import.meta.url)), kernels.map((k) => `${k.name}.wgsl`));
   });
 
-  it('matches the golden files of the Winograd F(4×4, 3×3) conv kernels (prepacked weights, with and without a fused pool)', () => {
+  it('matches the golden files of the Winograd F(4×4, 3×3) conv kernels (the packed variant over device-packed weights, with and without a fused pool)', () => {
     const f = { dtype: 'float32' as const, rank: 4 };
-    const conv = { stride: [1, 1], padding: [1, 1, 1, 1], dilation: [1, 1], groups: 1, layout: 'winograd4x4' };
+    const conv = { stride: [1, 1], padding: [1, 1, 1, 1], dilation: [1, 1], groups: 1 };
     const plain = kernelFor('fused_conv2d', [f, f, { dtype: 'float32', rank: 1 }], [f], { ...conv, activation: 'none' }, 'winograd');
     const pooled = kernelFor('fused_conv2d', [f, f, null], [f], { ...conv, activation: 'relu', pool: { kernel_size: [2, 2], stride: [2, 2] } }, 'winograd_pool');
     for (const k of [plain, pooled]) {
       if (!('key' in k)) throw new Error(k.reason);
-      expect(k.wgsl).toContain('workgroupBarrier');
-      expectGoldenFile(golden('winograd', k.name), `// grid ${JSON.stringify(k.grid)}\n${k.wgsl}`);
+      if (!k.packed) throw new Error(`${k.name} has no packed variant`);
+      expect([k.packed.input, k.packed.layout]).toEqual([1, 'winograd4x4']);
+      expect(k.packed.wgsl).toContain('workgroupBarrier');
+      expect(k.wgsl).not.toBe(k.packed.wgsl); // the main kernel serves weights that are not 3×3
+      expectGoldenFile(golden('winograd', k.name), `// grid ${JSON.stringify(k.packed.grid)}\n${k.packed.wgsl}`);
     }
-    expect('key' in plain && plain.grid).toEqual({ tile: [1, 16, 16, 16], per: 1 });
-    expect('key' in pooled && pooled.grid).toEqual({ tile: [1, 16, 8, 8], per: 1 });
+    expect('key' in plain && plain.packed?.grid).toEqual({ tile: [1, 16, 16, 16], per: 1 });
+    expect('key' in pooled && pooled.packed?.grid).toEqual({ tile: [1, 16, 8, 8], per: 1 });
+    // The key is the node's: no layout in the attrs, and a plain conv2d gets the variant too.
+    expect('key' in plain && plain.key).not.toContain('layout');
+    expect('key' in plain && kernelFor('conv2d', [f, f, null], [f], conv)).toMatchObject({ packed: { layout: 'winograd4x4' } });
+  });
+
+  it('gives no Winograd variant to convs it cannot compute (stride, dilation, groups, other pools)', () => {
+    const f = { dtype: 'float32' as const, rank: 4 };
+    for (const [op, attrs] of [
+      ['conv2d', { stride: [2, 2] }], ['conv2d', { dilation: [1, 2] }], ['conv2d', { groups: 2 }],
+      ['fused_conv2d', { activation: 'relu', pool: { kernel_size: [3, 3], stride: [2, 2] } }],
+    ] as const) {
+      const k = kernelFor(op, [f, f, null], [f], attrs);
+      if (!('key' in k)) throw new Error(k.reason);
+      expect(k.packed, `${op} ${JSON.stringify(attrs)}`).toBeUndefined();
+    }
   });
 
   it('gives byte-identical kernels and files for the same graph', () => {
@@ -86,8 +104,8 @@ describe('WGSL codegen', () => {
     const r = kernelFor('batch_norm', [f, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }, { ...f, rank: 1 }], [f], {}, 'bn', { maxStorageBuffers: 4 });
     expect(r).toEqual({ op: 'batch_norm', reason: 'needs 6 storage buffers, over the limit of 4' });
     expect(kernelFor('reshape', [f], [{ dtype: 'float32', rank: 1 }], { shape: [-1] })).toEqual({ op: 'reshape', reason: 'a view (no kernel needed)' });
-    const pool3 = { layout: 'winograd4x4', pool: { kernel_size: [3, 3], stride: [2, 2] } };
-    expect(kernelFor('fused_conv2d', [f, f, null], [f], pool3)).toEqual({ op: 'fused_conv2d', reason: 'weight layout \'winograd4x4\' with pool {"kernel_size":[3,3],"stride":[2,2]} has no WGSL (the Winograd kernel fuses only a 2×2, stride-2 max pool); leave the pool unfused or compile without prepack-weights' });
+    // A legacy node (files written before issue 14) runs with the kernels stored in its file.
+    expect(kernelFor('fused_conv2d', [f, f, null], [f], { layout: 'winograd4x4' })).toEqual({ op: 'fused_conv2d', reason: 'weight layout \'winograd4x4\' (hi/lo Winograd weights) comes only from files written before issue 14, which run with the kernels stored in them; compile the model again for new kernels: files now keep OIHW weights and the WebGPU device packs them at load' });
     // cat of 8 inputs + 1 output is over the WebGPU guaranteed minimum of 8 storage buffers.
     const eight = Array.from({ length: 8 }, () => ({ dtype: 'float32' as const, rank: 1 }));
     expect(kernelFor('cat', eight, [{ dtype: 'float32', rank: 1 }], { dim: 0 })).toEqual({ op: 'cat', reason: 'needs 9 storage buffers, over the limit of 8' });

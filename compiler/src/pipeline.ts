@@ -21,7 +21,6 @@ import { freeze } from './passes/freeze.js';
 import { fuseElementwise } from './passes/fuse-elementwise.js';
 import { fuseEpilogue } from './passes/fuse-epilogue.js';
 import { planMemory } from './passes/plan-memory.js';
-import { prepackWeights } from './passes/prepack-weights.js';
 import { removeDropout } from './passes/remove-dropout.js';
 
 /** What the passes may need to know about the target (the same for every pass of a run). */
@@ -46,7 +45,6 @@ export const PASSES: Readonly<Record<string, Pass>> = {
   'fold-channel-affine': foldChannelAffine,
   'fuse-epilogue': fuseEpilogue,
   'fuse-elementwise': (g, opts) => fuseElementwise(g, { maxStorageBuffers: opts?.maxStorageBuffers }),
-  'prepack-weights': prepackWeights,
   'plan-memory': planMemory,
 };
 
@@ -77,7 +75,7 @@ const O1 = ['freeze', 'remove-dropout', 'fold-constants', 'canonicalize', 'elimi
 export const LEVELS: Readonly<Record<0 | 1 | 2, readonly string[]>> = {
   0: [],
   1: O1,
-  2: [...O1, 'fold-conv-bn', 'fold-linear-bn', 'fold-channel-affine', 'fuse-epilogue', 'fuse-elementwise', 'prepack-weights', 'plan-memory'],
+  2: [...O1, 'fold-conv-bn', 'fold-linear-bn', 'fold-channel-affine', 'fuse-epilogue', 'fuse-elementwise', 'plan-memory'],
 };
 
 export interface PipelineOptions extends PassOptions {

@@ -1,5 +1,6 @@
-// conv2d and fused_conv2d: Winograd F(4×4, 3×3) for a prepacked weight (winograd.ts); the
-// tiled implicit-GEMM kernel (conv-gemm.ts) for groups = 1 and small pool windows; otherwise a
+// conv2d and fused_conv2d: the tiled implicit-GEMM kernel (conv-gemm.ts) for groups = 1 and
+// small pool windows, with Winograd F(4×4, 3×3) (winograd.ts) as the alternative the device
+// runs when the weight is 3×3 (it packs the weight at load, runtime/src/webgpu/packers.ts); otherwise a
 // direct kernel where each thread computes one output pixel for up to 4 output channels
 // (groups = 1), so every input value it loads is reused 4 times; grouped
 // convolutions take one channel per thread. fused_conv2d adds its activation and max pool in the
@@ -9,15 +10,20 @@
 
 import { activation, activationHelpers } from './epilogue.js';
 import { conv2dGemmKernel, gemmConvApplies } from './conv-gemm.js';
-import { winogradConvKernel } from './winograd.js';
+import { winogradApplies, winogradConvKernel } from './winograd.js';
 import type { KernelGen } from './shell.js';
 
 const num = (v: unknown, i: number): number => (Array.isArray(v) ? Number(v[i]) : Number(v));
 
-/** conv2d / fused_conv2d: Winograd for a prepacked weight (winograd.ts), else the tiled GEMM kernel where it applies (conv-gemm.ts), else direct. */
+/**
+ * conv2d / fused_conv2d: the tiled GEMM kernel where it applies (conv-gemm.ts), else direct; plus
+ * the Winograd kernel over the device-packed weight (input 1, layout "winograd4x4") where the
+ * attrs allow it (winograd.ts), which the device picks for a 3×3 weight.
+ */
 export const conv2dKernel: KernelGen = (sig, d) => {
-  if (sig.attrs.layout === 'winograd4x4') return winogradConvKernel(sig, d);
-  return gemmConvApplies(sig) ? conv2dGemmKernel(sig, d) : conv2dDirectKernel(sig, d);
+  const main = gemmConvApplies(sig) ? conv2dGemmKernel(sig, d) : conv2dDirectKernel(sig, d);
+  if (!winogradApplies(sig)) return main;
+  return { ...main, packed: { input: 1, layout: 'winograd4x4', kernel: winogradConvKernel(sig, d) } };
 };
 
 const conv2dDirectKernel: KernelGen = (sig, d) => {

@@ -7,7 +7,6 @@ import { getOp, hasOp, isBuiltin, walkNodes, type DType, type Graph, type Node, 
 import { kernelKey, type KernelRecord } from '@kiln/runtime';
 import { assemble, DimsLayout, storageBindings, type KernelSig, type TensorSig } from './shell.js';
 import { FEW_ROWS_KERNELS, KERNELS, VIEW_OPS } from './table.js';
-import { winogradApplies } from './winograd.js';
 
 export interface CodegenOptions {
   /** Storage buffers a kernel may bind (default 8, the WebGPU guaranteed minimum). */
@@ -45,17 +44,19 @@ export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], out
     return { op, reason: `attrs ${JSON.stringify(rawAttrs)} are not concrete (${e instanceof Error ? e.message.split('\n')[0] : String(e)})` };
   }
   const sig: KernelSig = { op, inputs, outputs, attrs };
-  if (attrs.layout !== undefined && !winogradApplies(sig)) {
-    return { op, reason: `weight layout '${String(attrs.layout)}' with pool ${JSON.stringify(attrs.pool)} has no WGSL (the Winograd kernel fuses only a 2×2, stride-2 max pool); leave the pool unfused or compile without prepack-weights` };
+  if (attrs.layout !== undefined) {
+    return { op, reason: `weight layout '${String(attrs.layout)}' (hi/lo Winograd weights) comes only from files written before issue 14, which run with the kernels stored in them; compile the model again for new kernels: files now keep OIHW weights and the WebGPU device packs them at load` };
   }
   const limit = opts.maxStorageBuffers ?? 8;
   if (storageBindings(sig) > limit) return { op, reason: `needs ${storageBindings(sig)} storage buffers, over the limit of ${limit}` };
   const key = kernelKey(op, inputs, rawAttrs);
   const body = gen(sig, new DimsLayout(sig));
+  const p = body.packed;
+  const packed = p ? { packed: { input: p.input, layout: p.layout, wgsl: assemble(`${name}.${p.layout}`, key, sig, p.kernel), grid: p.kernel.grid } } : {};
   const few = FEW_ROWS_KERNELS[op];
-  if (!few) return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid };
+  if (!few) return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid, ...packed };
   const alt = few.gen(sig, new DimsLayout(sig));
-  return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid, fewRows: { maxRows: few.maxRows, wgsl: assemble(`${name}.few_rows`, key, sig, alt), grid: alt.grid } };
+  return { key, name, wgsl: assemble(name, key, sig, body), grid: body.grid, fewRows: { maxRows: few.maxRows, wgsl: assemble(`${name}.few_rows`, key, sig, alt), grid: alt.grid }, ...packed };
 }
 
 /**

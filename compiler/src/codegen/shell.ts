@@ -26,6 +26,11 @@ export interface KernelBody {
   readonly threads?: number;
   /** Module-scope declarations (helpers, workgroup arrays). */
   readonly decls?: string;
+  /**
+   * A faster kernel that reads input `input` packed in `layout` (runtime/src/webgpu/packers.ts):
+   * the device runs it when its packer accepts that input's shape, else this kernel.
+   */
+  readonly packed?: { readonly input: number; readonly layout: string; readonly kernel: KernelBody };
 }
 
 export type KernelGen = (sig: KernelSig, d: DimsLayout) => KernelBody;

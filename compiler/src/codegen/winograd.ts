@@ -1,12 +1,12 @@
-// fused_conv2d {layout="winograd4x4"}: Winograd F(4×4, 3×3) in ONE kernel, reading the weight
-// prepack-weights stored ([Cout, 36, 2, C]: the 6×6 transformed filter tiles U as float32 hi/lo
-// pairs; see ir-spec kernels/winograd4.ts). A workgroup of 64 threads owns 16 output channels ×
+// conv2d / fused_conv2d with a 3×3 weight: Winograd F(4×4, 3×3) in ONE kernel, reading the weight
+// as the WebGPU device packs it at load (layout "winograd4x4", [Cout, 36, C]: the 6×6 transformed
+// filter tiles U in float32; runtime/src/webgpu/packers.ts, oracle ir-spec kernels/winograd4.ts);
+// the dims block still holds the OIHW weight's dims. A workgroup of 64 threads owns 16 output channels ×
 // a 4×4 block of 4×4 output tiles (a 16×16 output region; 8×8 when a 2×2/2 max pool is fused).
 // Per chunk of CC input channels it stages the transformed input tiles V = Bᵀ d B in workgroup
 // memory (one thread per tile·channel); then each thread accumulates M[ξ][co][t] +=
 // U[ξ][co][c]·V[ξ][c][t] for 9 of the 36 positions ξ, 4 channels (a vec4) and 4 tiles: 36 vec4
-// accumulators in named registers, U read straight from the weight (the hi word: hi + lo rounds
-// back to hi in float32 arithmetic). Last, in 4 rounds (one
+// accumulators in named registers, U read straight from the packed weight. Last, in 4 rounds (one
 // tile row each) the products go through workgroup memory so that each thread holds all 36 ξ of
 // one (channel, tile) and applies Aᵀ M A, bias, max pool and activation. Tuned for SwiftShader
 // (4 lanes = 4 consecutive threads): lanes take neighbouring tiles, so their V reads are
@@ -14,8 +14,10 @@
 // SwiftShader workgroup pays most for); no dynamically indexed private array in the hot loop or
 // the input transform (SwiftShader compiles those very slowly and keeps them in memory).
 // Invariant: taps in the padding and channels past C read 0 in V (so the clamped U words they
-// meet add nothing), outputs past the edge or past Cout are never stored; float32 throughout (the CPU kernel computes in double:
-// the difference is a few 1e-7 of the output's magnitude). Applies to pool = null or 2×2/2.
+// meet add nothing), outputs past the edge or past Cout are never stored; float32 throughout (an
+// all-float32 F(4×4) lands a few 1e-6 of the output's RMS off an exact conv). Applies to stride 1,
+// dilation 1, groups 1 and pool = null or 2×2/2 (winogradApplies); the weight's 3×3 size is the
+// device's check (a kernel sees ranks, not dims).
 
 import { activation, activationHelpers } from './epilogue.js';
 import type { KernelGen, KernelSig } from './shell.js';
@@ -29,9 +31,12 @@ const T = 16 * CC;
 const S0 = CC * 576;
 const SHARED = S0 + 36 * T;
 
-/** Whether the Winograd kernel handles this fused_conv2d {layout="winograd4x4"} (its pool). */
+const ones = (v: unknown) => Array.isArray(v) && v.every((k) => k === 1);
+
+/** Whether a conv with these attrs can run the Winograd kernel given a 3×3 weight (its stride, dilation, groups and pool). */
 export function winogradApplies(sig: KernelSig): boolean {
-  const pool = sig.attrs.pool as { kernel_size: number[]; stride: number[] } | null | undefined;
+  const a = sig.attrs, pool = a.pool as { kernel_size: number[]; stride: number[] } | null | undefined;
+  if (a.layout !== undefined || !ones(a.stride ?? [1, 1]) || !ones(a.dilation ?? [1, 1]) || (a.groups ?? 1) !== 1) return false;
   return !pool || [...pool.kernel_size, ...pool.stride].every((k) => k === 2);
 }
 
@@ -75,7 +80,7 @@ export const winogradConvKernel: KernelGen = (sig, d) => {
     'let rx = wg % RX; let ry = (wg / RX) % RY; let cm = (wg / (RX * RY)) % ((Cout + 15u) / 16u); let n = wg / (RX * RY * ((Cout + 15u) / 16u));',
     'let tg = lid % 4u; let cg = (lid / 4u) % 4u; let xg = lid / 16u;',
     // Weight rows of this thread's 4 output channels (past Cout: the last row, never stored).
-    ...range(4).map((i) => `let u${i} = min(cm * 16u + cg * 4u + ${i}u, Cout - 1u) * 72u * C;`),
+    ...range(4).map((i) => `let u${i} = min(cm * 16u + cg * 4u + ${i}u, Cout - 1u) * 36u * C;`),
     ...range(9).flatMap((k) => range(4).map((q) => `var ${acc(k, q)} = vec4<f32>();`)),
     `for (var c0 = 0u; c0 < C; c0 += ${CC}u) {`,
     // Threads < 16·CC transform one tile·channel each: Bᵀ d one column at a time into their own
@@ -101,9 +106,9 @@ export const winogradConvKernel: KernelGen = (sig, d) => {
     '  workgroupBarrier();',
     `  for (var cl = 0u; cl < ${CC}u; cl++) {`,
     // U straight from the weight: all 4 lanes read the same words.
-    '    let uc = min(c0 + cl, C - 1u) + xg * 18u * C;',
+    '    let uc = min(c0 + cl, C - 1u) + xg * 9u * C;',
     ...range(9).flatMap((k) => [
-      `    { let x = (cl * 36u + xg * 9u + ${k}u) * 16u; let uo = uc + ${2 * k}u * C;`,
+      `    { let x = (cl * 36u + xg * 9u + ${k}u) * 16u; let uo = uc + ${k}u * C;`,
       '      let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);',
       ...range(4).map((q) => `      ${acc(k, q)} += u * sh[x + ${4 * q}u + tg];`),
       '    }',

@@ -10,6 +10,5 @@ export { foldLinearBn } from './fold-linear-bn.js';
 export { foldChannelAffine } from './fold-channel-affine.js';
 export { fuseEpilogue } from './fuse-epilogue.js';
 export { fuseElementwise, WEBGPU_DEFAULT_STORAGE_BUFFERS, type FuseElementwiseOptions } from './fuse-elementwise.js';
-export { prepackWeights } from './prepack-weights.js';
 export { planMemory } from './plan-memory.js';
 export { countNodes } from '../rewrite.js';

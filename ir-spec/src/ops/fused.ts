@@ -10,12 +10,12 @@
 //                                  at a time into scratch that is activated and max-pooled, so
 //                                  the full-size conv output never exists
 //   fused_linear {activation}      linear + bias, then the activation over its fresh output
-//   fused_conv2d {…, layout="winograd4x4"}  the same conv, its constant weight stored
-//                                  pre-transformed by `packConvWeight` ([Cout, 36, 2, C], the 6×6
-//                                  Winograd F(4×4, 3×3) tiles as float32 hi/lo pairs; compiler
-//                                  pass prepack-weights), so the kernel runs F(4×4, 3×3) with no
-//                                  per-run weight transform (kernels/winograd4.ts) and takes a
-//                                  2×2/2 pool straight from its 4×4 output tiles
+//   fused_conv2d {…, layout="winograd4x4"}  only in files written before issue 14 (the
+//                                  prepack-weights pass): the weight as Winograd F(4×4, 3×3)
+//                                  tiles in float32 hi/lo pairs [Cout, 36, 2, C]. Files now keep
+//                                  plain OIHW weights and devices pack them at load time; the CPU
+//                                  kernel unpacks such an old weight back to OIHW
+//                                  (kernels/winograd4.ts) and runs the plain path
 //
 // A program is a list of instructions `[op, arg, arg?]`; an arg is `"x<k>"` (input k), `"t<k>"`
 // (the result of instruction k, k earlier) or a number literal; the op is one of the
@@ -26,9 +26,10 @@
 import * as z from 'zod';
 import { defineOp, getOp, type CpuTensor } from '../op-def.js';
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
-import type { ConvDims } from '../kernels/conv.js';
-import { primitivesOf, type Conv2dFn, type CpuPrimitives } from '../kernels/primitives.js';
-import { winograd4Applies, winograd4Conv2d, winograd4Weights, WINOGRAD4_TILE } from '../kernels/winograd4.js';
+import { primitivesOf, type CpuPrimitives } from '../kernels/primitives.js';
+import { winograd4Applies, winograd4Unpack, WINOGRAD4_TILE } from '../kernels/winograd4.js';
+
+export { winograd4Applies, winograd4Unpack, winograd4Weights } from '../kernels/winograd4.js';
 
 function sigmoid(x: number): number {
   if (x >= 0) return 1 / (1 + Math.exp(-x));
@@ -189,44 +190,18 @@ const fusedConvAttrs = z.object({
   activation,
   /** Max pooling (no padding, no dilation, floor mode) applied to the activated output; null for none. */
   pool: z.union([z.null(), z.object({ kernel_size: pos2, stride: pos2 }).strict()]).default(null),
-  /** Absent: the weight is OIHW [Cout, C/G, kh, kw]. "winograd4x4": packConvWeight's [Cout, 36, 2, C]. */
+  /**
+   * Absent (what the compiler writes): the weight is OIHW [Cout, C/G, kh, kw]. "winograd4x4": read
+   * from files written before issue 14 only, the weight as hi/lo Winograd tiles [Cout, 36, 2, C].
+   */
   layout: z.enum(['winograd4x4']).optional(),
 }).strict();
 type FusedConvAttrs = z.output<typeof fusedConvAttrs>;
-/** The packed weight layouts fused_conv2d reads (its `layout` attribute). */
-export type ConvWeightLayout = NonNullable<FusedConvAttrs['layout']>;
-
-/**
- * A constant OIHW conv weight [Cout, C, 3, 3] stored as fused_conv2d {layout} reads it, or null
- * when the layout does not apply to this conv (it needs 3×3, stride 1, dilation 1, groups 1).
- *
- * @example
- * const packed = packConvWeight('winograd4x4', w, [128, 64, 3, 3], { stride: [1, 1], dilation: [1, 1], groups: 1 });
- * // packed.shape = [128, 36, 2, 64]
- */
-export function packConvWeight(
-  layout: ConvWeightLayout, w: Float32Array, shape: readonly number[], a: ConvGeometry,
-): { shape: number[]; data: Float32Array } | null {
-  if (!canPackConvWeight(layout, shape, a)) return null;
-  const [Cout, C] = shape;
-  return { shape: [Cout, WINOGRAD4_TILE, 2, C], data: winograd4Weights(w, Cout, C) };
-}
-
-/** The conv attributes a packed layout depends on. */
-export interface ConvGeometry { stride: readonly number[]; dilation: readonly number[]; groups: number }
-
-/** Whether a conv with an OIHW weight of `shape` and attributes `a` can read its weight in `layout`. */
-export function canPackConvWeight(_layout: ConvWeightLayout, shape: readonly (number | string)[], a: ConvGeometry): boolean {
-  const [, , kh, kw] = shape;
-  return shape.length === 4 && typeof kh === 'number' && typeof kw === 'number' &&
-    winograd4Applies({ G: a.groups, win: { kh, kw, sh: a.stride[0], sw: a.stride[1], dh: a.dilation[0], dw: a.dilation[1], pt: 0, pl: 0 } });
-}
-
 /** The OIHW weight type a packed weight stands for; throws OpError when the geometry is wrong. */
 function unpackedWeightType(w: TensorType | null, a: FusedConvAttrs): TensorType | null {
   if (!a.layout || !w) return w;
   const [Cout, T, two, C] = w.shape;
-  if (w.shape.length !== 4 || T !== WINOGRAD4_TILE || two !== 2) throw new OpError('fused_conv2d', `layout="${a.layout}" needs a packed weight [Cout, ${WINOGRAD4_TILE}, 2, C], got ${fmtShape(w.shape)}; pack the OIHW weight with packConvWeight`);
+  if (w.shape.length !== 4 || T !== WINOGRAD4_TILE || two !== 2) throw new OpError('fused_conv2d', `layout="${a.layout}" needs a packed weight [Cout, ${WINOGRAD4_TILE}, 2, C], got ${fmtShape(w.shape)}; this layout comes only from files written before issue 14: compile the model again, which stores the OIHW weight`);
   if (!winograd4Applies({ G: a.groups, win: { kh: 3, kw: 3, sh: a.stride[0], sw: a.stride[1], dh: a.dilation[0], dw: a.dilation[1], pt: 0, pl: 0 } })) {
     throw new OpError('fused_conv2d', `layout="${a.layout}" needs stride [1,1], dilation [1,1] and groups 1, got stride ${fmtShape(a.stride)}, dilation ${fmtShape(a.dilation)}, groups ${a.groups}`);
   }
@@ -250,8 +225,8 @@ function fusedConvType(inputs: readonly (TensorType | null)[], a: FusedConvAttrs
 
 /**
  * Floats of conv output one pooled step may hold (the kernel's scratch tile, 1 MiB, whatever the
- * batch): several whole images when they fit, so the conv's per-call setup (padded input copy,
- * Winograd weight transform) is shared; otherwise a block of output channels of one image.
+ * batch): several whole images when they fit, so the conv primitive's per-call setup (copies
+ * into the kernel memory) is shared; otherwise a block of output channels of one image.
  */
 const TILE = 1 << 18;
 
@@ -285,17 +260,21 @@ function maxPoolPlane(src: Float32Array, s: number, CW: number, dst: Float32Arra
   }
 }
 
-/** The conv kernel for the weight layout: both read a block of output channels as one slice of the weight. */
-function convKernel(a: FusedConvAttrs, prims: CpuPrimitives): Conv2dFn {
-  return a.layout === 'winograd4x4' ? winograd4Conv2d : prims.conv2d;
+/**
+ * The OIHW weight fused_conv2d computes with: its input, or a hi/lo weight of an old file
+ * (layout="winograd4x4") unpacked back, so every weight runs the device's conv primitive.
+ */
+function oihwWeight(w: CpuTensor, a: FusedConvAttrs): CpuTensor {
+  if (!a.layout) return w;
+  const shape = unpackedWeightType({ dtype: 'float32', shape: w.shape }, a)!.shape as number[];
+  return { dtype: 'float32', shape, data: winograd4Unpack(w.data as Float32Array, shape[0], shape[1]) };
 }
 
 /** conv2d + activation + max pool, a tile of images (or of one image's channels) at a time. */
 function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: FusedConvAttrs, out: readonly number[], prims: CpuPrimitives): Float32Array {
   const pool = a.pool!;
-  const oihw = unpackedWeightType({ dtype: 'float32', shape: w.shape }, a)!.shape as number[];
-  const [N, C, H, W] = x.shape, [Cout, , kh, kw] = oihw;
-  const [conv] = getOp('conv2d').infer([{ dtype: 'float32', shape: x.shape }, { dtype: 'float32', shape: oihw }, null], { stride: a.stride, padding: a.padding, dilation: a.dilation, groups: 1 });
+  const [N, C, H, W] = x.shape, [Cout, , kh, kw] = w.shape;
+  const [conv] = getOp('conv2d').infer([{ dtype: 'float32', shape: x.shape }, { dtype: 'float32', shape: w.shape }, null], { stride: a.stride, padding: a.padding, dilation: a.dilation, groups: 1 });
   const CH = conv.shape[2] as number, CW = conv.shape[3] as number, [, , PH, PW] = out;
   const win = { kh, kw, sh: a.stride[0], sw: a.stride[1], pt: a.padding[0], pl: a.padding[1], dh: a.dilation[0], dw: a.dilation[1] };
   const K = w.data.length / Cout, plane = CH * CW, image = C * H * W;
@@ -303,22 +282,18 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
   const block = images > 1 ? Cout : Math.max(1, Math.min(Cout, Math.floor(TILE / plane)));
   const X = x.data as Float32Array, Wd = w.data as Float32Array, B = bias ? bias.data as Float32Array : null;
   const dst = new Float32Array(N * Cout * PH * PW);
-  const pool2x2 = pool.kernel_size.every((k) => k === 2) && pool.stride.every((k) => k === 2);
   for (let n0 = 0; n0 < N; n0 += images) {
     const nb = Math.min(images, N - n0);
     const xs = X.subarray(n0 * image, (n0 + nb) * image);
     for (let c0 = 0; c0 < Cout; c0 += block) {
       const cb = Math.min(block, Cout - c0);
+      // A block of output channels is one slice of the weight (a pinned constant's slice stays
+      // pinned for the device's primitive, see CpuPrimitives).
       const ws = Wd.subarray(c0 * K, (c0 + cb) * K), bs = B ? B.subarray(c0, c0 + cb) : null;
-      const dims = { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win };
-      // The Winograd F(4×4) kernel pools 2×2/2 windows inside its output tiles itself.
-      const pooledTile = a.layout === 'winograd4x4' && pool2x2 ? winograd4Conv2d(xs, ws, bs, dims, true) : null;
-      const tile = pooledTile ?? convKernel(a, prims)(xs, ws, bs, dims);
-      // tile is [nb, cb, CH, CW] (or pooled, [nb, cb, PH, PW]); plane p holds image n0 + ⌊p/cb⌋, channel c0 + p mod cb.
+      const tile = prims.conv2d(xs, ws, bs, { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win });
+      // tile is [nb, cb, CH, CW]; plane p holds image n0 + ⌊p/cb⌋, channel c0 + p mod cb.
       for (let p = 0, n = n0, c = c0; p < nb * cb; p++) {
-        const o = ((n * Cout + c) * PH) * PW;
-        if (pooledTile) dst.set(pooledTile.subarray(p * PH * PW, (p + 1) * PH * PW), o);
-        else maxPoolPlane(tile, p * plane, CW, dst, o, PH, PW, pool);
+        maxPoolPlane(tile, p * plane, CW, dst, ((n * Cout + c) * PH) * PW, PH, PW, pool);
         if (++c === c0 + cb) { c = c0; n++; }
       }
     }
@@ -335,20 +310,13 @@ export const fused_conv2d = defineOp({
   inputs: ['input', 'weight', 'bias?'], attrs: fusedConvAttrs,
   infer(inputs, a) { return [fusedConvType(inputs, a)]; },
   cpu(inputs, a, ctx) {
-    const prims = primitivesOf(ctx);
     const t = fusedConvType(inputs.map((i) => (i ? { dtype: i.dtype, shape: i.shape } : null)), a);
+    const [x, w0, b] = inputs, w = oihwWeight(w0!, a);
     if (a.pool) {
-      return [{ data: convActPool(inputs[0]!, inputs[1]!, inputs[2] ?? null, a, t.shape as number[], prims), shape: t.shape as number[], dtype: 'float32' }];
-    }
-    if (a.layout) {
-      const [x, w, b] = inputs, [N, C, H, W] = x!.shape, [, Cout, OH, OW] = t.shape as number[];
-      const d: ConvDims = { N, C, H, W, Cout, G: 1, OH, OW, win: { kh: 3, kw: 3, sh: 1, sw: 1, pt: a.padding[0], pl: a.padding[1], dh: 1, dw: 1 } };
-      const data = winograd4Conv2d(x!.data as Float32Array, w!.data as Float32Array, b ? b.data as Float32Array : null, d);
-      applyActivation(data, a.activation);
-      return [{ data, shape: t.shape as number[], dtype: 'float32' }];
+      return [{ data: convActPool(x!, w, b ?? null, a, t.shape as number[], primitivesOf(ctx)), shape: t.shape as number[], dtype: 'float32' }];
     }
     const { activation: act, pool: _p, layout: _l, ...conv } = a;
-    const [y] = getOp('conv2d').cpu(inputs, conv, ctx);
+    const [y] = getOp('conv2d').cpu([x, w, b ?? null], conv, ctx);
     applyActivation(y.data as Float32Array, act);
     return [y];
   },

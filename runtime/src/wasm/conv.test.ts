@@ -7,6 +7,7 @@ import { getOp, REFERENCE_PRIMITIVES, type CpuTensor } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { wasmConv2d } from './conv.js';
 import { fastPrimitives } from './primitives.js';
+import { PinnedArrays } from './pinned.js';
 import { randomFloats } from './test-helpers.js';
 
 interface Case { N: number; C: number; H: number; W: number; Cout: number; G: number; kh: number; kw: number; s: [number, number]; p: [number, number]; dl: [number, number]; bias: boolean }
@@ -46,6 +47,53 @@ describe('WebAssembly conv2d', () => {
       expect(heap.liveBytes).toBe(before);
     });
   }
+});
+
+describe('WebAssembly conv2d with pinned weights', () => {
+  const heap = wasmKernels();
+  const d = { N: 2, C: 8, H: 12, W: 12, Cout: 16, G: 1, OH: 12, OW: 12, win: { kh: 3, kw: 3, sh: 1, sw: 1, pt: 1, pl: 1, dh: 1, dw: 1 } };
+  const K = 8 * 9;
+  const close = (got: Float32Array, want: Float32Array, what: string) => {
+    expect(got.length).toBe(want.length);
+    for (let i = 0; i < got.length; i++) {
+      if (!(Math.abs(got[i] - want[i]) <= 1e-4 * (1 + Math.abs(want[i])))) throw new Error(`${what}: out[${i}] = ${got[i]}, want ${want[i]}`);
+    }
+  };
+
+  it('copies a pinned weight (and each block of one) into the kernel memory once, and keeps it', () => {
+    if (!heap) throw new Error('no WebAssembly SIMD in this engine');
+    const pins = new PinnedArrays(heap), conv = wasmConv2d(heap, pins);
+    // The weight is a view into a bigger buffer, as a decoded file's constants are.
+    const file = new Float32Array(16 * K + 100);
+    file.set(randomFloats(16 * K, 5), 100);
+    const w = file.subarray(100, 100 + 16 * K), x = randomFloats(2 * 8 * 144, 6), b = randomFloats(16, 7);
+    pins.pin(w);
+    const before = heap.liveBytes;
+    const want = REFERENCE_PRIMITIVES.conv2d(x, w, b, d);
+    close(conv(x, w, b, d), want, 'first call');
+    const kept = heap.liveBytes - before;
+    expect(kept).toBe(Math.ceil((16 * K * 4) / 64) * 64);
+    close(conv(x, w, b, d), want, 'second call');
+    expect(heap.liveBytes - before).toBe(kept);
+    // A block of output channels (fused_conv2d's channel tiles) is a slice of the pinned weight: kept too, once.
+    const half = { ...d, Cout: 8 };
+    const lo = w.subarray(8 * K, 16 * K);
+    close(conv(x, lo, b.subarray(8), half), REFERENCE_PRIMITIVES.conv2d(x, lo, b.subarray(8), half), 'block');
+    conv(x, lo, b.subarray(8), half);
+    expect(heap.liveBytes - before).toBe(kept + Math.ceil((8 * K * 4) / 64) * 64);
+  });
+
+  it('copies an unpinned weight on every call, so a changed weight is seen', () => {
+    if (!heap) throw new Error('no WebAssembly SIMD in this engine');
+    const pins = new PinnedArrays(heap), conv = wasmConv2d(heap, pins);
+    const w = randomFloats(16 * K, 8), x = randomFloats(2 * 8 * 144, 9);
+    pins.pin(new Float32Array(w.length)); // another array: w itself is not pinned
+    const before = heap.liveBytes;
+    conv(x, w, null, d);
+    w.fill(0.5);
+    close(conv(x, w, null, d), REFERENCE_PRIMITIVES.conv2d(x, w, null, d), 'after the write');
+    expect(heap.liveBytes).toBe(before);
+  });
 });
 
 describe('conv ops with the CPU device primitives', () => {

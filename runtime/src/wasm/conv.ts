@@ -1,26 +1,31 @@
 // The WebAssembly conv2d primitive (kernels in runtime/wasm/conv.ts and gemm.ts) behind
 // ir-spec's `Conv2dFn`: per image and group, the patch matrix is packed straight from the image
 // (packIm2col) and multiplied by the weights (gemmPacked), writing NCHW output. Convolutions with
-// fewer than 4 output channels per group (depthwise) or too little work stay in JavaScript.
-// Invariant: same results as ir-spec's conv2dForward up to float32 rounding of the sums.
+// fewer than 4 output channels per group (depthwise) or too little work stay in JavaScript. The
+// weight is the GEMM's A operand, read in place (OIHW rows are K-contiguous): a pinned weight (a
+// graph constant, or a block of one) is copied into the kernel memory once and kept (pinned.ts),
+// any other is copied per call. Invariant: same results as ir-spec's conv2dForward up to float32
+// rounding of the sums.
 
 import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import type { PinnedArrays } from './pinned.js';
 
 const MIN_WORK = 1 << 15;
 
-export function wasmConv2d(heap: WasmHeap): Conv2dFn {
+export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
   return (x, w, bias, d) => {
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d);
     const k = heap.k;
-    const xa = heap.alloc(x.length * 4), wa = heap.alloc(w.length * 4), oa = heap.alloc(N * Cout * P * 4);
+    const kept = pins?.copy(w);
+    const xa = heap.alloc(x.length * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(N * Cout * P * 4);
     const pa = heap.alloc(k.packedSize(K, P) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
     try {
       const f = heap.f32();
       f.set(x, xa >> 2);
-      f.set(w, wa >> 2);
+      if (kept === undefined) f.set(w, wa >> 2);
       if (bias) f.set(bias, ba >> 2);
       for (let n = 0; n < N; n++) {
         for (let g = 0; g < G; g++) {
@@ -31,7 +36,8 @@ export function wasmConv2d(heap: WasmHeap): Conv2dFn {
       }
       return heap.f32().slice(oa >> 2, (oa >> 2) + N * Cout * P);
     } finally {
-      heap.free(xa); heap.free(wa); heap.free(oa); heap.free(pa);
+      heap.free(xa); heap.free(oa); heap.free(pa);
+      if (kept === undefined) heap.free(wa);
       if (bias) heap.free(ba);
     }
   };

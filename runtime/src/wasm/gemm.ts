@@ -2,29 +2,23 @@
 // signature, so an op's one CPU kernel runs its products in SIMD when the CPU device passes it.
 // Operands are copied into the kernel memory (A made K-contiguous, B packed into 8-column
 // panels) and C copied back; a B the device pinned as a graph constant is packed once and kept
-// until the constant is garbage collected. Small products stay in JavaScript, where the copies
+// until the constant is garbage collected (pinned.ts). Small products stay in JavaScript, where the copies
 // would cost more than they save. Invariant: same results as the reference gemm up to float32
 // rounding of the sums (the kernel sums in float32, the reference in float64 per K block).
 
 import { REFERENCE_PRIMITIVES, type GemmFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { PinnedArrays } from './pinned.js';
 
 /** Below this many multiply-adds the JavaScript kernel is as fast as copying into the memory. */
 const MIN_WORK = 4096;
 
-/** The packed forms of one pinned constant (by its view of B: offset, strides, K, N) and their blocks. */
-interface Packed { readonly forms: Map<string, number>; readonly blocks: number[] }
-
 export class WasmGemm {
-  private readonly packed = new WeakMap<Float32Array, Packed>();
-  private readonly release = new FinalizationRegistry<number[]>((blocks) => { for (const b of blocks) this.heap.free(b); });
-  private readonly pinned = new WeakSet<object>();
-
-  constructor(private readonly heap: WasmHeap) {}
+  constructor(private readonly heap: WasmHeap, private readonly pins = new PinnedArrays(heap)) {}
 
   /** Marks an array as a constant: never written again, so its packed form can be kept. */
   pin(data: object): void {
-    this.pinned.add(data);
+    this.pins.pin(data);
   }
 
   readonly gemm: GemmFn = (M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate = false) => {
@@ -33,7 +27,7 @@ export class WasmGemm {
       return;
     }
     const h = this.heap;
-    const constant = this.pinned.has(B);
+    const constant = this.pins.owner(B) !== undefined;
     // A small M with a B that must be packed on every call: packing costs as much as the product.
     if (!constant && M < 4) {
       REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate);
@@ -67,26 +61,18 @@ export class WasmGemm {
   }
 
 
+  /** B's panels, packed once per pinned constant and view (pinned.ts keeps and frees them). */
   private packedConstant(B: Float32Array, bOff: number, sbk: number, sbj: number, K: number, N: number): number {
-    let entry = this.packed.get(B);
-    if (!entry) {
-      entry = { forms: new Map(), blocks: [] };
-      this.packed.set(B, entry);
-      this.release.register(B, entry.blocks);
-    }
-    const key = `${bOff},${sbk},${sbj},${K},${N}`;
-    const hit = entry.forms.get(key);
-    if (hit !== undefined) return hit;
-    const h = this.heap;
-    const span = (K - 1) * sbk + (N - 1) * sbj + 1;
-    const src = h.alloc(span * 4);
-    const dst = h.alloc(h.k.packedSize(K, N) * 4);
-    h.f32().set(B.subarray(bOff, bOff + span), src >> 2);
-    h.k.packB(K, N, src, sbk, sbj, dst);
-    h.free(src);
-    entry.forms.set(key, dst);
-    entry.blocks.push(dst);
-    return dst;
+    return this.pins.form(B, `packB ${bOff},${sbk},${sbj},${K},${N}`, () => {
+      const h = this.heap;
+      const span = (K - 1) * sbk + (N - 1) * sbj + 1;
+      const src = h.alloc(span * 4);
+      const dst = h.alloc(h.k.packedSize(K, N) * 4);
+      h.f32().set(B.subarray(bOff, bOff + span), src >> 2);
+      h.k.packB(K, N, src, sbk, sbj, dst);
+      h.free(src);
+      return dst;
+    })!;
   }
 }
 

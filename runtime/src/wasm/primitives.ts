@@ -9,6 +9,7 @@ export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
 import { wasmOps } from './ops.js';
+import { PinnedArrays } from './pinned.js';
 
 export interface FastPrimitives extends CpuPrimitives {
   /** Which kernels run: 'relaxed-simd', 'simd' or 'js'. */
@@ -25,8 +26,9 @@ export function fastPrimitives(): FastPrimitives {
   if (!heap) {
     chosen = { ...REFERENCE_PRIMITIVES, kind: 'js', pin() {} };
   } else {
-    const g = new WasmGemm(heap);
-    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => g.pin(d) };
+    const pins = new PinnedArrays(heap);
+    const g = new WasmGemm(heap, pins);
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap, pins), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
   }
   return chosen;
 }

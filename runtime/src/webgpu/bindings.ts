@@ -16,10 +16,10 @@ export function nodeStorageBuffers(node: Node): number {
   return tensorCount(node.inputs) + tensorCount(node.outputs);
 }
 
-/** Storage buffers a stored kernel binds (its main and its few-rows variant, whichever is more). */
-export function kernelStorageBuffers(r: Pick<KernelRecord, 'wgsl' | 'fewRows'>): number {
+/** Storage buffers a stored kernel binds (its main, few-rows and packed variants, whichever is most). */
+export function kernelStorageBuffers(r: Pick<KernelRecord, 'wgsl' | 'fewRows' | 'packed'>): number {
   const count = (wgsl: string) => (wgsl.match(/\bvar\s*<\s*storage\b/g) ?? []).length;
-  return Math.max(count(r.wgsl), r.fewRows ? count(r.fewRows.wgsl) : 0);
+  return Math.max(count(r.wgsl), r.fewRows ? count(r.fewRows.wgsl) : 0, r.packed ? count(r.packed.wgsl) : 0);
 }
 
 /** Why `node` has no kernel a WebGPU device with `limit` storage buffers could run, if bindings are why. */

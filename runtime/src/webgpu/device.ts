@@ -3,9 +3,13 @@
 // — every kernel of a run goes into one command encoder (one compute pass between reads), which
 // is submitted when the host needs data (read) or writes a buffer (write); pipelines come only
 // from the cache filled by addKernels, which compiles every kernel asynchronously up front, so a
-// run never compiles; a kernel's dims reach it through a uniform "meta" block (kernel.ts), so
+// run never compiles (one exception: the main kernel of a record with a packed variant compiles
+// at its first use, when a weight the variant cannot take arrives); a kernel's dims reach it through a uniform "meta" block (kernel.ts), so
 // one pipeline serves every shape (a data-dependent dim, such as masked_select's count, arrives
 // as `dataDims` and sizes only the output). Bool tensors live as one u32 per element on the GPU.
+// A kernel record's `packed` variant reads one input in a packed layout: the device computes it
+// with that layout's packer (packers.ts) once per pinned constant, keeps it until the constant is
+// freed, written or the device destroyed, and packs an unpinned input per dispatch.
 
 import { getOp, numel, type Attrs, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from '../device.js';
@@ -15,6 +19,7 @@ import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelR
 import { BufferPool } from './pool.js';
 import { GpuProfiler, type KernelTime } from './profiler.js';
 import { kernelStorageBuffers } from './bindings.js';
+import { PACKERS } from './packers.js';
 
 export interface WebGpuDeviceOptions {
   /** The GPU object (default: navigator.gpu, or Dawn in Node). */
@@ -41,6 +46,10 @@ export interface WebGpuStats {
    * the buffers of the previous run, as a static memory plan's slots would.
    */
   buffersCreated: number;
+  /** Packer dispatches (packers.ts): one per pinned constant and layout, plus one per dispatch of an unpinned packed input. */
+  packs: number;
+  /** Bytes of the packed forms the device keeps for pinned constants. */
+  packedBytes: number;
 }
 
 export interface WebGpuDevice extends Device<GPUBuffer> {
@@ -71,9 +80,12 @@ export function isView(op: string, attrs: Attrs): boolean {
 
 interface CachedKernel {
   readonly record: KernelRecord;
-  readonly pipeline: GPUComputePipeline;
+  /** Null until first needed for a record with a packed variant (see addKernels). */
+  pipeline: GPUComputePipeline | null;
   /** The record's fewRows alternative, compiled. */
   readonly fewRows: GPUComputePipeline | null;
+  /** The record's packed alternative, compiled. */
+  readonly packed: GPUComputePipeline | null;
 }
 
 /** The WGSL line an error points at, for the message. */
@@ -134,10 +146,16 @@ const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32
 
 class GpuDevice implements WebGpuDevice {
   readonly backend = 'webgpu' as const;
-  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, buffersCreated: 0 };
+  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, buffersCreated: 0, packs: 0, packedBytes: 0 };
   private readonly pool: BufferPool;
   private readonly kernels = new Map<string, CachedKernel>();
   private readonly metas = new Map<string, GPUBuffer>();
+  /** Buffers of pinned tensors (graph constants): never written while pinned. */
+  private readonly pinned = new Set<GPUBuffer>();
+  /** Packed forms of pinned buffers, by layout and shape (a view may show one buffer under two shapes). */
+  private readonly packedForms = new Map<GPUBuffer, Map<string, GPUBuffer>>();
+  /** Packer pipelines, by layout (compiled by addKernels when a record needs one). */
+  private readonly packers = new Map<string, GPUComputePipeline>();
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
   private readonly maxPerDim: number;
@@ -160,17 +178,28 @@ class GpuDevice implements WebGpuDevice {
         throw new RuntimeError('GRAPH', `WGSL kernel '${r.name}' (key ${r.key}) binds ${n} storage buffers, but this WebGPU adapter allows ${limit} per shader stage (maxStorageBuffersPerShaderStage); ` +
           `compile the model again for this limit (jit.optimizeForInference(m, { maxStorageBuffers: ${limit} }), whose fusion splits wider kernels) or use backend 'cpu'`);
       }
+      if (r.packed && !PACKERS.has(r.packed.layout)) {
+        throw new RuntimeError('GRAPH', `WGSL kernel '${r.name}' (key ${r.key}) reads input ${r.packed.input} in layout '${r.packed.layout}', which this runtime cannot pack (it packs ${[...PACKERS.keys()].join(', ')}); update @kiln/runtime or compile the model again with this version`);
+      }
       if (!this.kernels.has(r.key) && !fresh.some((f) => f.key === r.key)) fresh.push(r);
     });
-    const pipelines = await Promise.all(fresh.flatMap((r) => [
-      compile(this.gpu, r),
-      r.fewRows ? compile(this.gpu, { ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid }) : Promise.resolve(null),
-    ]));
+    const layouts = [...new Set(fresh.flatMap((r) => (r.packed && !this.packers.has(r.packed.layout) ? [r.packed.layout] : [])))];
+    const [pipelines, packers] = await Promise.all([
+      // A record with a packed variant runs that variant for the weights it was made for (a key
+      // serves several nodes, so the main kernel stays as the fallback for other shapes): its main
+      // kernel compiles at its first use instead, so loading pays for one conv kernel, not two.
+      Promise.all(fresh.flatMap((r) => [
+        r.packed ? Promise.resolve(null) : compile(this.gpu, r),
+        r.fewRows ? compile(this.gpu, { ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid }) : Promise.resolve(null),
+        r.packed ? compile(this.gpu, { ...r, name: `${r.name}.${r.packed.layout}`, wgsl: r.packed.wgsl, grid: r.packed.grid }) : Promise.resolve(null),
+      ])),
+      Promise.all(layouts.map((l) => compile(this.gpu, { key: `pack ${l}`, name: `pack_${l}`, wgsl: PACKERS.get(l)!.wgsl, grid: { tile: [], per: 64 } }))),
+    ]);
+    layouts.forEach((l, i) => this.packers.set(l, packers[i]));
     fresh.forEach((r, i) => {
-      const main = pipelines[2 * i];
-      if (main) this.kernels.set(r.key, { record: r, pipeline: main, fewRows: pipelines[2 * i + 1] });
+      this.kernels.set(r.key, { record: r, pipeline: pipelines[3 * i], fewRows: pipelines[3 * i + 1], packed: pipelines[3 * i + 2] });
     });
-    this.stats.kernelsCreated += pipelines.filter((p) => p).length;
+    this.stats.kernelsCreated += pipelines.filter((p) => p).length + packers.length;
     this.stats.compileMs += performance.now() - t0;
   }
 
@@ -190,6 +219,7 @@ class GpuDevice implements WebGpuDevice {
     const n = numel(t.shape);
     if (data.length !== n) throw new Error(`write: ${data.length} elements into a tensor of ${n}`);
     this.flush(); // pending kernels may still read this (pooled) buffer's old contents
+    this.dropPacked(t.buffer); // packed from the old contents
     const words = t.dtype === 'bool' ? Uint32Array.from(data as Uint8Array) : data;
     if (n > 0) this.gpu.queue.writeBuffer(t.buffer, 0, words.buffer, words.byteOffset, n * BYTES_PER_ELEMENT);
   }
@@ -226,13 +256,20 @@ class GpuDevice implements WebGpuDevice {
     const outs = types.map((t, i) => this.alloc(t.dtype, shapes[i]));
     const out0 = shapes[0];
     const rows = out0.length ? numel(out0) / Math.max(out0[out0.length - 1], 1) : 1;
-    const few = k.fewRows && k.record.fewRows && rows <= k.record.fewRows.maxRows ? { pipeline: k.fewRows, grid: k.record.fewRows.grid } : null;
-    const pipeline = few ? few.pipeline : k.pipeline;
-    const total = gridSize(few ? few.grid : k.record.grid, out0);
+    const pk = k.record.packed, packedInput = pk ? inputs[pk.input] : null;
+    const packed = k.packed && pk && packedInput && PACKERS.get(pk.layout)!.accepts(packedInput.shape) ? { pipeline: k.packed, grid: pk.grid } : null;
+    const few = !packed && k.fewRows && k.record.fewRows && rows <= k.record.fewRows.maxRows ? { pipeline: k.fewRows, grid: k.record.fewRows.grid } : null;
+    const variant = packed ?? few;
+    const pipeline = variant ? variant.pipeline : (k.pipeline ??= this.compileNow(k.record));
+    const total = gridSize(variant ? variant.grid : k.record.grid, out0);
     if (total === 0) return outs;
     const [x, y] = splitGrid(total, this.maxPerDim);
+    // The packed variant binds the packed form in place of its input; the dims block keeps the input's dims.
+    const temp = packed && packedInput && !this.pinned.has(packedInput.buffer);
+    const swap = packed && packedInput ? { to: this.packedBuffer(packedInput, pk!.layout) } : null;
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.meta(metaWords(total, inputs, outs)) } }];
-    for (const t of [...inputs, ...outs]) if (t) entries.push({ binding: entries.length, resource: { buffer: t.buffer } });
+    inputs.forEach((t, i) => { if (t) entries.push({ binding: entries.length, resource: { buffer: swap && i === pk!.input ? swap.to : t.buffer } }); });
+    for (const t of outs) entries.push({ binding: entries.length, resource: { buffer: t.buffer } });
     const bindGroup = this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     // Profiling: each dispatch in its own pass, timed by the pass's timestamps.
     if (this.profiler) this.endPass();
@@ -242,7 +279,67 @@ class GpuDevice implements WebGpuDevice {
     pass.dispatchWorkgroups(x, y);
     if (this.profiler) this.endPass();
     this.stats.dispatches++;
+    // Commands run in order, so a later dispatch may take the temporary buffer back from the pool.
+    if (temp && swap) this.pool.give(swap.to);
     return outs;
+  }
+
+  /** A record's main kernel compiled now, synchronously (the deferred fallback of a packed variant). */
+  private compileNow(r: KernelRecord): GPUComputePipeline {
+    const t0 = performance.now();
+    const module = this.gpu.createShaderModule({ code: r.wgsl, label: r.name });
+    const pipeline = this.gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: r.name });
+    this.stats.kernelsCreated++;
+    this.stats.compileMs += performance.now() - t0;
+    return pipeline;
+  }
+
+  pin(t: DeviceTensor<GPUBuffer>): void {
+    this.pinned.add(t.buffer);
+  }
+
+  /**
+   * `t` packed in `layout`: the kept form of a pinned buffer (made at its first use), else a
+   * fresh pooled buffer the caller gives back after recording its dispatch.
+   */
+  private packedBuffer(t: DeviceTensor<GPUBuffer>, layout: string): GPUBuffer {
+    const keep = this.pinned.has(t.buffer), form = `${layout} ${t.shape.join(',')}`;
+    const hit = keep ? this.packedForms.get(t.buffer)?.get(form) : undefined;
+    if (hit) return hit;
+    const p = PACKERS.get(layout)!;
+    const bytes = numel(p.shape(t.shape)) * BYTES_PER_ELEMENT;
+    const dst = keep ? this.gpu.createBuffer({ size: Math.max(16, bytes), usage: GPUBufferUsage.STORAGE, label: `packed ${layout}` }) : this.pool.take(bytes);
+    const items = p.items(t.shape), groups = Math.ceil(items / 64);
+    const [gx, gy] = splitGrid(Math.max(groups, 1), this.maxPerDim);
+    const [z, w] = p.params(t.shape);
+    const pipeline = this.packers.get(layout)!;
+    const bindGroup = this.gpu.createBindGroup({
+      layout: pipeline.getBindGroupLayout(0),
+      entries: [{ binding: 0, resource: { buffer: this.meta(new Uint32Array([items, gx, z, w])) } }, { binding: 1, resource: { buffer: t.buffer } }, { binding: 2, resource: { buffer: dst } }],
+    });
+    if (this.profiler) this.endPass();
+    const pass = this.computePass(this.profiler?.next(`pack_${layout}`));
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(gx, gy);
+    if (this.profiler) this.endPass();
+    this.stats.packs++;
+    if (keep) {
+      let forms = this.packedForms.get(t.buffer);
+      if (!forms) this.packedForms.set(t.buffer, forms = new Map());
+      forms.set(form, dst);
+      this.stats.packedBytes += dst.size;
+    }
+    return dst;
+  }
+
+  /** Destroys the packed forms kept for `buffer` (its contents change or it is freed). */
+  private dropPacked(buffer: GPUBuffer): void {
+    const forms = this.packedForms.get(buffer);
+    if (!forms) return;
+    this.flush(); // recorded kernels may still read them
+    for (const b of forms.values()) { this.stats.packedBytes -= b.size; b.destroy(); }
+    this.packedForms.delete(buffer);
   }
 
   async profile(opts: { reset?: boolean } = {}): Promise<KernelTime[]> {
@@ -254,7 +351,11 @@ class GpuDevice implements WebGpuDevice {
     return times;
   }
 
-  free(buffer: GPUBuffer): void { this.pool.give(buffer); }
+  free(buffer: GPUBuffer): void {
+    this.dropPacked(buffer);
+    this.pinned.delete(buffer);
+    this.pool.give(buffer);
+  }
 
   byteLength(buffer: GPUBuffer): number { return buffer.size; }
 
@@ -263,6 +364,9 @@ class GpuDevice implements WebGpuDevice {
     this.pool.trim();
     for (const b of this.metas.values()) b.destroy();
     this.metas.clear();
+    for (const forms of this.packedForms.values()) for (const b of forms.values()) b.destroy();
+    this.packedForms.clear();
+    this.stats.packedBytes = 0;
     this.profiler?.destroy();
     this.gpu.destroy();
   }

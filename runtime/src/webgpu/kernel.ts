@@ -33,6 +33,12 @@ export interface KernelRecord {
    * matrix-vector kernel for a linear layer at batch 1, used when rows <= maxRows.
    */
   readonly fewRows?: { readonly maxRows: number; readonly wgsl: string; readonly grid: KernelGrid };
+  /**
+   * An alternative kernel that reads input `input` packed in `layout` (e.g. a conv's weight as
+   * Winograd tiles), used when that layout's packer accepts the input's shape. The device computes
+   * the packed form (packers.ts), once per pinned constant; the dims block keeps the input's own dims.
+   */
+  readonly packed?: { readonly input: number; readonly layout: string; readonly wgsl: string; readonly grid: KernelGrid };
 }
 
 const DTYPE_CODE: Record<DType, string> = { float32: 'f32', int32: 'i32', bool: 'b' };
@@ -74,7 +80,10 @@ export function isKernelRecord(v: unknown): v is KernelRecord {
   const few = r.fewRows as Record<string, unknown> | undefined;
   const fewOk = few === undefined || (typeof few === 'object' && few !== null && Number.isInteger(few.maxRows) && typeof few.wgsl === 'string'
     && isKernelRecord({ key: '', name: '', wgsl: few.wgsl, grid: few.grid }));
-  return typeof r.key === 'string' && typeof r.name === 'string' && typeof r.wgsl === 'string' && gridOk && fewOk;
+  const packed = r.packed as Record<string, unknown> | undefined;
+  const packedOk = packed === undefined || (typeof packed === 'object' && packed !== null && Number.isInteger(packed.input) && (packed.input as number) >= 0
+    && typeof packed.layout === 'string' && isKernelRecord({ key: '', name: '', wgsl: packed.wgsl, grid: packed.grid }));
+  return typeof r.key === 'string' && typeof r.name === 'string' && typeof r.wgsl === 'string' && gridOk && fewOk && packedOk;
 }
 
 /** Total workgroups of a dispatch whose first output has shape `out0`. */

@@ -1,5 +1,5 @@
 // grid {"tile":[1,16,8,8],"per":1}
-// kernel winograd_pool: fused_conv2d(f32r4,f32r4,-){activation:"relu",dilation:[1,1],groups:1,layout:"winograd4x4",padding:[1,1,1,1],pool:{kernel_size:[2,2],stride:[2,2]},stride:[1,1]}
+// kernel winograd_pool.winograd4x4: fused_conv2d(f32r4,f32r4,-){activation:"relu",dilation:[1,1],groups:1,padding:[1,1,1,1],pool:{kernel_size:[2,2],stride:[2,2]},stride:[1,1]}
 struct Dims { w: array<vec4<u32>, 4> }
 @group(0) @binding(0) var<uniform> dims: Dims;
 @group(0) @binding(1) var<storage, read> in0: array<f32>;
@@ -20,10 +20,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let RX = (YW + 7u) / 8u; let RY = (YH + 7u) / 8u;
   let rx = wg % RX; let ry = (wg / RX) % RY; let cm = (wg / (RX * RY)) % ((Cout + 15u) / 16u); let n = wg / (RX * RY * ((Cout + 15u) / 16u));
   let tg = lid % 4u; let cg = (lid / 4u) % 4u; let xg = lid / 16u;
-  let u0 = min(cm * 16u + cg * 4u + 0u, Cout - 1u) * 72u * C;
-  let u1 = min(cm * 16u + cg * 4u + 1u, Cout - 1u) * 72u * C;
-  let u2 = min(cm * 16u + cg * 4u + 2u, Cout - 1u) * 72u * C;
-  let u3 = min(cm * 16u + cg * 4u + 3u, Cout - 1u) * 72u * C;
+  let u0 = min(cm * 16u + cg * 4u + 0u, Cout - 1u) * 36u * C;
+  let u1 = min(cm * 16u + cg * 4u + 1u, Cout - 1u) * 36u * C;
+  let u2 = min(cm * 16u + cg * 4u + 2u, Cout - 1u) * 36u * C;
+  let u3 = min(cm * 16u + cg * 4u + 3u, Cout - 1u) * 36u * C;
   var a0_0 = vec4<f32>();
   var a0_1 = vec4<f32>();
   var a0_2 = vec4<f32>();
@@ -99,7 +99,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     for (var cl = 0u; cl < 3u; cl++) {
-      let uc = min(c0 + cl, C - 1u) + xg * 18u * C;
+      let uc = min(c0 + cl, C - 1u) + xg * 9u * C;
       { let x = (cl * 36u + xg * 9u + 0u) * 16u; let uo = uc + 0u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a0_0 += u * sh[x + 0u + tg];
@@ -107,56 +107,56 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         a0_2 += u * sh[x + 8u + tg];
         a0_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 1u) * 16u; let uo = uc + 2u * C;
+      { let x = (cl * 36u + xg * 9u + 1u) * 16u; let uo = uc + 1u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a1_0 += u * sh[x + 0u + tg];
         a1_1 += u * sh[x + 4u + tg];
         a1_2 += u * sh[x + 8u + tg];
         a1_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 2u) * 16u; let uo = uc + 4u * C;
+      { let x = (cl * 36u + xg * 9u + 2u) * 16u; let uo = uc + 2u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a2_0 += u * sh[x + 0u + tg];
         a2_1 += u * sh[x + 4u + tg];
         a2_2 += u * sh[x + 8u + tg];
         a2_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 3u) * 16u; let uo = uc + 6u * C;
+      { let x = (cl * 36u + xg * 9u + 3u) * 16u; let uo = uc + 3u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a3_0 += u * sh[x + 0u + tg];
         a3_1 += u * sh[x + 4u + tg];
         a3_2 += u * sh[x + 8u + tg];
         a3_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 4u) * 16u; let uo = uc + 8u * C;
+      { let x = (cl * 36u + xg * 9u + 4u) * 16u; let uo = uc + 4u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a4_0 += u * sh[x + 0u + tg];
         a4_1 += u * sh[x + 4u + tg];
         a4_2 += u * sh[x + 8u + tg];
         a4_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 5u) * 16u; let uo = uc + 10u * C;
+      { let x = (cl * 36u + xg * 9u + 5u) * 16u; let uo = uc + 5u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a5_0 += u * sh[x + 0u + tg];
         a5_1 += u * sh[x + 4u + tg];
         a5_2 += u * sh[x + 8u + tg];
         a5_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 6u) * 16u; let uo = uc + 12u * C;
+      { let x = (cl * 36u + xg * 9u + 6u) * 16u; let uo = uc + 6u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a6_0 += u * sh[x + 0u + tg];
         a6_1 += u * sh[x + 4u + tg];
         a6_2 += u * sh[x + 8u + tg];
         a6_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 7u) * 16u; let uo = uc + 14u * C;
+      { let x = (cl * 36u + xg * 9u + 7u) * 16u; let uo = uc + 7u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a7_0 += u * sh[x + 0u + tg];
         a7_1 += u * sh[x + 4u + tg];
         a7_2 += u * sh[x + 8u + tg];
         a7_3 += u * sh[x + 12u + tg];
       }
-      { let x = (cl * 36u + xg * 9u + 8u) * 16u; let uo = uc + 16u * C;
+      { let x = (cl * 36u + xg * 9u + 8u) * 16u; let uo = uc + 8u * C;
         let u = vec4<f32>(in1[u0 + uo], in1[u1 + uo], in1[u2 + uo], in1[u3 + uo]);
         a8_0 += u * sh[x + 0u + tg];
         a8_1 += u * sh[x + 4u + tg];
