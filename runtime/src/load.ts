@@ -25,6 +25,9 @@ export interface LoadOptions extends Omit<ModelOptions, 'device' | 'verify'> {
   readonly verifyChecksum?: boolean;
 }
 
+/** load()'s default maxRunMs: a run of a loaded file fails with TIME_LIMIT after a minute. */
+export const LOAD_MAX_RUN_MS = 60_000;
+
 /** Reads the bytes a string source names; throws a SOURCE RuntimeError when it cannot. */
 export type ReadSource = (source: string) => Promise<Uint8Array>;
 
@@ -41,5 +44,7 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
   const { verifyChecksum, backend, ...modelOpts } = opts;
   const { graph, header } = decodeTsgraph(bytes, { verifyChecksum }); // checks the file and verifies the graph
   const device = await createDevice(backend ?? 'auto', { kernels: header.kernels, graph });
-  return new Model(graph, device, modelOpts);
+  // A file's graph may loop for ever within the trip limit (a matmul per trip): runs of loaded
+  // files are bounded in time unless the caller says otherwise.
+  return new Model(graph, device, { ...modelOpts, maxRunMs: modelOpts.maxRunMs ?? LOAD_MAX_RUN_MS });
 }
