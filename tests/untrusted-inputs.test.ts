@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType, TsgraphError } from '@kiln/ir-spec';
 import { createModel, load, RuntimeError, type Model } from '@kiln/runtime';
+import { jit } from 'kiln';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
 import { assemble, disassemble, type Json } from './fixtures/tsgraph-craft.js';
 import { chainGraph, countedLoopGraph, endlessLoopGraph, hugeExpandGraph } from './fixtures/untrusted-graphs.js';
@@ -170,5 +171,41 @@ describe('finding 6: odd inputs have decided behaviors', () => {
     const x = { data: new Float32Array([5, 6]), shape: [2], dtype: 'float32' };
     for (const trips of [-5, -1, 0]) expect(Array.from(m.runSync([x, trips])[0].data)).toEqual([5, 6]);
     expect(Array.from(m.runSync([x, 3])[0].data)).toEqual([8, 9]);
+  });
+});
+
+describe('finding 7: stored WGSL kernels bind what their nodes bind', () => {
+  /** relu → add(relu, x): kernels with one and with two inputs. */
+  function graph() {
+    const b = new GraphBuilder('k');
+    const x = b.input('x', tensorType('float32', [2, 3]));
+    b.output('y', b.op1('add', [b.op1('relu', [x]), x]));
+    return b.build();
+  }
+  const x = { data: new Float32Array([-1, 2, -3, 4, -5, 6]), shape: [2, 3], dtype: 'float32' };
+  const edited = (edit: (wgsl: string) => string, which = 'add(') => {
+    const g = graph();
+    const kernels = jit.generateWgsl(g).kernels.map((k) => (k.key.startsWith(which) ? { ...k, wgsl: edit(k.wgsl) } : k));
+    return encodeTsgraph(g, { kernels });
+  };
+  it("the compiler's own kernels pass (the file loads and runs)", async () => {
+    const m = await load(edited((w) => w), { backend: 'cpu' });
+    expect(Array.from((await m.run([x]))[0].data)).toEqual([-1, 4, -3, 8, -5, 12]);
+  });
+  it('a kernel that writes an input, binds an extra buffer, skips a binding or uses another group is refused at load', async () => {
+    const cases: [(w: string) => string, RegExp][] = [
+      [(w) => w.replace('var<storage, read> in0', 'var<storage, read_write> in0'), /binding 1 is var<storage, read_write>, but the runtime binds input 0 there \(read\)/],
+      [(w) => `${w}\n@group(0) @binding(4) var<storage, read_write> extra: array<f32>;`, /binds 4 storage buffers, but its node reads 2 tensors and writes 1/],
+      [(w) => w.replace('@binding(3)', '@binding(5)'), /declares bindings 0, 1, 2, 5; the runtime binds 0, 1, 2, … without gaps/],
+      [(w) => w.replace('@group(0) @binding(2)', '@group(1) @binding(2)'), /declares a binding in group 1/],
+      [(w) => w.replace('@group(0) @binding(0) var<uniform>', '@binding(0) @group(0) var<uniform>'), /declares a binding in a form other than/],
+    ];
+    for (const [edit, why] of cases) {
+      const e = await refusal(load(edited(edit), { backend: 'cpu' }));
+      expect(e).toBeInstanceOf(RuntimeError);
+      expect((e as RuntimeError).code).toBe('GRAPH');
+      expect((e as Error).message).toMatch(/^GRAPH: kernels\[\d\] 'add_\d+' \(key add\(/);
+      expect((e as Error).message).toMatch(why);
+    }
   });
 });

@@ -6,6 +6,7 @@
 import { decodeTsgraph } from '@kiln/ir-spec';
 import { createDevice, type BackendChoice } from './backend.js';
 import { RuntimeError } from './errors.js';
+import { checkKernelBindings } from './webgpu/check-kernels.js';
 import { Model, type ModelOptions } from './model.js';
 
 /** What load() reads: the file's bytes, or a path (Node) / URL (browsers, and http(s) in Node). */
@@ -43,6 +44,9 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
   }
   const { verifyChecksum, backend, ...modelOpts } = opts;
   const { graph, header } = decodeTsgraph(bytes, { verifyChecksum }); // checks the file and verifies the graph
+  // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
+  // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
+  checkKernelBindings(graph, header.kernels);
   const device = await createDevice(backend ?? 'auto', { kernels: header.kernels, graph });
   // A file's graph may loop for ever within the trip limit (a matmul per trip): runs of loaded
   // files are bounded in time unless the caller says otherwise.

@@ -26,6 +26,8 @@ const report = await runCampaign({
     let bad = 0;
     for (const m of r.counts.values()) for (const [o, n] of m) if (isBad(o)) bad += n;
     console.log(`  ${done} cases, ${bad} bad, ${((performance.now()) / 1000).toFixed(0)} s`);
+    // The whole table now and then: a campaign stopped early still leaves its counts.
+    if (done % 5000 === 0) console.log(formatReport({ ...r, wallMs: performance.now() }, `\nafter ${done} cases (seed ${seed}, from ${from})`));
   },
 });
 console.log(formatReport(report, `\nload+run fuzz: ${report.cases} cases (seed ${seed}, from ${from})`));
