@@ -7,7 +7,9 @@
 // A result whose size depends on data (masked_select) is sized the same way on a non-CPU
 // device: the executor reads what DATA_DIMS names and hands the dims to the dispatch.
 // `host_call` nodes call back into JavaScript through the model's host functions with host
-// copies of their inputs; `raise` nodes fail the run with their message.
+// copies of their inputs; `raise` nodes fail the run with their message. A run is bounded
+// (RunLimits): its time is checked before every node and loop trip, and a node's results
+// against the tensor and live-bytes limits before the device allocates them.
 
 import { broadcastShapes, convertArray, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
