@@ -222,7 +222,10 @@ export function mutate(r: Rand, base: Uint8Array): { bytes: Uint8Array; what: st
       const h = JSON.parse(parts.header) as Json;
       const n = 1 + r.int(3);
       const whats: string[] = [];
-      for (let i = 0; i < n; i++) whats.push(editJson(r, h));
+      for (let i = 0; i < n; i++) {
+        // An earlier edit may have removed the container a later one aims at: that edit is skipped.
+        try { whats.push(editJson(r, h)); } catch (e) { whats.push(`edit skipped (${e instanceof Error ? e.message : String(e)})`); }
+      }
       return { bytes: assemble({ ...parts, header: JSON.stringify(h) }), what: whats.join('; ') };
     }
   }
