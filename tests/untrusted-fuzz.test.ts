@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { formatReport, isBad, runCampaign } from './fuzz/campaign.js';
 import { FAMILY_NAMES } from './fuzz/families.js';
 
-const CASES = 3000;
+const CASES = 2500;
 
 describe('load+run fuzz', () => {
   it(`${CASES} hostile files and inputs end in a clean run or a typed error, each within the watchdog`, async () => {
