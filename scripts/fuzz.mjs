@@ -2,6 +2,7 @@
 // bundles its own child from the sources) with esbuild and runs it; no build of the packages
 // is needed. Options: see tests/fuzz/cli.ts.
 import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -14,4 +15,8 @@ await build({
   external: ['esbuild'], logLevel: 'warning',
   define: { 'import.meta.url': JSON.stringify(pathToFileURL(join(root, 'tests/fuzz/campaign.ts')).href) },
 });
-await import(pathToFileURL(outfile).href);
+try {
+  await import(pathToFileURL(outfile).href);
+} finally {
+  rmSync(outfile, { force: true });
+}

@@ -7,7 +7,7 @@
 // nothing from Kiln itself: the child is bundled from the sources with esbuild.
 
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildJob, ChildMessage } from './child.js';
@@ -85,8 +85,13 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     if (opts.onProgress && report.cases % (opts.progressEvery ?? 1000) === 0) opts.onProgress(report.cases, report);
   };
   let next = from;
-  while (next < to) {
-    next = await runChild(file, { seed: opts.seed, from: next, to, scale: opts.scale ?? 1, limits: opts.limits }, opts, record, report);
+  try {
+    while (next < to) {
+      next = await runChild(file, { seed: opts.seed, from: next, to, scale: opts.scale ?? 1, limits: opts.limits }, opts, record, report);
+    }
+  } finally {
+    childBundle = undefined;
+    rmSync(file, { force: true });
   }
   report.wallMs = performance.now() - t0;
   return report;
