@@ -18,6 +18,10 @@ export const RUNTIME_ERROR_CODES = [
   'LOOP_LIMIT',
   /** A tensor would exceed the allocation limit. */
   'TOO_LARGE',
+  /** The run's intermediate tensors alive at once would exceed the live-bytes limit (maxLiveBytes). */
+  'MEMORY_LIMIT',
+  /** The run took longer than its time limit (maxRunMs). */
+  'TIME_LIMIT',
   /** A graph output does not match its declared type. */
   'OUTPUT',
 ] as const;

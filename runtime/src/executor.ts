@@ -7,7 +7,9 @@
 // A result whose size depends on data (masked_select) is sized the same way on a non-CPU
 // device: the executor reads what DATA_DIMS names and hands the dims to the dispatch.
 // `host_call` nodes call back into JavaScript through the model's host functions with host
-// copies of their inputs; `raise` nodes fail the run with their message.
+// copies of their inputs; `raise` nodes fail the run with their message. A run is bounded
+// (RunLimits): its time is checked before every node and loop trip, and a node's results
+// against the tensor and live-bytes limits before the device allocates them.
 
 import { broadcastShapes, convertArray, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
@@ -38,6 +40,10 @@ export interface RunLimits {
   readonly maxLoopTrips: number;
   /** Largest tensor a node may create, in bytes (TOO_LARGE). */
   readonly maxTensorBytes: number;
+  /** Most bytes of intermediate tensors alive at once, checked before a node allocates (MEMORY_LIMIT). */
+  readonly maxLiveBytes: number;
+  /** Longest a run may take, in milliseconds, checked before each node and loop trip (TIME_LIMIT). */
+  readonly maxRunMs: number;
 }
 
 export interface ExecContext {
@@ -54,6 +60,16 @@ export interface ExecContext {
   nodesRun: number;
   /** Loop trips taken so far, over all loops. */
   loopTrips: number;
+  /** `performance.now()` when the run started (for maxRunMs). */
+  readonly started: number;
+}
+
+/** Fails the run once it is past its time limit: called before each node and each loop trip. */
+function checkTime(ctx: ExecContext, np: NodePlan): void {
+  const ms = performance.now() - ctx.started;
+  if (ms > ctx.limits.maxRunMs) {
+    throw new RuntimeError('TIME_LIMIT', `${np.text}: the run has taken ${Math.round(ms)} ms, over the limit of ${ctx.limits.maxRunMs} ms (after ${ctx.nodesRun} nodes and ${ctx.loopTrips} loop trips); check for a loop that never ends, or raise maxRunMs in load()/createModel() options`, np.text);
+  }
 }
 
 const BYTES: Record<DType, number> = { float32: 4, int32: 4, bool: 1 };
@@ -144,12 +160,20 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   }
   const dims = yield* dataDims(ctx, np, inputs);
   if (dims) types = types.map((t) => ({ ...t, shape: t.shape.map((d) => (typeof d === 'string' && Object.hasOwn(dims, d) ? dims[d] : d)) }));
+  let need = 0;
   for (const t of types) {
     if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
     const bytes = t.shape.reduce((a, d) => a * d, BYTES[t.dtype]);
     if (bytes > ctx.limits.maxTensorBytes) {
       throw new RuntimeError('TOO_LARGE', `${np.text}: the result ${typeToString({ kind: 'tensor', ...t })} needs ${bytes} bytes, over the limit of ${ctx.limits.maxTensorBytes}; raise maxTensorBytes in load()/createModel() options if this is intended`, np.text);
     }
+    need += bytes;
+  }
+  // The results are counted as new buffers (a view or an in-place result may need less), so
+  // the run is refused before the device allocates past the budget, never after.
+  const live = scope.mem.live;
+  if (live + need > ctx.limits.maxLiveBytes) {
+    throw new RuntimeError('MEMORY_LIMIT', `${np.text}: its results need ${need} bytes while ${live} bytes of intermediate tensors are alive, over the run's limit of ${ctx.limits.maxLiveBytes}; raise maxLiveBytes in load()/createModel() options if this is intended`, np.text);
   }
   let outs: DeviceTensor[];
   try {
@@ -197,6 +221,7 @@ function* runLoop(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
   scope.mem.retain(carried);
   for (const v of np.handedOver) scope.release(v);
   for (let i = 0; go && (trips === null || i < trips); i++) {
+    checkTime(ctx, np);
     if (++ctx.loopTrips > ctx.limits.maxLoopTrips) {
       throw new RuntimeError('LOOP_LIMIT', `${np.text}: still running after ${i} trips of this loop, ${ctx.loopTrips - 1} trips of all loops in this run (limit ${ctx.limits.maxLoopTrips}); check the loop's condition, or raise maxLoopTrips in load()/createModel() options`, np.text);
     }
@@ -274,6 +299,7 @@ function missing(np: NodePlan, what: string): never {
 /** One structural op or tensor op; binds its results in `scope`. */
 function* runNode(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
   const { node } = np;
+  checkTime(ctx, np);
   ctx.nodesRun++;
   if (np.def) { bindOutputs(ctx, np, scope, yield* runOp(ctx, np, scope)); return; }
   switch (node.op) {

@@ -6,6 +6,7 @@
 import { decodeTsgraph } from '@kiln/ir-spec';
 import { createDevice, type BackendChoice } from './backend.js';
 import { RuntimeError } from './errors.js';
+import { checkKernelBindings } from './webgpu/check-kernels.js';
 import { Model, type ModelOptions } from './model.js';
 
 /** What load() reads: the file's bytes, or a path (Node) / URL (browsers, and http(s) in Node). */
@@ -25,6 +26,9 @@ export interface LoadOptions extends Omit<ModelOptions, 'device' | 'verify'> {
   readonly verifyChecksum?: boolean;
 }
 
+/** load()'s default maxRunMs: a run of a loaded file fails with TIME_LIMIT after a minute. */
+export const LOAD_MAX_RUN_MS = 60_000;
+
 /** Reads the bytes a string source names; throws a SOURCE RuntimeError when it cannot. */
 export type ReadSource = (source: string) => Promise<Uint8Array>;
 
@@ -40,6 +44,11 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
   }
   const { verifyChecksum, backend, ...modelOpts } = opts;
   const { graph, header } = decodeTsgraph(bytes, { verifyChecksum }); // checks the file and verifies the graph
+  // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
+  // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
+  checkKernelBindings(graph, header.kernels);
   const device = await createDevice(backend ?? 'auto', { kernels: header.kernels, graph });
-  return new Model(graph, device, modelOpts);
+  // A file's graph may loop for ever within the trip limit (a matmul per trip): runs of loaded
+  // files are bounded in time unless the caller says otherwise.
+  return new Model(graph, device, { ...modelOpts, maxRunMs: modelOpts.maxRunMs ?? LOAD_MAX_RUN_MS });
 }

@@ -52,6 +52,16 @@ export interface ModelOptions {
   readonly maxLoopTrips?: number;
   /** Largest tensor a node may create, in bytes (default 1 GiB). */
   readonly maxTensorBytes?: number;
+  /**
+   * Most bytes of intermediate tensors a run may hold alive at once (default 2 GiB): a node whose
+   * results would go past it fails with MEMORY_LIMIT before anything is allocated.
+   */
+  readonly maxLiveBytes?: number;
+  /**
+   * Longest a run may take, in milliseconds, checked before each node and loop trip (TIME_LIMIT).
+   * Default: no limit for createModel(); 60 000 for load(), whose bytes may come from anyone.
+   */
+  readonly maxRunMs?: number;
   /** Run ir-spec's verifier on the graph first (default true; load() has verified already). */
   readonly verify?: boolean;
   /**
@@ -72,7 +82,7 @@ export interface ModelOptions {
   readonly generator?: RandomSource;
 }
 
-const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30 };
+export const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30, maxLiveBytes: 2 ** 31, maxRunMs: Infinity };
 const ARRAY_OF: Record<DType, new (n: number) => TypedArray> = { float32: Float32Array, int32: Int32Array, bool: Uint8Array };
 
 /** Graph outputs with tuples flattened depth-first into `name.0`, `name.1`, ... */
@@ -126,7 +136,12 @@ export class Model {
     this.limits = {
       maxLoopTrips: opts.maxLoopTrips ?? DEFAULT_LIMITS.maxLoopTrips,
       maxTensorBytes: opts.maxTensorBytes ?? DEFAULT_LIMITS.maxTensorBytes,
+      maxLiveBytes: opts.maxLiveBytes ?? DEFAULT_LIMITS.maxLiveBytes,
+      maxRunMs: opts.maxRunMs ?? DEFAULT_LIMITS.maxRunMs,
     };
+    for (const [k, v] of Object.entries(this.limits)) {
+      if (typeof v !== 'number' || !(v >= 0)) throw new RuntimeError('GRAPH', `option ${k} must be a non-negative number (or Infinity), got ${String(v)}`);
+    }
     this.hostFunctions = opts.hostFunctions ?? {};
     this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
@@ -325,7 +340,7 @@ export class Model {
       inputBuffers.push(t.buffer);
       scope.bind(d.value, t);
     });
-    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0 };
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0 };
     yield* runBlock(ctx, this.plan.body, scope);
 
     const outputs: Output[] = [];

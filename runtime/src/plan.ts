@@ -12,7 +12,7 @@ import { RuntimeError } from './errors.js';
 
 export interface NodePlan {
   readonly node: Node;
-  /** The node in text form, for errors. */
+  /** The node in text form, for errors (printed on first read). */
   readonly text: string;
   /** The registry entry of a tensor op; undefined for structural ops. */
   readonly def: OpDef | undefined;
@@ -94,13 +94,16 @@ function planBlock(block: Block, held: readonly Value[], names: ReadonlyMap<Valu
     return [...new Set(node.inputs.slice(2))].filter((v): v is Value => !!v && releaseAfter[i].includes(v) && !inBody.has(v));
   };
   const nodes = block.nodes.map((node, i): NodePlan => {
-    const text = describeNode(node, names);
     if (!isBuiltin(node.op) && !hasOp(node.op)) {
+      const text = describeNode(node, names);
       throw new RuntimeError('GRAPH', `unknown op '${node.op}' at ${text}: it is neither a structural op nor in this runtime's op registry; load the file with a runtime at least as new as the one that wrote it`, text);
     }
+    // The node's text is printed when an error first needs it: printing every node up front
+    // would make planning cost far more than the graph's size.
+    let text: string | undefined;
     return {
       node,
-      text,
+      get text() { return (text ??= describeNode(node, names)); },
       def: isBuiltin(node.op) ? undefined : getOp(node.op),
       symbolicAttrs: hasSymbolicAttrs(node.attrs),
       regions: node.regions.map((r) => planBlock(r, r.yields, names, memo)),

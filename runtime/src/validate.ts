@@ -34,7 +34,34 @@ export interface ValidatedInputs {
 const ARRAY_CLASS: Record<DType, { new (n: number): TypedArray; name: string }> = {
   float32: Float32Array, int32: Int32Array, bool: Uint8Array,
 };
-const DTYPE_NAMES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool', ...DTYPE_FROM_SHORT };
+// A Map, not an object: a dtype given as 'constructor' or 'toString' must not find Object's members.
+const DTYPE_NAMES: ReadonlyMap<string, DType> = new Map<string, DType>([['float32', 'float32'], ['int32', 'int32'], ['bool', 'bool'], ...Object.entries(DTYPE_FROM_SHORT)]);
+
+/** The dtype an input's `dtype` field names, or undefined (only strings name dtypes). */
+function dtypeNamed(d: unknown): DType | undefined {
+  return typeof d === 'string' ? DTYPE_NAMES.get(d) : undefined;
+}
+
+/** An input's `dtype` field as a message shows it, whatever it holds. */
+function dtypeText(d: unknown): string {
+  return typeof d === 'string' ? d : d === null ? 'null' : typeof d === 'object' ? 'an object' : `${typeof d} ${String(d)}`;
+}
+
+/**
+ * A plain array's elements as `dtype` data, as torch.tensor() converts them: numbers and
+ * booleans only (a string would silently become NaN), and an int32 or bool tensor takes no NaN or
+ * infinity (PyTorch refuses to convert them). NaN and infinities in float32 data are IEEE values
+ * and pass, as in PyTorch.
+ */
+function plainData(name: string, t: IRType, data: readonly unknown[], dtype: DType): TypedArray {
+  for (let i = 0; i < data.length; i++) {
+    const x = data[i];
+    if (typeof x === 'boolean') continue;
+    if (typeof x !== 'number') throw inputError(name, t, `got ${x === null ? 'null' : typeof x} at data[${i}]; a plain data array holds numbers (or booleans)`);
+    if (dtype !== 'float32' && !Number.isFinite(x)) throw inputError(name, t, `got ${x} at data[${i}], which ${dtype} data cannot hold`);
+  }
+  return convertArray(data as ArrayLike<number>, dtype);
+}
 
 const inputError = (name: string, t: IRType, why: string) =>
   new RuntimeError('INPUT', `input '${name}': expected ${typeToString(t)}, ${why}`);
@@ -54,7 +81,7 @@ function hostScalar(name: string, t: Extract<IRType, { kind: 'scalar' }>, v: unk
     if (!Array.isArray(v.shape) || v.shape.length !== 0 || v.data?.length !== 1) {
       throw inputError(name, t, `got a tensor of shape [${Array.isArray(v.shape) ? v.shape.join(',') : '?'}]; pass a number, a boolean or a 0-d tensor`);
     }
-    if (DTYPE_NAMES[String(v.dtype)] !== t.dtype) throw inputError(name, t, `got a 0-d ${String(v.dtype)} tensor`);
+    if (dtypeNamed(v.dtype) !== t.dtype) throw inputError(name, t, `got a 0-d ${dtypeText(v.dtype)} tensor`);
     x = t.dtype === 'bool' ? v.data[0] !== 0 : v.data[0];
   }
   if (t.dtype === 'bool') {
@@ -84,8 +111,8 @@ function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unk
   if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
     throw inputError(name, t, `got shape ${JSON.stringify(shape)}; a shape is an array of non-negative integers`);
   }
-  const dtype = DTYPE_NAMES[String(v.dtype)];
-  const got = `got ${shapeText(dtype ?? String(v.dtype), shape)}`;
+  const dtype = dtypeNamed(v.dtype);
+  const got = `got ${dtype ? shapeText(dtype, shape) : `dtype ${dtypeText(v.dtype)}, shape [${shape.join(',')}]`}`;
   if (dtype !== t.dtype || shape.length !== t.shape.length) throw inputError(name, t, got);
   t.shape.forEach((d, i) => {
     if (typeof d === 'number' && d !== shape[i]) throw inputError(name, t, `${got} (dim ${i} must be ${d})`);
@@ -94,9 +121,9 @@ function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unk
   const cls = ARRAY_CLASS[dtype];
   let typed: TypedArray;
   if (data instanceof cls) typed = data;
-  else if (Array.isArray(data)) typed = convertArray(data, dtype);
+  else if (Array.isArray(data)) typed = plainData(name, t, data, dtype);
   else {
-    const kind = typeof data === 'object' && data !== null ? data.constructor.name : typeof data;
+    const kind = typeof data === 'object' && data !== null ? (Object.getPrototypeOf(data) === Object.prototype ? 'plain object' : (data as object).constructor?.name ?? 'object') : typeof data;
     throw inputError(name, t, `${got} with data in a ${kind}; ${dtype} data must be a ${cls.name} (or a plain number array)`);
   }
   const n = numel(shape);

@@ -45,7 +45,9 @@ export interface BuiltinDef {
 const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool' };
 
 function dtypeAttr(op: string, attrs: Attrs): DType {
-  const d = Object.hasOwn(DTYPES, String(attrs.dtype)) ? DTYPES[String(attrs.dtype)] : undefined;
+  // Only a string can name a dtype: String() of a file's object ({"toString": 1}) would throw.
+  const name = attrs.dtype;
+  const d = typeof name === 'string' && Object.hasOwn(DTYPES, name) ? DTYPES[name] : undefined;
   if (!d) throw new OpError(op, `attribute dtype must be float32, int32 or bool, got ${JSON.stringify(attrs.dtype)}`);
   return d;
 }
@@ -85,8 +87,8 @@ const defs: BuiltinDef[] = [
   {
     name: 'scalar_op', doc: 'scalar arithmetic and logic',
     infer(inputs, attrs) {
-      const fn = String(attrs.fn);
-      if (!(SCALAR_FNS as readonly string[]).includes(fn)) throw new OpError('scalar_op', `unknown fn '${fn}' (expected one of ${SCALAR_FNS.join(', ')})`);
+      const fn = attrs.fn;
+      if (typeof fn !== 'string' || !(SCALAR_FNS as readonly string[]).includes(fn)) throw new OpError('scalar_op', `unknown fn ${JSON.stringify(fn)} (expected one of ${SCALAR_FNS.join(', ')})`);
       arity('scalar_op', inputs, fn === 'not' || fn === 'neg' ? 1 : 2);
       const ts = inputs.map((t, i) => {
         if (!t || t.kind !== 'scalar') throw new OpError('scalar_op', `input ${i} must be a scalar, got ${t ? typeToString(t) : 'none'}`);

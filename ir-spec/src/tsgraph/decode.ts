@@ -57,16 +57,18 @@ export function decodeTsgraph(bytes: Uint8Array, opts: DecodeOptions = {}): Deco
   const layout = readTsgraphHeader(bytes);
   if (opts.verifyChecksum ?? true) verifyChecksum(bytes, layout);
   const tensors = readTensors(bytes, layout);
-  const graph = rebuildGraph(layout.header, tensors);
   try {
+    const graph = rebuildGraph(layout.header, tensors);
     verifyGraph(graph);
+    return { graph, header: layout.header };
   } catch (e) {
-    if (e instanceof VerifyError || e instanceof OpError || e instanceof RangeError || e instanceof DimError) {
-      throw new TsgraphError('VERIFY', `the graph fails verification: ${e.message}\nThe file is corrupt or was written by an incompatible Kiln; ${REEXPORT}`, { cause: e });
-    }
-    throw e;
+    if (e instanceof TsgraphError) throw e;
+    // Every failure of reading a file is a TsgraphError: an error class the checks did not
+    // foresee (a TypeError from a file's odd value) is a refusal of the graph too, never a crash.
+    const known = e instanceof VerifyError || e instanceof OpError || e instanceof RangeError || e instanceof DimError;
+    const why = known ? (e as Error).message : `${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} (an unexpected error of the reader; please report it with the file)`;
+    throw new TsgraphError('VERIFY', `the graph fails verification: ${why}\nThe file is corrupt or was written by an incompatible Kiln; ${REEXPORT}`, { cause: e });
   }
-  return { graph, header: layout.header };
 }
 
 /**

@@ -162,6 +162,24 @@ describe('safetensors malformed files', () => {
     expectError(file({ a: 'oops' }, data8), /entry 'a' must be an object/);
     expectError(file({ __metadata__: { k: 1 } }, data8), /__metadata__ value for 'k' must be a string/);
   });
+  it('refuses deep nesting, duplicate keys and huge ranks up front (issue 17)', () => {
+    // 20 MB of nesting: refused by the linear pre-scan in well under a second, without JSON.parse.
+    const deep = '['.repeat(10_000_000) + ']'.repeat(10_000_000);
+    const t0 = performance.now();
+    expectError(file(null, data8, `{"a": ${deep}}`), /nests deeper than 3 levels/);
+    expect(performance.now() - t0).toBeLessThan(5000); // was 14 s and 1 GB
+    expectError(file(null, data8, '{"a": {"dtype": "F32", "shape": [[2]], "data_offsets": [0, 8]}}'), /nests deeper than 3 levels/);
+    // Duplicate tensor names (JSON.parse would keep the last), also spelled differently, and duplicate fields.
+    const entry = '{"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}';
+    expectError(file(null, data8, `{"a": ${entry}, "a": ${entry}}`), /key "a" twice in one object \(two tensors of the same name\)/);
+    expectError(file(null, data8, `{"a": ${entry}, "\\u0061": ${entry}}`), /key "a" twice/);
+    expectError(file(null, data8, '{"a": {"dtype": "F32", "dtype": "I32", "shape": [2], "data_offsets": [0, 8]}}'), /key "dtype" twice in one object;/);
+    // Keys inside strings and escaped quotes do not confuse the scan.
+    const ok = loadSafetensors(file(null, data8, `{"__metadata__": {"k": "x\\"y\\": {[", "k2": "a"}, "a\\"": ${entry}}`));
+    expect(Object.keys(ok)).toEqual(['a"']);
+    // A rank-100,000 shape of ones is refused by its rank, not walked.
+    expectError(file({ a: { dtype: 'F32', shape: Array(100_000).fill(1), data_offsets: [0, 4] } }, data8), /'a': rank 100000 is above the limit of 32/);
+  });
   it('offsets out of range (truncated data section)', () => {
     expectError(file(good, new Uint8Array(6)), /'a': data_offsets \[0, 8\] run past the end of the data section \(6 bytes\)/);
   });

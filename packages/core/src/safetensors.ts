@@ -35,7 +35,47 @@ const WRITE_DTYPE: Record<DType, string> = { float32: 'F32', int32: 'I32', bool:
 const MAX_HEADER = 100_000_000;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
+/** A safetensors header nests 3 deep (root → entry → shape); anything deeper is refused unparsed. */
+const MAX_HEADER_DEPTH = 3;
+/** Ranks past this are refused (the IR's limit too). */
+const MAX_RANK = 32;
+
 interface Entry { name: string; dtype: string; shape: number[]; begin: number; end: number }
+
+/**
+ * One linear pass over the header text before JSON.parse: refuses nesting deeper than a
+ * safetensors header has (a 20 MB `[[[[...` would otherwise cost seconds and a gigabyte before
+ * failing) and a key that appears twice in one object (JSON.parse would keep the last silently,
+ * so two readers could see different tensors). Malformed JSON is left for JSON.parse to report.
+ */
+function prescanHeader(text: string): void {
+  const keys: Set<string>[] = [];
+  const kinds: string[] = []; // '{' or '[' per open container
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) { // a string: find its end, then whether it is an object key
+      let j = i + 1;
+      while (j < text.length && text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c ? 2 : 1;
+      let k = j + 1;
+      while (k < text.length && (text.charCodeAt(k) === 0x20 || text.charCodeAt(k) === 0x0a || text.charCodeAt(k) === 0x0d || text.charCodeAt(k) === 0x09)) k++;
+      if (text.charCodeAt(k) === 0x3a && kinds[kinds.length - 1] === '{') {
+        let key: string;
+        try { key = JSON.parse(text.slice(i, j + 1)) as string; } catch { return; } // JSON.parse reports it
+        const seen = keys[keys.length - 1];
+        if (seen.has(key)) throw new SafetensorsError(`the header has key ${JSON.stringify(key)} twice in one object${kinds.length === 1 ? ' (two tensors of the same name)' : ''}; a header names each key once`);
+        seen.add(key);
+      }
+      i = j;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (kinds.length >= MAX_HEADER_DEPTH) throw new SafetensorsError(`the header nests deeper than ${MAX_HEADER_DEPTH} levels (a safetensors header is {name: {dtype, shape: [...], data_offsets: [...]}}): corrupt or not a safetensors file`);
+      kinds.push(c === 0x7b ? '{' : '[');
+      keys.push(new Set());
+    } else if (c === 0x7d || c === 0x5d) {
+      kinds.pop();
+      keys.pop();
+    }
+  }
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -59,6 +99,7 @@ function readHeader(bytes: Uint8Array): { entries: Entry[]; metadata: Record<str
   } catch {
     throw new SafetensorsError('the header is not valid UTF-8');
   }
+  prescanHeader(text);
   let header: unknown;
   try {
     header = JSON.parse(text);
@@ -88,6 +129,7 @@ function readHeader(bytes: Uint8Array): { entries: Entry[]; metadata: Record<str
       throw new SafetensorsError(`tensor '${name}': unknown or unsupported dtype '${dtype}' (supported: ${Object.keys(FILE_DTYPES).join(', ')})`);
     }
     if (!Array.isArray(shape) || !shape.every(isCount)) throw new SafetensorsError(`tensor '${name}': shape must be a list of non-negative integers, got ${JSON.stringify(shape)}`);
+    if (shape.length > MAX_RANK) throw new SafetensorsError(`tensor '${name}': rank ${shape.length} is above the limit of ${MAX_RANK}`);
     if (!Array.isArray(offs) || offs.length !== 2 || !offs.every(isCount)) {
       throw new SafetensorsError(`tensor '${name}': data_offsets must be [begin, end] with non-negative integers, got ${JSON.stringify(offs)}`);
     }

@@ -14,8 +14,26 @@ export class ValueNamer {
   private counter = 0;
   private undefinedCount = 0;
 
-  /** @param undefinedPrefix the name stem of values used but never defined; `null` numbers them. */
-  constructor(private readonly undefinedPrefix: string | null = '<undefined ') {}
+  /** Names of `base`, as a set, made only when a new name must avoid them. */
+  private baseTaken: Set<string> | undefined;
+
+  /**
+   * @param undefinedPrefix the name stem of values used but never defined; `null` numbers them.
+   * @param base names fixed in advance (a whole graph's, to print one node of it): read in
+   * place, never copied, so naming a node costs its own size, not the graph's.
+   */
+  constructor(private readonly undefinedPrefix: string | null = '<undefined ', private readonly base?: ReadonlyMap<Value, string>) {}
+
+  private known(v: Value): string | undefined {
+    return this.names.get(v) ?? this.base?.get(v);
+  }
+
+  private isTaken(name: string): boolean {
+    if (this.taken.has(name)) return true;
+    if (!this.base) return false;
+    this.baseTaken ??= new Set(this.base.values());
+    return this.baseTaken.has(name);
+  }
 
   /**
    * Names a definition: `preferred` if free (else with a suffix `_1`, `_2`, ...), or the next
@@ -23,7 +41,7 @@ export class ValueNamer {
    * whose names are part of the graph's interface, keep any name).
    */
   define(v: Value, preferred?: string, exact = false): string {
-    const known = this.names.get(v);
+    const known = this.known(v);
     if (known !== undefined) return known;
     const usable = preferred !== undefined && (exact || (preferred !== '' && !INT_RE.test(preferred)));
     const name = usable ? this.freeVariant(preferred) : this.nextNumber();
@@ -33,11 +51,11 @@ export class ValueNamer {
   }
 
   get(v: Value): string {
-    const known = this.names.get(v);
+    const known = this.known(v);
     if (known !== undefined) return known;
     if (this.undefinedPrefix === null) return this.define(v);
     let name: string;
-    do name = `${this.undefinedPrefix}${++this.undefinedCount}>`; while (this.taken.has(name));
+    do name = `${this.undefinedPrefix}${++this.undefinedCount}>`; while (this.isTaken(name));
     this.names.set(v, name);
     this.taken.add(name);
     return name;
@@ -54,17 +72,18 @@ export class ValueNamer {
     n.regions.forEach((r) => this.defineBlock(r));
   }
 
+  /** The names given so far (those of `base` excluded). */
   snapshot(): ReadonlyMap<Value, string> { return new Map(this.names); }
 
   private nextNumber(): string {
     let name: string;
-    do name = String(this.counter++); while (this.taken.has(name));
+    do name = String(this.counter++); while (this.isTaken(name));
     return name;
   }
 
   private freeVariant(base: string): string {
-    if (!this.taken.has(base)) return base;
-    for (let k = 1; ; k++) if (!this.taken.has(`${base}_${k}`)) return `${base}_${k}`;
+    if (!this.isTaken(base)) return base;
+    for (let k = 1; ; k++) if (!this.isTaken(`${base}_${k}`)) return `${base}_${k}`;
   }
 }
 
@@ -77,8 +96,7 @@ export class ValueNamer {
  * throw new Error(`value %${names.get(v)} is not a tensor`);
  */
 export function nameValues(g: Graph): Map<Value, string> {
-  const namer = graphNamer(g);
-  return new Map(namer.snapshot());
+  return graphNamer(g).snapshot() as Map<Value, string>; // snapshot() is a fresh copy
 }
 
 /** A namer with the graph's inputs and all its blocks defined. */

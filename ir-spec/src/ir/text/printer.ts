@@ -52,9 +52,8 @@ export function printGraph(g: Graph): string {
  * printNode(node, nameValues(g)); // '%3, %4 = max_pool2d(%2) {...} : f32[N,4,4,4], i32[N,4,4,4]'
  */
 export function printNode(node: Node, names?: ReadonlyMap<Value, string>): string {
-  const namer = new ValueNamer(null);
-  if (names) for (const [v, n] of names) namer.define(v, n, true);
-  else node.inputs.forEach((v) => { if (v) namer.define(v); });
+  const namer = new ValueNamer(null, names);
+  if (!names) node.inputs.forEach((v) => { if (v) namer.define(v); });
   namer.defineNode(node);
   const lines: string[] = [];
   printNodes([node], namer, '', lines);
