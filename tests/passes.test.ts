@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   decodeTsgraph, encodeTsgraph, MEMORY_PLAN_KEY, parseGraph, printGraph, verifyGraph, walkNodes,
-  Block, fused, getOp, Graph, nameValues, Value, type TensorData,
+  Block, fused, getOp, Graph, Value, valueIds, type TensorData,
 } from '@kiln/ir-spec';
 import { jit, manualSeed, noGrad, rand, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/seed/models.mjs';
@@ -243,8 +243,12 @@ describe('memory plan', () => {
 /** Checks g's memory plan against liveness computed here: values sharing a slot never overlap,
  * except a result written in place over an input that dies at its node, or a view and its source. */
 function expectPlanSound(g: Graph): void {
-  const plan = JSON.parse(g.metadata[MEMORY_PLAN_KEY]) as { slots: Record<string, number>; in_place: string[] };
-  const names = nameValues(g);
+  const plan = JSON.parse(g.metadata[MEMORY_PLAN_KEY]) as { version: number; slots: Record<string, number>; in_place: number[] };
+  expect(plan.version).toBe(2);
+  // Version 2 names values by SSA id (valueIds, the file's numbering).
+  const ids = valueIds(g);
+  const names = new Map([...ids].map(([v, id]) => [v, String(id)]));
+  const inPlace = new Set(plan.in_place.map(String));
   const defAt = new Map<Value, number>(), lastAt = new Map<Value, number>(), viewOf = new Map<Value, Value>();
   g.body.nodes.forEach((n, i) => {
     n.outputs.forEach((o) => defAt.set(o, i));
@@ -262,8 +266,8 @@ function expectPlanSound(g: Graph): void {
       if (a === b || root(a) === root(b) || plan.slots[names.get(a)!] !== plan.slots[names.get(b)!]) continue;
       const [first, second] = defAt.get(a)! < defAt.get(b)! ? [root(a), root(b)] : [root(b), root(a)];
       const reusedAfterDeath = end(first) < defAt.get(second)!;
-      const inPlace = end(first) === defAt.get(second) && plan.in_place.includes(names.get(second)!);
-      expect(reusedAfterDeath || inPlace, `%${names.get(a)} and %${names.get(b)} share slot ${plan.slots[names.get(a)!]} while both alive`).toBe(true);
+      const writtenInPlace = end(first) === defAt.get(second) && inPlace.has(names.get(second)!);
+      expect(reusedAfterDeath || writtenInPlace, `values ${names.get(a)} and ${names.get(b)} share slot ${plan.slots[names.get(a)!]} while both alive`).toBe(true);
     }
   }
 }

@@ -2,12 +2,13 @@
 // liveness, so slots are reused once their value is dead, and lets an elementwise node write
 // into the slot of an input that dies at it (in place). The plan goes into the graph's
 // metadata (MEMORY_PLAN_KEY), from where the `.tsgraph` encoder stores it in the header's
-// `plan` and the runtime reads it. Invariants: two values that are alive at the same time never
+// `plan` and the runtime's CPU arena serves each planned value from its slot. Values are named by
+// their SSA id (`valueIds`, the numbering of the file), not by printed name. Invariants: two values that are alive at the same time never
 // share a slot, except a view (reshape, identity dropout) and the value it views, which share
 // one buffer anyway; the graph's nodes are untouched, so results cannot change.
 
 import {
-  getOp, Graph, hasOp, isBuiltin, MEMORY_PLAN_KEY, nameValues, walkNodes,
+  getOp, Graph, hasOp, isBuiltin, MEMORY_PLAN_KEY, valueIds, walkNodes,
   type MemoryPlan, type Node, type Value,
 } from '@kiln/ir-spec';
 
@@ -27,7 +28,7 @@ const inPlaceOk = (n: Node) => n.op === 'fused_elementwise' || (hasOp(n.op) && !
  *
  * @example
  * const planned = planMemory(g);
- * planned.metadata['kiln.memory_plan']; // '{"version":1,"slots":{"3":0,...},"in_place":[...]}'
+ * planned.metadata['kiln.memory_plan']; // '{"version":2,"slots":{"3":0,...},"in_place":[5,...]}'
  */
 export function planMemory(g: Graph): Graph {
   const nodes = g.body.nodes;
@@ -89,11 +90,11 @@ export function planMemory(g: Graph): Graph {
     }
     release(i);
   });
-  const names = nameValues(g);
+  const ids = valueIds(g);
   const plan: MemoryPlan = {
-    version: 1,
-    slots: Object.fromEntries([...slotOf].map(([v, s]) => [names.get(v) ?? '', s]).filter(([k]) => k !== '')),
-    in_place: inPlace.map((v) => names.get(v) ?? '').filter((k) => k !== ''),
+    version: 2,
+    slots: Object.fromEntries([...slotOf].map(([v, s]) => [String(ids.get(v)), s])),
+    in_place: inPlace.map((v) => ids.get(v)!),
   };
   const text = JSON.stringify(plan);
   if (g.metadata[MEMORY_PLAN_KEY] === text) return g;
