@@ -230,6 +230,26 @@ describe('memory plan', () => {
     // exp → relu runs in place, so the planned peak is below the unplanned one.
     expect(withPlan.stats!.peakIntermediateBytes).toBeLessThan(plain.stats!.peakIntermediateBytes);
   });
+  it('writes in place only over an input of the same dims and element width, never a broadcast one', () => {
+    const g = parseWithTensors(`graph @b(%x: f32[N,4], %w: f32[1,4]) -> (y: f32[N,4], z: f32[N,4]) {
+  %0 = exp(%w) : f32[1,4]
+  %1 = add(%x, %0) : f32[N,4]
+  %2 = exp(%1) : f32[N,4]
+  %3 = neg(%2) : f32[N,4]
+  return y=%3, z=%1
+}`);
+    const planned = PASSES['plan-memory'](g);
+    const plan = JSON.parse(planned.metadata[MEMORY_PLAN_KEY]) as { in_place: number[] };
+    const ids = valueIds(planned);
+    const [v0, v1, v2, v3] = planned.body.nodes.map((n) => ids.get(n.outputs[0])!);
+    // %1 over the broadcast %0: refused (it has the same element count when N = 1, which the old
+    // size check mistook for a match); %2 reads %1, an output, alive to the end; %3 over %2: fine.
+    expect(plan.in_place).not.toContain(v1);
+    expect(plan.in_place).not.toContain(v2);
+    expect(plan.in_place).toContain(v3);
+    expect(v0).toBeLessThan(v1);
+    expectPlanSound(planned);
+  });
   it('never lets two values that are alive together share a slot (an independent liveness check)', () => {
     for (const [dir, file] of [['fuse-elementwise', 'chain'], ['plan-memory', 'chain'], ['fuse-epilogue', 'conv-linear'], ['eliminate-dead-code', 'unused']]) {
       const src = readFileSync(join(DIR, dir, `${file}.input.ir`), 'utf8');

@@ -143,6 +143,24 @@ describe('runtime: the CPU arena', () => {
     for (let k = 0; k < 2; k++) sameOutputs(createModel(wrong).runSync([xs]), createModel(g).runSync([xs]));
   });
 
+  it('does not write a result in place over a broadcast input, whatever the plan says', () => {
+    // y = relu(x·2 + s) with s = exp(w), w: [1, 16] broadcast over x: [N, 16]. A forged plan puts
+    // s and y in one slot, y in place. From the second run on, the slot is large enough for y, so
+    // only the runtime's check keeps fused_elementwise from overwriting s while it still reads it.
+    const b = new GraphBuilder('broadcast');
+    const x = b.input('x', tensorType('float32', ['N', 16]));
+    const w = b.input('w', tensorType('float32', [1, 16]));
+    const s = b.op1('exp', [w]);
+    const y = b.op1('fused_elementwise', [x, s], { program: [['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']] });
+    b.output('y', b.op1('neg', [y]));
+    const g = b.build();
+    const ids = valueIds(g);
+    const plan = { version: 2, slots: { [String(ids.get(s))]: 0, [String(ids.get(y))]: 0 }, in_place: [ids.get(y)] };
+    const forged = createModel(new Graph(g.name, g.inputs, g.body, g.outputs, g.tensors, { [MEMORY_PLAN_KEY]: JSON.stringify(plan) }));
+    const ins = [input(4, 16, 1), input(1, 16, 2)];
+    for (let k = 0; k < 3; k++) sameOutputs(forged.runSync(ins), createModel(g).runSync(ins));
+  });
+
   it('gives concurrent runs of one model separate memory', async () => {
     const model = createModel(planMemory(chain()));
     const plain = createModel(chain());

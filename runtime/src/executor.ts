@@ -153,7 +153,7 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     }
   }
   // Planned results land in the model's arena (memory.ts decides when a slot is free to take).
-  const out = scope.mem.offer(np.node.outputs, types, np.releases.map((v) => scope.get(v)));
+  const out = scope.mem.offer(np.node.outputs, types, inputs, np.releases.map((v) => scope.get(v)));
   let outs: DeviceTensor[];
   try {
     outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims, def.random ? { generator: ctx.generator } : undefined, out);

@@ -5,17 +5,20 @@
 // are neither counted nor freed.
 // With a memory plan (value → slot, from the compiler's plan-memory pass) and a device arena,
 // `offer` hands a planned result its slot's tensor — only while no live buffer is in that slot,
-// or, for a result the plan writes in place, while every buffer there dies at this node — so two
-// live values never share memory even under a stale plan. Arena buffers are never freed; the
+// or, for a result the plan writes in place, while every buffer there is an input of the node of
+// the result's element count and width that dies at it — so two live values never share memory,
+// nor does a result overwrite input elements not yet read, even under a stale plan. Arena buffers are never freed; the
 // arena's bytes count as live from the moment they exist, so `peak` is what the run really held:
 // the arena plus the unplanned buffers alive at once.
 // With a plan but no arena (WebGPU), a slot counts once, at the largest buffer it has held, while
 // any buffer is in it: the bytes an arena laid out by the plan would hold.
 
-import type { TensorType, Value } from '@kiln/ir-spec';
+import { numel, type DType, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Arena, Device, DeviceTensor } from './device.js';
 import type { SlotPlan } from './plan.js';
 import { isDeviceTensor, type RtValue } from './values.js';
+
+const BYTES: Record<DType, number> = { float32: 4, int32: 4, bool: 1 };
 
 export class LiveBuffers {
   private readonly refs = new Map<unknown, number>();
@@ -54,7 +57,7 @@ export class LiveBuffers {
    * data-dependent size, or its slot is still in use), or undefined when there are none.
    * `dying` holds the values released right after this node.
    */
-  offer(outputs: readonly Value[], types: readonly TensorType[], dying: readonly (RtValue | undefined)[]): (DeviceTensor | undefined)[] | undefined {
+  offer(outputs: readonly Value[], types: readonly TensorType[], inputs: readonly (DeviceTensor | null)[], dying: readonly (RtValue | undefined)[]): (DeviceTensor | undefined)[] | undefined {
     if (!this.arena || !this.plan) return undefined;
     this.offered = new Map();
     let out: (DeviceTensor | undefined)[] | undefined;
@@ -63,13 +66,25 @@ export class LiveBuffers {
       if (slot === undefined || !t || !t.shape.every((d): d is number => typeof d === 'number')) continue;
       if ([...this.offered.values()].includes(slot)) continue;
       const held = this.occupants.get(slot);
-      if (held?.size && !(this.plan.inPlace.has(outputs[i]) && [...held].every((b) => this.diesWith(b, dying)))) continue;
-      const tensor = this.arena.take(slot, t.dtype, t.shape);
+      const shape = t.shape as readonly number[];
+      if (held?.size && !(this.plan.inPlace.has(outputs[i]) && [...held].every((b) => this.diesWith(b, dying) && this.overwritable(b, inputs, t.dtype, shape)))) continue;
+      const tensor = this.arena.take(slot, t.dtype, shape);
       this.offered.set(tensor.buffer, slot);
       (out ??= [])[i] = tensor;
     }
     this.notePeak();
     return out;
+  }
+
+  /**
+   * Whether a result of `dtype`/`shape` may be written over `buffer` in place: it is an input of
+   * the node with as many elements of the same width, so element k of the result lands exactly on
+   * element k of the input (an elementwise kernel reads that before writing it). A broadcast
+   * input, or a different element width, would be overwritten before it was read.
+   */
+  private overwritable(buffer: unknown, inputs: readonly (DeviceTensor | null)[], dtype: DType, shape: readonly number[]): boolean {
+    const n = numel(shape);
+    return inputs.some((t) => t !== null && t.buffer === buffer && numel(t.shape) === n && BYTES[t.dtype] === BYTES[dtype]);
   }
 
   /** Whether every binding of `buffer` is among `dying`. */
