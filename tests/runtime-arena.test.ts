@@ -128,19 +128,23 @@ describe('runtime: the CPU arena', () => {
   it('never hands out a slot a live value still holds, so a wrong plan cannot change results', () => {
     // Put every value in slot 0 and claim every result is in place: only the runtime's check stands
     // between this plan and overwritten inputs (exp's result is still read by mul and add).
+    // A constant in the plan too: constants are pinned, never a slot's occupant nor written.
     const b = new GraphBuilder('wrong');
     const x = b.input('x', tensorType('float32', ['N', 8]));
+    const c = b.literal(3);
     const e = b.op1('exp', [x]);
     const m = b.op1('mul', [e, e]);
     const a = b.op1('add', [m, e]);
-    b.output('y', b.op1('sub', [a, e]));
+    const k = b.op1('mul', [a, c]);
+    b.output('y', b.op1('sub', [k, e]));
     const g = b.build();
     const ids = valueIds(g);
-    const planned = [e, m, a];
+    const planned = [c, e, m, a, k];
     const plan = { version: 2, slots: Object.fromEntries(planned.map((v) => [String(ids.get(v)), 0])), in_place: planned.map((v) => ids.get(v)) };
     const wrong = new Graph(g.name, g.inputs, g.body, g.outputs, g.tensors, { [MEMORY_PLAN_KEY]: JSON.stringify(plan) });
     const xs = input(2, 8, 9);
-    for (let k = 0; k < 2; k++) sameOutputs(createModel(wrong).runSync([xs]), createModel(g).runSync([xs]));
+    const model = createModel(wrong);
+    for (let r = 0; r < 3; r++) sameOutputs(model.runSync([xs]), createModel(g).runSync([xs]));
   });
 
   it('does not write a result in place over a broadcast input, whatever the plan says', () => {
