@@ -50,7 +50,9 @@ export interface KernelContext {
   /**
    * Buffers offered for the results. One may be the buffer of a same-sized input that dies at
    * this node (elementwise ops only), so a kernel that takes it reads input element k before
-   * writing result element k; contents are otherwise stale, never zeroed.
+   * writing result element k; contents are otherwise stale, never zeroed. A kernel that calls
+   * another op's kernel passes `out` on only when that op's result is its own result i (as
+   * fused_linear does with linear), never for an intermediate it still reads.
    */
   readonly out?: readonly (TypedArray | undefined)[];
 }
