@@ -215,8 +215,9 @@ async function main() {
   const mib = (b) => (b / 2 ** 20).toFixed(1);
   console.log(`\n| engine | threads | peak RSS of its process (MiB) |\n| --- | ---: | ---: |`);
   ENGINES.forEach((_, i) => console.log(`| ${label(i)} | ${info[i].threads} | ${mib(rss[i].maxRss)} |`));
-  console.log(`\n| model, batch | Kiln -O2 peak of intermediates, arena (MiB) | without the plan (MiB) |\n| --- | ---: | ---: |`);
-  for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${mib(p.plan)} | ${mib(p.noPlan)} |`);
+  const kib = (b) => (b / 1024).toFixed(1);
+  console.log(`\n| model, batch | Kiln -O2 peak of intermediates: the arena (KiB) | without the plan (KiB) |\n| --- | ---: | ---: |`);
+  for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${kib(p.plan)} | ${kib(p.noPlan)} |`);
   console.log(`\n| Kiln matmul | 512³ GFLOP/s | 1024³ GFLOP/s |\n| --- | ---: | ---: |`);
   for (const f of flops) console.log(`| ${f.t} thread${f.t > 1 ? 's' : ''} | ${f[512].toFixed(1)} | ${f[1024].toFixed(1)} |`);
   console.log(`\n${runs} timed runs per cell, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
