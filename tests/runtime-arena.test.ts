@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  decodeTsgraph, encodeTsgraph, Graph, GraphBuilder, MEMORY_PLAN_KEY, tensorType, valueIds,
+  decodeTsgraph, encodeTsgraph, Graph, GraphBuilder, MEMORY_PLAN_KEY, nameValues, tensorType, valueIds,
   type TypedArray, type Value,
 } from '@kiln/ir-spec';
 import { createCpuDevice, createModel, type Device, type Output } from '@kiln/runtime';
@@ -171,6 +171,21 @@ describe('runtime: the CPU arena', () => {
     const xs = [1, 2, 3].map((s) => input(4, 16, 10 + s));
     const got = await Promise.all(xs.map((x) => model.run([x])));
     got.forEach((outs, k) => sameOutputs(outs, plain.runSync([xs[k]])));
+  });
+
+  it('still reads a version 1 plan (older files), which names values as the text form prints them', () => {
+    const g = chain();
+    const v2 = JSON.parse(planMemory(g).metadata[MEMORY_PLAN_KEY]) as { slots: Record<string, number>; in_place: number[] };
+    const ids = valueIds(g), names = nameValues(g);
+    const nameOf = new Map([...ids].map(([v, id]) => [String(id), names.get(v)!]));
+    const v1 = { version: 1, slots: Object.fromEntries(Object.entries(v2.slots).map(([id, s]) => [nameOf.get(id), s])), in_place: v2.in_place.map((id) => nameOf.get(String(id))) };
+    const old = new Graph(g.name, g.inputs, g.body, g.outputs, g.tensors, { [MEMORY_PLAN_KEY]: JSON.stringify(v1) });
+    const { device, seen } = spyDevice();
+    const model = createModel(old, { device });
+    const x = input(4, 16, 3);
+    sameOutputs(model.runSync([x]), createModel(g).runSync([x]));
+    expect(seen.fresh).toBe(0);
+    expect(seen.landed).toBeGreaterThan(0);
   });
 
   it('names values by the SSA id the .tsgraph file gives them', () => {
