@@ -1,63 +1,229 @@
-// Kiln against onnxruntime-web's WebAssembly backend on the CPU: the seed ResearchModel (eval,
-// [N,3,32,32]) at batch 1 and 32 — Kiln eager, and its traced graph run by the runtime's CPU
-// device at -O0 and -O2 — against onnxruntime-web 'wasm' (SIMD), the same weights, the same
-// thread count (printed), in one process (`npm run bench:peers:cpu`, `--threads=N`, default 1).
-// Invariant: no row is timed before its logits matched Kiln's eager forward within TOLERANCE;
-// timed runs are interleaved round-robin, so load on the machine falls on all rows alike.
-// tfjs-backend-wasm is not a row yet (not in bench/package.json).
+// Kiln against onnxruntime-web (wasm, SIMD) and tfjs-backend-wasm on the CPU
+// (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9)). Rows: the seed
+// CNN at batch 1 and 32, an MLP 784-512-512-10 at batch 1 and 64, a small ResNet at batch 1 and
+// 16 (./cpu-models.mjs) — Kiln eager, the traced graph run by the runtime's CPU device at -O0,
+// -O2, and -O2 without its memory plan (every intermediate allocated per run, no arena) — then
+// each engine's peak RSS, Kiln's reported peak of intermediates with and without the arena, and
+// Kiln's matmul GFLOP/s (512³, 1024³) on 1 and 2 threads.
+// Invariants: every engine runs in its own child process (so peak RSS is per engine), the parent
+// drives them one run at a time, round-robin with a rotating start, so load on the machine falls
+// on all engines alike and the ratios come from one run; no row is timed before its output
+// matched Kiln eager's within TOLERANCE; the same weights everywhere (./cpu-peers.mjs).
 
-import { createModel } from '@kiln/runtime';
-import { runPipeline, LEVELS } from '@kiln/compiler';
-import { setNumThreads, getNumThreads, noGrad, tensor } from 'kiln';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import os from 'node:os';
 import { summarize } from '../stats.mjs';
-import { maxAbsDiff, seedInput, seedModel } from './model.mjs';
-import { seedModelOnnx } from './onnx.mjs';
 
 const TOLERANCE = 1e-3;
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const threads = arg('threads', 1), runs = arg('runs', 9);
-setNumThreads(threads);
+const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', 'ort-wasm', 'tfjs-wasm'];
 
-const { model, weights, reference, graph } = seedModel();
-const traced = graph();
-const ort = await import('onnxruntime-web');
-ort.env.wasm.numThreads = threads;
-ort.env.wasm.simd = true;
-ort.env.logLevel = 'error';
-const session = await ort.InferenceSession.create(seedModelOnnx(weights), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+// ---- child: one engine --------------------------------------------------------------------
 
-const kilnAt = (level) => {
-  const m = createModel(runPipeline(traced, { passes: LEVELS[level] }).graph);
-  return async (x) => (await m.run([x]))[0].data;
-};
-const rows = [
-  { name: 'Kiln eager', run: async (x) => noGrad(() => model.forward(tensor(x.data, { shape: x.shape })).toArray()) },
-  { name: 'Kiln -O0 (runtime, CPU)', run: kilnAt(0) },
-  { name: 'Kiln -O2 (runtime, CPU)', run: kilnAt(2) },
-  { name: `onnxruntime-web ${ort.env.versions?.web ?? ''} wasm`, run: async (x) => (await session.run({ x: new ort.Tensor('float32', x.data, x.shape) })).logits.data.slice() },
-];
-
-console.log(`| model, batch | ${rows.map((r) => r.name).join(' | ')} | -O2 vs ort-web | -O2 vs -O0 |`);
-console.log(`| --- |${' ---: |'.repeat(rows.length + 2)}`);
-for (const n of [1, 32]) {
-  const x = seedInput(n), want = reference(x);
-  for (const r of rows) {
-    const d = maxAbsDiff(await r.run(x), want);
-    if (!(d <= TOLERANCE)) throw new Error(`bench/peers/cpu: ${r.name} at batch ${n} differs from eager by ${d}`);
-    await r.run(x);
+/** The engine's runner per model: `load(name, weights)` then `run(name, x)` → flat output. */
+async function engine(kind) {
+  if (kind.startsWith('kiln')) {
+    const { setNumThreads, getNumThreads } = await import('kiln');
+    const { createModel } = await import('@kiln/runtime');
+    const { LEVELS, runPipeline } = await import('@kiln/compiler');
+    const { MODELS, eager, traceBatchDynamic } = await import('./cpu-models.mjs');
+    setNumThreads(threads);
+    const passes = { 'kiln-O0': LEVELS[0], 'kiln-O2': LEVELS[2], 'kiln-O2-no-plan': LEVELS[2].filter((p) => p !== 'plan-memory') }[kind];
+    const loaded = new Map();
+    return {
+      threads: getNumThreads(),
+      load(name) {
+        const { model } = MODELS[name].kiln();
+        if (!passes) { loaded.set(name, { run: (x) => eager(model, x) }); return; }
+        const compiled = createModel(runPipeline(traceBatchDynamic(model, MODELS[name].input), { passes }).graph);
+        loaded.set(name, { run: (x) => compiled.runSync([x])[0].data, stats: () => compiled.stats });
+      },
+      run: (name, x) => loaded.get(name).run(x),
+      stats: (name) => loaded.get(name).stats?.(),
+    };
   }
-  const times = rows.map(() => []);
-  for (let i = 0; i < runs; i++) {
-    for (let k = 0; k < rows.length; k++) {
-      const j = (i + k) % rows.length;
-      const t0 = performance.now();
-      await rows[j].run(x);
-      times[j].push(performance.now() - t0);
+  const { PEER_MODELS } = await import('./cpu-peers.mjs');
+  const { toNhwc } = await import('./tfjs-models.mjs');
+  if (kind === 'ort-wasm') {
+    const ort = await import('onnxruntime-web');
+    ort.env.wasm.numThreads = threads;
+    ort.env.wasm.simd = true;
+    ort.env.logLevel = 'error';
+    const sessions = new Map();
+    return {
+      name: `onnxruntime-web ${ort.env.versions?.web ?? ''}`,
+      get threads() { return ort.env.wasm.numThreads; },
+      async load(name, weights) {
+        sessions.set(name, await ort.InferenceSession.create(PEER_MODELS[name].onnx(weights), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' }));
+      },
+      async run(name, x) {
+        const out = await sessions.get(name).run({ x: new ort.Tensor('float32', x.data, x.shape) });
+        return out.logits.data.slice();
+      },
+    };
+  }
+  const path = await import('node:path');
+  const { createRequire } = await import('node:module');
+  const tf = await import('@tensorflow/tfjs-core');
+  const wasm = await import('@tensorflow/tfjs-backend-wasm');
+  wasm.setWasmPaths(`${path.dirname(createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm/package.json'))}/dist/`);
+  wasm.setThreadsCount(threads);
+  if (!(await tf.setBackend('wasm'))) throw new Error('bench/peers/cpu: tfjs could not start its wasm backend');
+  await tf.ready();
+  const models = new Map();
+  return {
+    name: `tfjs-backend-wasm ${tf.version_core}`,
+    threads: wasm.getThreadsCount(),
+    load(name, weights) { models.set(name, { ...PEER_MODELS[name].tfjs(tf, weights), nhwc: PEER_MODELS[name].nhwc }); },
+    prepare(name, x) { return models.get(name).nhwc ? toNhwc(x) : x; },
+    async run(name, x) {
+      const input = tf.tensor(x.data, x.shape, 'float32');
+      const y = models.get(name).forward(input);
+      const data = await y.data();
+      input.dispose();
+      y.dispose();
+      return data;
+    },
+  };
+}
+
+/** The child's message loop: load, input, check, time, rss, gflops. */
+async function child(kind) {
+  const e = kind === 'gflops' ? null : await engine(kind);
+  const inputs = new Map();
+  const handle = async (m) => {
+    switch (m.cmd) {
+      case 'hello': return { name: e.name, threads: e.threads };
+      case 'load': await e.load(m.model, m.weights); return {};
+      case 'input': inputs.set(`${m.model}/${m.batch}`, e.prepare ? e.prepare(m.model, m.x) : m.x); return {};
+      case 'check': {
+        const out = await e.run(m.model, inputs.get(`${m.model}/${m.batch}`));
+        return { out: Float32Array.from(out), stats: e.stats?.(m.model) };
+      }
+      case 'time': {
+        const x = inputs.get(`${m.model}/${m.batch}`);
+        const t0 = performance.now();
+        await e.run(m.model, x);
+        return { ms: performance.now() - t0 };
+      }
+      case 'rss': return { maxRss: process.resourceUsage().maxRSS * 1024 };
+      case 'gflops': return { gflops: await gflops(m.threads) };
+      default: throw new Error(`unknown command ${m.cmd}`);
+    }
+  };
+  process.on('message', async (m) => {
+    try { process.send({ ok: await handle(m) }); } catch (err) { process.send({ error: err?.stack ?? String(err) }); }
+  });
+  process.send({ ok: 'ready' });
+}
+
+/** Kiln matmul GFLOP/s at n = 512 and 1024 on `t` threads (medians). */
+async function gflops(t) {
+  const { randn, matmul, manualSeed, setNumThreads } = await import('kiln');
+  const { timeRuns } = await import('../stats.mjs');
+  setNumThreads(t);
+  const out = {};
+  for (const n of [512, 1024]) {
+    manualSeed(1);
+    const a = randn([n, n]), b = randn([n, n]);
+    out[n] = (2 * n ** 3) / summarize(timeRuns(() => matmul(a, b), { warmup: 2, minRuns: 5, budgetMs: 2500 })).median / 1e6;
+  }
+  return out;
+}
+
+// ---- parent --------------------------------------------------------------------------------
+
+/** A child process running `kind`, with `ask(msg)` → its answer. */
+function start(kind) {
+  const proc = fork(fileURLToPath(import.meta.url), [`--child=${kind}`, `--threads=${threads}`], { serialization: 'advanced', stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+  let pending = null;
+  const ready = new Promise((resolve) => { pending = resolve; });
+  proc.on('message', (m) => {
+    const p = pending;
+    pending = null;
+    p?.(m);
+  });
+  proc.on('exit', (code) => { if (pending) pending({ error: `${kind} exited with ${code}` }); });
+  const ask = async (msg) => {
+    const r = new Promise((resolve) => { pending = resolve; });
+    proc.send(msg);
+    const m = await r;
+    if (m.error) throw new Error(`bench/peers/cpu: ${kind}: ${m.error}`);
+    return m.ok;
+  };
+  return { kind, proc, ready, ask };
+}
+
+async function main() {
+  const { MODELS, eager } = await import('./cpu-models.mjs');
+  const { setNumThreads } = await import('kiln');
+  setNumThreads(threads);
+  const children = ENGINES.map(start);
+  await Promise.all(children.map((c) => c.ready));
+  const info = await Promise.all(children.map((c) => c.ask({ cmd: 'hello' })));
+  const label = (i) => ({ 'kiln-eager': 'Kiln eager', 'kiln-O0': 'Kiln -O0', 'kiln-O2': 'Kiln -O2', 'kiln-O2-no-plan': 'Kiln -O2, no plan' }[ENGINES[i]] ?? info[i].name);
+  const col = (k) => ENGINES.indexOf(k);
+  const results = [];
+  const peaks = [];
+  for (const [name, def] of Object.entries(MODELS)) {
+    const { model, weights } = def.kiln();
+    for (const c of children) await c.ask({ cmd: 'load', model: name, weights: c.kind.startsWith('kiln') ? undefined : weights });
+    for (const batch of def.batches) {
+      process.stderr.write(`bench/peers/cpu: ${name}, batch ${batch}…\n`);
+      const x = def.input(batch), want = eager(model, x);
+      const stats = [];
+      for (const [i, c] of children.entries()) {
+        await c.ask({ cmd: 'input', model: name, batch, x });
+        const { out, stats: s } = await c.ask({ cmd: 'check', model: name, batch });
+        let d = out.length === want.length ? 0 : Infinity;
+        for (let k = 0; k < out.length && d !== Infinity; k++) d = Math.max(d, Math.abs(out[k] - want[k]));
+        if (!(d <= TOLERANCE)) throw new Error(`bench/peers/cpu: ${label(i)} on ${name} at batch ${batch} differs from Kiln eager by ${d}`);
+        await c.ask({ cmd: 'time', model: name, batch }); // a second warm-up
+        stats[i] = s;
+      }
+      peaks.push({ name, batch, plan: stats[col('kiln-O2')]?.peakIntermediateBytes, noPlan: stats[col('kiln-O2-no-plan')]?.peakIntermediateBytes });
+      const times = children.map(() => []);
+      for (let r = 0; r < runs; r++) {
+        for (let k = 0; k < children.length; k++) {
+          const j = (r + k) % children.length;
+          times[j].push((await children[j].ask({ cmd: 'time', model: name, batch })).ms);
+        }
+      }
+      results.push({ name, batch, med: times.map((t) => summarize(t).median) });
     }
   }
-  const med = times.map((t) => summarize(t).median);
-  const [, o0, o2, ortMs] = med;
-  console.log(`| seed CNN, ${n} | ${med.map((m) => `${m.toFixed(2)} ms`).join(' | ')} | ${(ortMs / o2).toFixed(2)}× | ${(o0 / o2).toFixed(2)}× |`);
+  const rss = await Promise.all(children.map((c) => c.ask({ cmd: 'rss' })));
+  for (const c of children) c.proc.kill();
+  const flops = [];
+  for (const t of [1, 2]) {
+    const c = start('gflops');
+    await c.ready;
+    flops.push({ t, ...(await c.ask({ cmd: 'gflops', threads: t })).gflops });
+    c.proc.kill();
+  }
+
+  const ms = (v) => `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ms`;
+  const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
+  console.log(`| model, batch | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs -O0 | no plan vs -O2 |`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 4)}`);
+  for (const { name, batch, med } of results) {
+    const o2 = med[col('kiln-O2')];
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |`);
+  }
+  const mib = (b) => (b / 2 ** 20).toFixed(1);
+  console.log(`\n| engine | threads | peak RSS of its process (MiB) |\n| --- | ---: | ---: |`);
+  ENGINES.forEach((_, i) => console.log(`| ${label(i)} | ${info[i].threads} | ${mib(rss[i].maxRss)} |`));
+  const kib = (b) => (b / 1024).toFixed(1);
+  console.log(`\n| model, batch | Kiln -O2 peak of intermediates: the arena (KiB) | without the plan (KiB) |\n| --- | ---: | ---: |`);
+  for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${kib(p.plan)} | ${kib(p.noPlan)} |`);
+  console.log(`\n| Kiln matmul | 512³ GFLOP/s | 1024³ GFLOP/s |\n| --- | ---: | ---: |`);
+  for (const f of flops) console.log(`| ${f.t} thread${f.t > 1 ? 's' : ''} | ${f[512].toFixed(1)} | ${f[1024].toFixed(1)} |`);
+  console.log(`\n${runs} timed runs per cell, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
+    `--threads=${threads}; node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 }
-console.log(`\nthreads: Kiln ${getNumThreads()}, onnxruntime-web ${ort.env.wasm.numThreads}; ${runs} timed runs per row, medians; ratios > 1 mean Kiln -O2 is faster.`);
-await session.release();
+
+const childKind = process.argv.find((a) => a.startsWith('--child='))?.split('=')[1];
+if (childKind) await child(childKind);
+else await main();

@@ -1,6 +1,7 @@
 // A minimal ONNX writer for the seed model: protobuf wire encoding of ModelProto / GraphProto /
 // NodeProto / AttributeProto / TensorProto / ValueInfoProto (field numbers from onnx.proto), and
-// the seed ResearchModel (eval) as Conv, BatchNormalization, Relu, MaxPool, Flatten, Gemm nodes.
+// the seed ResearchModel (eval) as Conv, BatchNormalization, Relu, MaxPool, Flatten, Gemm nodes;
+// `onnxModel` builds the other benchmark models (bench/peers/cpu-models.mjs) the same way.
 // Invariant: the exported graph computes exactly Kiln's eval forward pass with Kiln's weights
 // (dropout is an identity in eval and is left out); the batch dimension is the symbol "N".
 
@@ -100,33 +101,45 @@ function valueInfo(name, dims) {
 }
 
 /**
+ * An ONNX model (opset 17) with one float32 input "x" and one output "logits": `build(op, param)`
+ * adds nodes (`op(type, inputs, output, attrs)` returns the output name) and initializers
+ * (`param(name, {data, shape})` returns the name) and returns nothing.
+ * @returns {Uint8Array} the .onnx file's bytes
+ */
+export function onnxModel(name, inputDims, outputDims, build) {
+  const inits = [];
+  const nodes = [];
+  build(
+    (type, inputs, out, attrs) => { nodes.push(node(type, inputs, out, attrs)); return out; },
+    (pname, t) => { inits.push(initializer(pname, t)); return pname; },
+  );
+  // GraphProto: node 1, name 2, initializer 5, input 11, output 12.
+  const graph = new Proto();
+  for (const n of nodes) graph.message(1, n);
+  graph.string(2, name);
+  for (const t of inits) graph.message(5, t);
+  graph.message(11, valueInfo('x', inputDims));
+  graph.message(12, valueInfo('logits', outputDims));
+  // ModelProto: ir_version 1, producer_name 2, graph 7, opset_import 8 (domain 1, version 2).
+  return new Proto().varint(1, 8).string(2, 'kiln-bench').message(7, graph).message(8, new Proto().string(1, '').varint(2, 17)).finish();
+}
+
+/**
  * The seed ResearchModel (eval) as an ONNX model (opset 17): input "x" [N, 3, 32, 32] NCHW,
  * output "logits" [N, 10].
  * @param {ReturnType<import('./model.mjs').seedModel>['weights']} w
  * @returns {Uint8Array} the .onnx file's bytes
  */
 export function seedModelOnnx(w) {
-  const inits = [];
-  const param = (name, t) => { inits.push(initializer(name, t)); return name; };
-  const nodes = [];
-  const op = (type, inputs, out, attrs) => { nodes.push(node(type, inputs, out, attrs)); return out; };
-  const block = (x, i, conv, bn) => {
-    const c = op('Conv', [x, param(`conv${i}.weight`, conv.weight), param(`conv${i}.bias`, conv.bias)], `conv${i}`, { kernel_shape: [3, 3], pads: [1, 1, 1, 1], strides: [1, 1] });
-    const b = op('BatchNormalization', [c, param(`bn${i}.gamma`, bn.gamma), param(`bn${i}.beta`, bn.beta), param(`bn${i}.mean`, bn.mean), param(`bn${i}.var`, bn.variance)], `bn${i}`, { epsilon: bn.eps });
-    const r = op('Relu', [b], `relu${i}`);
-    return op('MaxPool', [r], `pool${i}`, { kernel_shape: [2, 2], strides: [2, 2] });
-  };
-  const f = op('Flatten', [block(block('x', 1, w.conv1, w.bn1), 2, w.conv2, w.bn2)], 'flat', { axis: 1 });
-  const h = op('Relu', [op('Gemm', [f, param('fc1.weight', w.fc1.weight), param('fc1.bias', w.fc1.bias)], 'fc1', { transB: 1 })], 'relu3');
-  op('Gemm', [h, param('fc2.weight', w.fc2.weight), param('fc2.bias', w.fc2.bias)], 'logits', { transB: 1 });
-
-  // GraphProto: node 1, name 2, initializer 5, input 11, output 12.
-  const graph = new Proto();
-  for (const n of nodes) graph.message(1, n);
-  graph.string(2, 'seed_research_model');
-  for (const t of inits) graph.message(5, t);
-  graph.message(11, valueInfo('x', ['N', 3, 32, 32]));
-  graph.message(12, valueInfo('logits', ['N', 10]));
-  // ModelProto: ir_version 1, producer_name 2, graph 7, opset_import 8 (domain 1, version 2).
-  return new Proto().varint(1, 8).string(2, 'kiln-bench').message(7, graph).message(8, new Proto().string(1, '').varint(2, 17)).finish();
+  return onnxModel('seed_research_model', ['N', 3, 32, 32], ['N', 10], (op, param) => {
+    const block = (x, i, conv, bn) => {
+      const c = op('Conv', [x, param(`conv${i}.weight`, conv.weight), param(`conv${i}.bias`, conv.bias)], `conv${i}`, { kernel_shape: [3, 3], pads: [1, 1, 1, 1], strides: [1, 1] });
+      const b = op('BatchNormalization', [c, param(`bn${i}.gamma`, bn.gamma), param(`bn${i}.beta`, bn.beta), param(`bn${i}.mean`, bn.mean), param(`bn${i}.var`, bn.variance)], `bn${i}`, { epsilon: bn.eps });
+      const r = op('Relu', [b], `relu${i}`);
+      return op('MaxPool', [r], `pool${i}`, { kernel_shape: [2, 2], strides: [2, 2] });
+    };
+    const f = op('Flatten', [block(block('x', 1, w.conv1, w.bn1), 2, w.conv2, w.bn2)], 'flat', { axis: 1 });
+    const h = op('Relu', [op('Gemm', [f, param('fc1.weight', w.fc1.weight), param('fc1.bias', w.fc1.bias)], 'fc1', { transB: 1 })], 'relu3');
+    op('Gemm', [h, param('fc2.weight', w.fc2.weight), param('fc2.bias', w.fc2.bias)], 'logits', { transB: 1 });
+  });
 }

@@ -3,7 +3,7 @@
 // and the runtime all read these entries; nothing else may know an op's semantics.
 
 import type { z } from 'zod';
-import type { DType, TypedArray } from './dtype.js';
+import { allocate, type DType, type TypedArray } from './dtype.js';
 import type { TensorType } from './shape.js';
 import type { GradBuilder } from './grad-builder.js';
 import type { CpuPrimitives } from './kernels/primitives.js';
@@ -40,11 +40,29 @@ export interface GradDef<A> {
 
 /**
  * What a kernel may use besides its inputs: random ops read the generator; kernels with inner
- * products take the running device's hot loops from `prims` (primitivesOf(ctx)).
+ * products take the running device's hot loops from `prims` (primitivesOf(ctx)); a kernel may
+ * write result i into `out[i]` (the runtime's planned slot, see outputBuffer) instead of a
+ * fresh array.
  */
 export interface KernelContext {
   readonly generator?: RandomSource;
   readonly prims?: CpuPrimitives;
+  /**
+   * Buffers offered for the results. One may be the buffer of a same-sized input that dies at
+   * this node (elementwise ops only), so a kernel that takes it reads input element k before
+   * writing result element k; contents are otherwise stale, never zeroed. A kernel that calls
+   * another op's kernel passes `out` on only when that op's result is its own result i (as
+   * fused_linear does with linear), never for an intermediate it still reads.
+   */
+  readonly out?: readonly (TypedArray | undefined)[];
+}
+
+/** The buffer for result `i` of `n` elements: the offered `ctx.out[i]` when it fits exactly, else a fresh zeroed one. */
+export function outputBuffer(ctx: KernelContext | undefined, i: number, dtype: DType, n: number): TypedArray {
+  const o = ctx?.out?.[i];
+  const fits = o !== undefined && o.length === n
+    && (dtype === 'float32' ? o instanceof Float32Array : dtype === 'int32' ? o instanceof Int32Array : o instanceof Uint8Array);
+  return fits ? o : allocate(dtype, n);
 }
 
 export interface OpDef<A = any> {

@@ -2,9 +2,12 @@
 // op's `cpu` kernel from the registry with this device's primitives (WebAssembly SIMD products
 // where the engine has them, runtime/src/wasm). Invariant: kernels never mutate their inputs,
 // so sharing a buffer between a tensor and its reshape (a view) is safe, and a pinned constant
-// is never written. Kernel selection lives here, not in the executor.
+// is never written. Kernel selection lives here, not in the executor. A result the executor
+// offers an arena tensor for (dispatch's `out`) lands there: the kernel writes it in place when
+// it takes `ctx.out`, else its fresh array is copied in, so planned values live in the arena.
 
 import { allocate, getOp, numel, type Attrs, type CpuTensor, type DType, type TypedArray } from '@kiln/ir-spec';
+import { createCpuArena } from './cpu-arena.js';
 import type { Device, DeviceTensor } from './device.js';
 import { fastPrimitives } from './wasm/primitives.js';
 
@@ -34,13 +37,21 @@ export function createCpuDevice(): Device<TypedArray> {
     read(t) {
       return t.buffer.slice();
     },
-    dispatch(op, inputs, attrs: Attrs, _dims, kernel) {
+    dispatch(op, inputs, attrs: Attrs, _dims, kernel, out) {
       const ins: (CpuTensor | null)[] = inputs.map((t) => (t ? { data: t.buffer, shape: t.shape, dtype: t.dtype } : null));
-      return getOp(op).cpu(ins, attrs, { ...kernel, prims }).map((o) => ({ buffer: o.data, shape: o.shape, dtype: o.dtype }));
+      const ctx = out ? { ...kernel, prims, out: out.map((t) => t?.buffer) } : { ...kernel, prims };
+      return getOp(op).cpu(ins, attrs, ctx).map((o, i) => {
+        const slot = out?.[i];
+        if (!slot || slot.buffer === o.data) return slot ?? { buffer: o.data, shape: o.shape, dtype: o.dtype };
+        if (slot.dtype !== o.dtype || slot.buffer.length !== o.data.length) return { buffer: o.data, shape: o.shape, dtype: o.dtype };
+        slot.buffer.set(o.data);
+        return slot;
+      });
     },
     adopt(dtype, shape, data) {
       return { buffer: data, shape: [...shape], dtype };
     },
+    createArena: createCpuArena,
     pin(t) {
       prims.pin(t.buffer);
     },

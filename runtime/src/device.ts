@@ -31,8 +31,17 @@ export interface Device<B = unknown> {
    * `dataDims` gives the sizes of the data-dependent dims the op's shape rule names (e.g.
    * masked_select's `nnz`), which the executor reads before dispatching on a non-CPU device.
    * `kernel` carries the run's generator, which random ops (`uniform`, `normal`) draw from.
+   * `out[i]`, when given, is an arena tensor of exactly result i's type: the device returns it
+   * as result i with the result written there (an in-place plan may make it the buffer of an
+   * input of the same size that dies at this node; elementwise ops only).
    */
-  dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs, dataDims?: Readonly<Record<string, number>>, kernel?: KernelContext): DeviceTensor<B>[];
+  dispatch(op: string, inputs: readonly (DeviceTensor<B> | null)[], attrs: Attrs, dataDims?: Readonly<Record<string, number>>, kernel?: KernelContext,
+    out?: readonly (DeviceTensor<B> | undefined)[]): DeviceTensor<B>[];
+  /**
+   * A memory arena for one model, whose slots (the memory plan's) hold its intermediates run
+   * after run. Optional: a device without one allocates every intermediate.
+   */
+  createArena?(): Arena<B>;
   /**
    * Marks a written tensor as a graph constant: never written or freed while the model lives, so
    * the device may keep derived forms of it (packed weights). Optional.
@@ -48,4 +57,12 @@ export interface Device<B = unknown> {
   free(buffer: B): void;
   /** Size of a buffer in bytes, for memory accounting. */
   byteLength(buffer: B): number;
+}
+
+/** Buffer slots reused across runs (runtime/src/memory.ts decides which value takes which). */
+export interface Arena<B = unknown> {
+  /** A tensor of `dtype`/`shape` over slot `slot`, which grows to hold it (contents unspecified). */
+  take(slot: number, dtype: DType, shape: readonly number[]): DeviceTensor<B>;
+  /** Bytes the slots hold now, all together. */
+  readonly bytes: number;
 }

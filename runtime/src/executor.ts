@@ -1,6 +1,7 @@
 // The executor: runs a planned graph on a Device, regions included. Invariants: every value is
 // bound in the scope of the block that defines it and released after its last use (plan.ts),
-// so `LiveBuffers` sees exactly the intermediates alive at each step; every failure is a
+// so `LiveBuffers` sees exactly the intermediates alive at each step (and hands planned results
+// their arena slot only when it is free); every failure is a
 // RuntimeError naming the node; and the executor reads tensor contents only through
 // `device.read`, which it requests by yielding the tensor — a synchronous driver answers at
 // once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation.
@@ -175,9 +176,11 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   if (live + need > ctx.limits.maxLiveBytes) {
     throw new RuntimeError('MEMORY_LIMIT', `${np.text}: its results need ${need} bytes while ${live} bytes of intermediate tensors are alive, over the run's limit of ${ctx.limits.maxLiveBytes}; raise maxLiveBytes in load()/createModel() options if this is intended`, np.text);
   }
+  // Planned results land in the model's arena (memory.ts decides when a slot is free to take).
+  const out = scope.mem.offer(np.node.outputs, types, inputs, np.releases.map((v) => scope.get(v)));
   let outs: DeviceTensor[];
   try {
-    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims, def.random ? { generator: ctx.generator } : undefined);
+    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims, def.random ? { generator: ctx.generator } : undefined, out);
   } catch (e) {
     if (e instanceof RuntimeError) throw e;
     throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);

@@ -1,37 +1,98 @@
-// Live-buffer accounting of one run. Invariant: a buffer's count is the number of bindings
-// (scope entries and loop-carried holders) that refer to it, so views sharing a buffer are
-// counted once; when the count drops to zero the buffer is freed on the device and its bytes
-// leave `live`. External buffers (inputs, params, constants) are neither counted nor freed.
-// With a memory plan (value → slot, from the compiler's plan-memory pass), a buffer first bound
-// to a planned value lives in that value's slot: a slot counts once, at the largest buffer it
-// has held, while any buffer is in it — the bytes an arena laid out by the plan would hold, so
-// in-place results and reused slots cost nothing extra.
+// Live-buffer accounting of one run, and the run's use of the model's arena. Invariant: a
+// buffer's count is the number of bindings (scope entries and loop-carried holders) that refer
+// to it, so views sharing a buffer are counted once; when the count drops to zero the buffer is
+// freed on the device and its bytes leave `live`. External buffers (inputs, params, constants)
+// are neither counted nor freed.
+// With a memory plan (value → slot, from the compiler's plan-memory pass) and a device arena,
+// `offer` hands a planned result its slot's tensor — only while no live buffer is in that slot,
+// or, for a result the plan writes in place, while every buffer there is an input of the node of
+// the result's element count and width that dies at it — so two live values never share memory,
+// nor does a result overwrite input elements not yet read, even under a stale plan. Arena buffers are never freed; the
+// arena's bytes count as live from the moment they exist, so `peak` is what the run really held:
+// the arena plus the unplanned buffers alive at once.
+// With a plan but no arena (WebGPU), a slot counts once, at the largest buffer it has held, while
+// any buffer is in it: the bytes an arena laid out by the plan would hold.
 
-import type { Value } from '@kiln/ir-spec';
-import type { Device } from './device.js';
+import { numel, type DType, type TensorType, type Value } from '@kiln/ir-spec';
+import type { Arena, Device, DeviceTensor } from './device.js';
+import type { SlotPlan } from './plan.js';
 import { isDeviceTensor, type RtValue } from './values.js';
+
+const BYTES: Record<DType, number> = { float32: 4, int32: 4, bool: 1 };
 
 export class LiveBuffers {
   private readonly refs = new Map<unknown, number>();
-  /** Bytes of intermediate buffers alive now. */
-  live = 0;
-  /** The most `live` has been during the run. */
+  /** Bytes of unplanned intermediate buffers (and, without an arena, of occupied slots) alive now. */
+  private unplanned = 0;
+  /** The most bytes of intermediates held at once during the run (arena included). */
   peak = 0;
-  /** Bytes of every intermediate buffer the run created. */
+  /** Bytes of every intermediate buffer the run created (arena tensors included). */
   total = 0;
 
-  /** Slot of each live planned buffer. */
+  /** Slot of each live buffer that sits in a slot. */
   private readonly bufferSlot = new Map<unknown, number>();
-  /** Per slot: buffers in it now, and the most bytes it has held. */
-  private readonly slotBuffers = new Map<number, number>();
+  /** Per slot: the live buffers in it. */
+  private readonly occupants = new Map<number, Set<unknown>>();
+  /** Without an arena: the most bytes each slot has held. */
   private readonly slotBytes = new Map<number, number>();
+  /** Arena tensors offered to the node being run, by buffer, with their slot. */
+  private offered = new Map<unknown, number>();
 
   constructor(
     private readonly device: Device,
     private readonly external: ReadonlySet<unknown>,
     /** The memory plan's slots, when the graph has one. */
-    private readonly slots?: ReadonlyMap<Value, number>,
+    private readonly plan?: SlotPlan,
+    /** The model's arena, when this run may use it. */
+    private readonly arena?: Arena,
   ) {}
+
+  /** Bytes of intermediates held now (the arena's slots included). */
+  get live(): number { return this.unplanned + (this.arena?.bytes ?? 0); }
+
+  private notePeak(): void { if (this.live > this.peak) this.peak = this.live; }
+
+  /**
+   * Arena tensors for a node's planned results (undefined where a result is not planned, has a
+   * data-dependent size, or its slot is still in use), or undefined when there are none.
+   * `dying` holds the values released right after this node.
+   */
+  offer(outputs: readonly Value[], types: readonly TensorType[], inputs: readonly (DeviceTensor | null)[], dying: readonly (RtValue | undefined)[]): (DeviceTensor | undefined)[] | undefined {
+    if (!this.arena || !this.plan) return undefined;
+    this.offered = new Map();
+    let out: (DeviceTensor | undefined)[] | undefined;
+    for (let i = 0; i < outputs.length; i++) {
+      const slot = this.plan.slots.get(outputs[i]), t = types[i];
+      if (slot === undefined || !t || !t.shape.every((d): d is number => typeof d === 'number')) continue;
+      if ([...this.offered.values()].includes(slot)) continue;
+      const held = this.occupants.get(slot);
+      const shape = t.shape as readonly number[];
+      if (held?.size && !(this.plan.inPlace.has(outputs[i]) && [...held].every((b) => this.diesWith(b, dying) && this.overwritable(b, inputs, t.dtype, shape)))) continue;
+      const tensor = this.arena.take(slot, t.dtype, shape);
+      this.offered.set(tensor.buffer, slot);
+      (out ??= [])[i] = tensor;
+    }
+    this.notePeak();
+    return out;
+  }
+
+  /**
+   * Whether a result of `dtype`/`shape` may be written over `buffer` in place: it is an input of
+   * the node with as many elements of the same width, so element k of the result lands exactly on
+   * element k of the input (an elementwise kernel reads that before writing it). A broadcast
+   * input, or a different element width, would be overwritten before it was read.
+   */
+  private overwritable(buffer: unknown, inputs: readonly (DeviceTensor | null)[], dtype: DType, shape: readonly number[]): boolean {
+    const n = numel(shape);
+    return inputs.some((t) => t !== null && t.buffer === buffer && numel(t.shape) === n && BYTES[t.dtype] === BYTES[dtype]);
+  }
+
+  /** Whether every binding of `buffer` is among `dying`. */
+  private diesWith(buffer: unknown, dying: readonly (RtValue | undefined)[]): boolean {
+    let n = 0;
+    for (const v of dying) if (v !== undefined && isDeviceTensor(v) && v.buffer === buffer) n++;
+    return n === this.refs.get(buffer);
+  }
 
   /** Counts one more binding of `v` (bound to graph value `value`, when known). */
   retain(v: RtValue, value?: Value): void {
@@ -39,38 +100,41 @@ export class LiveBuffers {
       if (this.external.has(v.buffer)) return;
       const n = this.refs.get(v.buffer) ?? 0;
       this.refs.set(v.buffer, n + 1);
-      if (n === 0) {
-        const bytes = this.device.byteLength(v.buffer);
-        this.total += bytes;
-        const slot = value === undefined ? undefined : this.slots?.get(value);
-        if (slot === undefined) this.live += bytes;
-        else this.enterSlot(v.buffer, slot, bytes);
-        if (this.live > this.peak) this.peak = this.live;
+      if (n > 0) return;
+      const bytes = this.device.byteLength(v.buffer);
+      this.total += bytes;
+      const inArena = this.offered.get(v.buffer);
+      if (inArena !== undefined) {
+        this.offered.delete(v.buffer);
+        this.enterSlot(v.buffer, inArena);
+        return;
       }
+      const slot = this.arena || value === undefined ? undefined : this.plan?.slots.get(value);
+      if (slot === undefined) this.unplanned += bytes;
+      else this.enterEstimate(v.buffer, slot, bytes);
+      this.notePeak();
     } else if (Array.isArray(v)) {
       for (const e of v) this.retain(e);
     }
   }
 
-  private enterSlot(buffer: unknown, slot: number, bytes: number): void {
+  private enterSlot(buffer: unknown, slot: number): void {
     this.bufferSlot.set(buffer, slot);
-    const held = this.slotBuffers.get(slot) ?? 0, cap = this.slotBytes.get(slot) ?? 0;
-    this.slotBuffers.set(slot, held + 1);
+    let held = this.occupants.get(slot);
+    if (!held) this.occupants.set(slot, (held = new Set()));
+    held.add(buffer);
+  }
+
+  /** Without an arena: an idle slot becomes live at its capacity; a live one grows by the difference. */
+  private enterEstimate(buffer: unknown, slot: number, bytes: number): void {
+    const busy = (this.occupants.get(slot)?.size ?? 0) > 0, cap = this.slotBytes.get(slot) ?? 0;
+    this.enterSlot(buffer, slot);
     const grown = Math.max(cap, bytes);
     this.slotBytes.set(slot, grown);
-    // An idle slot becomes live at its capacity; a live one grows by the difference.
-    this.live += held === 0 ? grown : grown - cap;
+    this.unplanned += busy ? grown - cap : grown;
   }
 
-  private leave(buffer: unknown, bytes: number): void {
-    const slot = this.bufferSlot.get(buffer);
-    if (slot === undefined) { this.live -= bytes; return; }
-    this.bufferSlot.delete(buffer);
-    const held = this.slotBuffers.get(slot)! - 1;
-    this.slotBuffers.set(slot, held);
-    if (held === 0) this.live -= this.slotBytes.get(slot)!;
-  }
-
+  /** Drops one binding of `v`; at the last, frees the buffer (an arena buffer stays in the arena). */
   release(v: RtValue): void {
     if (isDeviceTensor(v)) {
       if (this.external.has(v.buffer)) return;
@@ -78,7 +142,17 @@ export class LiveBuffers {
       if (n === undefined) throw new Error('runtime: a buffer was released more often than retained (executor bug)');
       if (n > 1) { this.refs.set(v.buffer, n - 1); return; }
       this.refs.delete(v.buffer);
-      this.leave(v.buffer, this.device.byteLength(v.buffer));
+      const slot = this.bufferSlot.get(v.buffer);
+      if (slot === undefined) {
+        this.unplanned -= this.device.byteLength(v.buffer);
+        this.device.free(v.buffer);
+        return;
+      }
+      this.bufferSlot.delete(v.buffer);
+      const held = this.occupants.get(slot)!;
+      held.delete(v.buffer);
+      if (this.arena) return;
+      if (held.size === 0) this.unplanned -= this.slotBytes.get(slot)!;
       this.device.free(v.buffer);
     } else if (Array.isArray(v)) {
       for (const e of v) this.release(e);

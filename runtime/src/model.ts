@@ -1,7 +1,8 @@
 // A runnable model: a graph planned once, its tensor table on a device, and run() that
 // validates inputs, executes and checks outputs. Invariants: params and constants are
 // uploaded once and never change (kernels do not mutate inputs, and outputs are fresh copies,
-// so callers cannot reach the model's state) — except the params a graph declares buffer
+// so callers cannot reach the model's state, nor a later run overwrite what an earlier returned —
+// planned intermediates live in the model's arena, reused run after run) — except the params a graph declares buffer
 // updates for (training-mode BatchNorm statistics, ir-spec buffer-updates.ts): the model keeps
 // that state, writing each run's new values over them, and run() returns only the other
 // outputs; each run has its own bindings and memory accounting, so `stats` describes the last
@@ -9,7 +10,7 @@
 
 import { bufferUpdates, convertArray, Generator, typeToString, verifyGraph, VerifyError, walkNodes, type DType, type RandomSource, type Graph, type IRType, type Node, type TensorData, type TypedArray, type Value } from '@kiln/ir-spec';
 import { createCpuDevice } from './cpu-device.js';
-import type { BackendName, Device, DeviceTensor } from './device.js';
+import type { Arena, BackendName, Device, DeviceTensor } from './device.js';
 import { RuntimeError } from './errors.js';
 import { runBlock, type Exec, type ExecContext, type HostFunction, type RunLimits } from './executor.js';
 import { LiveBuffers, Scope } from './memory.js';
@@ -130,6 +131,9 @@ export class Model {
   /** Buffer updates: the output carrying each updated param's new value, and that param's device tensor. */
   private readonly updates: { output: string; param: string; tensor: DeviceTensor }[] = [];
   private readonly bufferValues = new Map<string, Output>();
+  /** Where planned intermediates live run after run (the device's, when it has one and the graph a memory plan). */
+  private readonly arena: Arena | undefined;
+  private arenaBusy = false;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -159,6 +163,7 @@ export class Model {
     const stateOutputs = new Set(declared.map((u) => u.output));
     this.outputs = graph.outputs.filter((o) => !stateOutputs.has(o.name)).flatMap((o) => flattenTypes(o.name, o.value.type));
     this.plan = planGraph(graph);
+    this.arena = this.plan.memory ? device.createArena?.() : undefined;
 
     const table = new Map<string, DeviceTensor>();
     // The params buffer updates write are the model's own copies; every other table tensor is
@@ -267,9 +272,13 @@ export class Model {
    */
   async run(inputs: readonly InputValue[]): Promise<Output[]> {
     const gen = this.exec(inputs);
-    let r = gen.next();
-    while (!r.done) r = gen.next(await this.device.read(r.value));
-    return r.value;
+    try {
+      let r = gen.next();
+      while (!r.done) r = gen.next(await this.device.read(r.value));
+      return r.value;
+    } finally {
+      gen.return([]); // a failed read leaves the run unfinished: end it, so it lets go of the arena
+    }
   }
 
   /**
@@ -284,16 +293,20 @@ export class Model {
    */
   runSync(inputs: readonly InputValue[]): Output[] {
     const gen = this.exec(inputs);
-    let r = gen.next();
-    while (!r.done) {
-      const data = this.device.read(r.value);
-      if (data instanceof Promise) {
-        data.catch(() => {}); // the error below is the one to report
-        throw new RuntimeError('BACKEND', `runSync() needs a synchronous device; the ${this.device.backend} device reads asynchronously: use run()`);
+    try {
+      let r = gen.next();
+      while (!r.done) {
+        const data = this.device.read(r.value);
+        if (data instanceof Promise) {
+          data.catch(() => {}); // the error below is the one to report
+          throw new RuntimeError('BACKEND', `runSync() needs a synchronous device; the ${this.device.backend} device reads asynchronously: use run()`);
+        }
+        r = gen.next(data);
       }
-      r = gen.next(data);
+      return r.value;
+    } finally {
+      gen.return([]);
     }
-    return r.value;
   }
 
   /**
@@ -324,10 +337,22 @@ export class Model {
 
   private *exec(inputs: readonly InputValue[]): Exec<Output[]> {
     const t0 = performance.now();
+    // One run at a time holds the arena: a run that starts while another is suspended (run() awaits
+    // reads) allocates its intermediates instead, so the two never share a slot.
+    const arena = this.arenaBusy ? undefined : this.arena;
+    if (arena) this.arenaBusy = true;
+    try {
+      return yield* this.execWith(inputs, t0, arena);
+    } finally {
+      if (arena) this.arenaBusy = false;
+    }
+  }
+
+  private *execWith(inputs: readonly InputValue[], t0: number, arena: Arena | undefined): Exec<Output[]> {
     const decl = this.graph.inputs.filter((i) => i.kind === 'input');
     const { env, values } = validateInputs(decl, inputs);
     const external = new Set(this.external);
-    const mem = new LiveBuffers(this.device, external, this.plan.slots);
+    const mem = new LiveBuffers(this.device, external, this.plan.memory, arena);
     const scope = new Scope(mem);
     for (const { value, tensor } of this.bound) scope.bind(value, tensor);
     const inputBuffers: unknown[] = []; // this run's copies of the inputs, freed when it ends

@@ -5,7 +5,7 @@
 // released by the schedule (the block's owner takes it). Values that are never used are
 // released right after they are defined.
 
-import { getOp, hasOp, isBuiltin, readMemoryPlan, type Block, type Graph, type Node, type OpDef, type Value } from '@kiln/ir-spec';
+import { getOp, hasOp, isBuiltin, readMemoryPlan, valueIds, type Block, type Graph, type Node, type OpDef, type Value } from '@kiln/ir-spec';
 import { hasSymbolicAttrs } from './dims.js';
 import { describeNode, nameValues } from './describe.js';
 import { RuntimeError } from './errors.js';
@@ -25,6 +25,8 @@ export interface NodePlan {
    * first trip rather than after the last.
    */
   readonly handedOver: readonly Value[];
+  /** Values of the block released right after this node (its `releaseAfter` entry). */
+  readonly releases: readonly Value[];
 }
 
 export interface BlockPlan {
@@ -39,20 +41,30 @@ export interface GraphPlan {
   readonly body: BlockPlan;
   /** Names of every value, as errors print them. */
   readonly names: ReadonlyMap<Value, string>;
-  /** The buffer slot of each planned value, when the graph carries a memory plan. */
-  readonly slots?: ReadonlyMap<Value, number>;
+  /** The graph's memory plan (compiler pass plan-memory) by value, when it carries one. */
+  readonly memory?: SlotPlan;
 }
 
-/** The graph's memory plan (compiler pass plan-memory) keyed by value; names it lacks are ignored. */
-function planSlots(g: Graph, names: ReadonlyMap<Value, string>): Map<Value, number> | undefined {
+export interface SlotPlan {
+  /** The buffer slot of each planned value of the top-level body. */
+  readonly slots: ReadonlyMap<Value, number>;
+  /** Values planned to reuse the slot of an input that dies at their node. */
+  readonly inPlace: ReadonlySet<Value>;
+}
+
+/** The graph's memory plan keyed by value (version 2 by SSA id, version 1 by printed name); keys it lacks are ignored. */
+function planSlots(g: Graph, names: ReadonlyMap<Value, string>): SlotPlan | undefined {
   const plan = readMemoryPlan(g.metadata);
   if (!plan) return undefined;
-  const slots = new Map<Value, number>();
-  for (const [v, name] of names) {
-    const s = plan.slots[name];
-    if (s !== undefined) slots.set(v, s);
+  const keys = plan.version === 2 ? new Map([...valueIds(g)].map(([v, id]) => [v, String(id)])) : names;
+  const inPlaceKeys = new Set<string>(plan.in_place.map(String));
+  const slots = new Map<Value, number>(), inPlace = new Set<Value>();
+  for (const [v, key] of keys) {
+    if (!Object.hasOwn(plan.slots, key)) continue;
+    slots.set(v, plan.slots[key]);
+    if (inPlaceKeys.has(key)) inPlace.add(v);
   }
-  return slots;
+  return { slots, inPlace };
 }
 
 /** Values a block reads that it does not define (regions included). */
@@ -108,6 +120,7 @@ function planBlock(block: Block, held: readonly Value[], names: ReadonlyMap<Valu
       symbolicAttrs: hasSymbolicAttrs(node.attrs),
       regions: node.regions.map((r) => planBlock(r, r.yields, names, memo)),
       handedOver: node.op === 'loop' ? handedOver(node, i) : [],
+      releases: releaseAfter[i],
     };
   });
   return { block, nodes, deadArgs, releaseAfter };
@@ -119,5 +132,5 @@ export function planGraph(g: Graph): GraphPlan {
   // The body is planned like a block yielding the graph outputs. Graph inputs and params are
   // bound outside it and live for the whole run (they are not intermediates).
   const body = planBlock(g.body, g.outputs.map((o) => o.value), names, new Map());
-  return { body, names, slots: planSlots(g, names) };
+  return { body, names, memory: planSlots(g, names) };
 }

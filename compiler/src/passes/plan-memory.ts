@@ -1,13 +1,16 @@
 // Pass `plan-memory`: assigns every intermediate tensor of the top-level body a buffer slot by
 // liveness, so slots are reused once their value is dead, and lets an elementwise node write
-// into the slot of an input that dies at it (in place). The plan goes into the graph's
-// metadata (MEMORY_PLAN_KEY), from where the `.tsgraph` encoder stores it in the header's
-// `plan` and the runtime reads it. Invariants: two values that are alive at the same time never
-// share a slot, except a view (reshape, identity dropout) and the value it views, which share
-// one buffer anyway; the graph's nodes are untouched, so results cannot change.
+// into the slot of an input that dies at it (in place) when the two have the same dims and
+// element width (a broadcast input would be overwritten before it is read). The plan goes into
+// the graph's metadata (MEMORY_PLAN_KEY), from where the `.tsgraph` encoder stores it in the
+// header's `plan` and the runtime's CPU arena serves each planned value from its slot. Values
+// are named by their SSA id (`valueIds`, the numbering of the file), not by printed name.
+// Invariants: two values that are alive at the same time never share a slot, except a view
+// (reshape, identity dropout) and the value it views, which share one buffer anyway; the
+// graph's nodes are untouched, so results cannot change.
 
 import {
-  getOp, Graph, hasOp, isBuiltin, MEMORY_PLAN_KEY, nameValues, walkNodes,
+  getOp, Graph, hasOp, isBuiltin, MEMORY_PLAN_KEY, valueIds, walkNodes,
   type MemoryPlan, type Node, type Value,
 } from '@kiln/ir-spec';
 
@@ -20,6 +23,14 @@ function size(v: Value): number {
   return t.kind === 'tensor' ? t.shape.reduce<number>((a, d) => a * (typeof d === 'number' ? d : 1), 1) : 0;
 }
 
+/** Whether `o` can be written over `v` element for element: the same dims (symbols by name) and element width. */
+function sameLayout(v: Value, o: Value): boolean {
+  const a = v.type, b = o.type;
+  if (a.kind !== 'tensor' || b.kind !== 'tensor' || a.shape.length !== b.shape.length) return false;
+  const width = (d: string) => (d === 'bool' ? 1 : 4);
+  return width(a.dtype) === width(b.dtype) && a.shape.every((d, k) => d === b.shape[k]);
+}
+
 const inPlaceOk = (n: Node) => n.op === 'fused_elementwise' || (hasOp(n.op) && !!getOp(n.op).elementwise);
 
 /**
@@ -27,7 +38,7 @@ const inPlaceOk = (n: Node) => n.op === 'fused_elementwise' || (hasOp(n.op) && !
  *
  * @example
  * const planned = planMemory(g);
- * planned.metadata['kiln.memory_plan']; // '{"version":1,"slots":{"3":0,...},"in_place":[...]}'
+ * planned.metadata['kiln.memory_plan']; // '{"version":2,"slots":{"3":0,...},"in_place":[5,...]}'
  */
 export function planMemory(g: Graph): Graph {
   const nodes = g.body.nodes;
@@ -69,7 +80,7 @@ export function planMemory(g: Graph): Graph {
         continue;
       }
       const need = size(o);
-      const dying = inPlaceOk(n) ? n.inputs.find((v) => v && slotOf.has(v) && last.get(v) === i && rootOf(v) === v && size(v) === need
+      const dying = inPlaceOk(n) ? n.inputs.find((v) => v && slotOf.has(v) && last.get(v) === i && rootOf(v) === v && sameLayout(v, o)
         && ![...slotOf].some(([w, s]) => s === slotOf.get(v) && w !== v && (last.get(w) ?? -1) > i)) : undefined;
       if (dying) {
         slotOf.set(o, slotOf.get(dying)!);
@@ -89,11 +100,11 @@ export function planMemory(g: Graph): Graph {
     }
     release(i);
   });
-  const names = nameValues(g);
+  const ids = valueIds(g);
   const plan: MemoryPlan = {
-    version: 1,
-    slots: Object.fromEntries([...slotOf].map(([v, s]) => [names.get(v) ?? '', s]).filter(([k]) => k !== '')),
-    in_place: inPlace.map((v) => names.get(v) ?? '').filter((k) => k !== ''),
+    version: 2,
+    slots: Object.fromEntries([...slotOf].map(([v, s]) => [String(ids.get(v)), s])),
+    in_place: inPlace.map((v) => ids.get(v)!),
   };
   const text = JSON.stringify(plan);
   if (g.metadata[MEMORY_PLAN_KEY] === text) return g;

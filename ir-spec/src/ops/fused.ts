@@ -24,7 +24,7 @@
 // double precision per element and rounded once.
 
 import * as z from 'zod';
-import { defineOp, getOp, type CpuTensor } from '../op-def.js';
+import { defineOp, getOp, outputBuffer, type CpuTensor } from '../op-def.js';
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import { primitivesOf, type CpuPrimitives } from '../kernels/primitives.js';
 import { winograd4Applies, winograd4Unpack, WINOGRAD4_TILE } from '../kernels/winograd4.js';
@@ -105,8 +105,9 @@ function broadcastStrides(shape: readonly number[], out: readonly number[]): num
   return strides;
 }
 
-/** Runs `program` over broadcast float inputs into a new buffer of shape `out`. */
-function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonly number[]): Float32Array {
+/** Runs `program` over broadcast float inputs into a buffer of shape `out` (`dst`, else a new one).
+ * Element i of every input is read before element i is written, so `dst` may be a same-sized input. */
+function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonly number[], dst?: Float32Array): Float32Array {
   const nIn = inputs.length, n = out.reduce((a, d) => a * d, 1);
   // Registers: inputs, then literals, then one per instruction.
   const literals: number[] = [];
@@ -125,7 +126,7 @@ function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonl
   const same = inputs.map((t) => t.data.length === n);
   const strides = inputs.map((t) => broadcastStrides(t.shape, out));
   const offs = new Int32Array(nIn), coord = new Int32Array(out.length);
-  const dst = new Float32Array(n);
+  dst ??= new Float32Array(n);
   for (let i = 0; i < n; i++) {
     for (let k = 0; k < nIn; k++) r[k] = data[k][same[k] ? i : offs[k]];
     for (const c of code) r[c.dst] = c.u ? c.u(r[c.a0]) : c.b(r[c.a0], r[c.a1]);
@@ -154,7 +155,7 @@ export const fused_elementwise = defineOp({
     for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
     return [{ dtype: 'float32', shape }];
   },
-  cpu(inputs, { program }) {
+  cpu(inputs, { program }, ctx) {
     const ts = inputs.map((t, i) => {
       if (!t) throw new OpError('fused_elementwise', `input ${i} is required`);
       return t;
@@ -163,7 +164,8 @@ export const fused_elementwise = defineOp({
     let shape: Dim[] = [];
     for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
     const out = shape as number[];
-    return [{ data: runProgram(program, ts, out), shape: out, dtype: 'float32' }];
+    const dst = outputBuffer(ctx, 0, 'float32', out.reduce((a, d) => a * d, 1)) as Float32Array;
+    return [{ data: runProgram(program, ts, out, dst), shape: out, dtype: 'float32' }];
   },
   grad: null,
 });

@@ -4,7 +4,7 @@
 // BatchNorm into its weight, and its NT layout needs no transpose copy of W.
 
 import * as z from 'zod';
-import { defineOp } from '../op-def.js';
+import { defineOp, outputBuffer } from '../op-def.js';
 import { broadcastShapes, dimProduct, fmtShape, numel, OpError, sameDim, type Dim, type Shape, type TensorType } from '../shape.js';
 import { broadcastIndex } from '../kernels/broadcast.js';
 import { primitivesOf } from '../kernels/primitives.js';
@@ -120,7 +120,8 @@ export const linear = defineOp({
   cpu([x, w, bias], _attrs, ctx) {
     const t = linearType(x, w, bias);
     const K = w!.shape[1], N = w!.shape[0], M = K === 0 ? numel(x!.shape.slice(0, -1)) : x!.data.length / K;
-    const out = new Float32Array(M * N);
+    // The product overwrites every element, so an offered (stale) buffer needs no clearing.
+    const out = K === 0 ? new Float32Array(M * N) : outputBuffer(ctx, 0, 'float32', M * N) as Float32Array;
     primitivesOf(ctx).gemm(M, N, K, x!.data as Float32Array, 0, K, 1, w!.data as Float32Array, 0, 1, K, out, 0, N);
     if (bias) {
       const bd = bias.data;

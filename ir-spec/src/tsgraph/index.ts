@@ -9,4 +9,4 @@ export {
 export { encodeTsgraph, type EncodeOptions } from './encode.js';
 export { decodeTsgraph, readTsgraphHeader, verifyChecksum, type DecodeOptions, type DecodedTsgraph, type TsgraphLayout } from './decode.js';
 export { xxh32, xxh32Hex } from './checksum.js';
-export { MEMORY_PLAN_KEY, memoryPlanSchema, readMemoryPlan, type MemoryPlan } from './memory-plan.js';
+export { MEMORY_PLAN_KEY, memoryPlanSchema, readMemoryPlan, valueIds, type MemoryPlan } from './memory-plan.js';
