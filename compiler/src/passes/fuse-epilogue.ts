@@ -4,16 +4,16 @@
 //   relu(conv2d(x, W, b))            → fused_conv2d(x, W, b) {activation="relu"}
 //   matmul(x, Wc)                     → fused_linear(x, Wcᵀ) {activation="none"}   (Wc constant 2-D)
 //   add(fused_linear(x, W), bc[N])    → fused_linear(x, W, bc)
-//   sigmoid/tanh/relu(linear(x, W, b)) → fused_linear(x, W, b) {activation=…}
-//   max_pool2d(fused_conv2d(…))       → fused_conv2d(…) {pool={kernel_size, stride}}   (indices unused)
+//   act(linear(x, W, b))              → fused_linear(x, W, b) {activation=act}   (act: an entry with `epilogue`)
+//   max_pool2d(fused_conv2d(…))       → fused_conv2d(…) {pool={kernel_size, stride}}   (indices unused; a
+//                                       non-decreasing activation, so pooling first is exact)
 // Invariant: a producer is absorbed only when the epilogue op is its single user, so no
 // intermediate anyone else reads disappears.
 
-import type { Graph, Node, Value } from '@kiln/ir-spec';
+import { epilogueActivations, isNonDecreasing, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { countUses, floatData, rewriteGraph, type RewriteContext } from '../rewrite.js';
 import { eliminateDeadCode } from './eliminate-dead-code.js';
 
-const ACTIVATIONS = new Set(['relu', 'sigmoid', 'tanh']);
 const FUSED: Record<string, string> = { conv2d: 'fused_conv2d', linear: 'fused_linear', fused_conv2d: 'fused_conv2d', fused_linear: 'fused_linear' };
 
 /** matmul(x, constant W [K, N]) as fused_linear(x, Wᵀ): linear's weight layout is [N, K]. */
@@ -31,7 +31,7 @@ function matmulAsLinear(node: Node, ctx: RewriteContext): Node[] | null {
 /** A floor-mode, unpadded max pool whose indices nobody reads, folded into a fused_conv2d. */
 function poolEpilogue(node: Node, prod: Node, uses: Map<Value, number>, ctx: RewriteContext): Node[] | null {
   const a = node.attrs, same = (v: unknown, w: number[]) => JSON.stringify(v) === JSON.stringify(w);
-  if (prod.op !== 'fused_conv2d' || prod.attrs.pool !== null || prod.attrs.groups !== 1 || (uses.get(node.outputs[1]) ?? 0) > 0) return null;
+  if (prod.op !== 'fused_conv2d' || prod.attrs.pool !== null || !isNonDecreasing(String(prod.attrs.activation)) || prod.attrs.groups !== 1 || (uses.get(node.outputs[1]) ?? 0) > 0) return null;
   if (a.ceil_mode !== false || !same(a.padding, [0, 0]) || !same(a.dilation, [1, 1])) return null;
   const t = prod.outputs[0].type;
   if (t.kind !== 'tensor' || typeof t.shape[2] !== 'number' || typeof t.shape[3] !== 'number') return null;
@@ -54,7 +54,7 @@ export function fuseEpilogue(g: Graph): Graph {
     if (node.op !== 'max_pool2d' && (prod.attrs.activation ?? 'none') !== 'none') return [node];
     if (node.op === 'max_pool2d') return poolEpilogue(node, prod, uses, ctx) ?? [node];
     const attrs = { ...prod.attrs, activation: 'none' };
-    if (ACTIVATIONS.has(node.op)) {
+    if (epilogueActivations().includes(node.op)) {
       return [ctx.node(FUSED[prod.op], prod.inputs, { ...attrs, activation: node.op }, prod.meta, node.outputs)];
     }
     if (node.op === 'add' && prod.op === 'fused_linear' && !prod.inputs[2]) {

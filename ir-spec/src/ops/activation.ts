@@ -41,7 +41,7 @@ export function erfScalar(x: number): number {
 }
 
 export const erf = defineUnary({
-  name: 'erf', doc: 'error function 2/√π ∫₀ˣ e^(-t²) dt', f: erfScalar, float: true,
+  name: 'erf', doc: 'error function 2/√π ∫₀ˣ e^(-t²) dt', scalar: { primitive: erfScalar }, float: true,
   loop: (src, out) => { for (let i = 0; i < src.length; i++) out[i] = erfScalar(src[i]); },
   // d/dx erf(x) = 2/√π e^(-x²)
   grad: viaInput((b, x) => b.mulScalar(b.unary('exp', b.neg(b.mul(x, x))), TWO_OVER_SQRT_PI)),
@@ -57,14 +57,16 @@ function sigmoidScalar(x: number): number {
 }
 
 export const sigmoid = defineUnary({
-  name: 'sigmoid', doc: 'logistic function 1/(1+e^-x), stable for large |x|', f: sigmoidScalar, float: true,
+  name: 'sigmoid', doc: 'logistic function 1/(1+e^-x), stable for large |x|', scalar: { primitive: sigmoidScalar }, float: true,
+  epilogue: { nonDecreasing: true },
   loop: (src, out) => { for (let i = 0; i < src.length; i++) out[i] = sigmoidScalar(src[i]); },
   // σ' = σ(1-σ), from the saved output (as PyTorch).
   grad: viaOutput((b, y) => b.mul(y, b.sub(b.scalar(1, b.dtype(y)), y))),
 });
 
 export const tanh = defineUnary({
-  name: 'tanh', doc: 'hyperbolic tangent (Math.tanh saturates to ±1 without overflow)', f: Math.tanh, float: true,
+  name: 'tanh', doc: 'hyperbolic tangent (Math.tanh saturates to ±1 without overflow)', scalar: { primitive: Math.tanh }, float: true,
+  epilogue: { nonDecreasing: true },
   // tanh' = 1 - y², from the saved output.
   grad: viaOutput((b, y) => b.sub(b.scalar(1, b.dtype(y)), b.mul(y, y))),
 });
@@ -86,6 +88,7 @@ const dropoutAttrs = z.object({
 export const dropout = defineOp({
   name: 'dropout', doc: 'identity (eval mode, or p = 0); training-mode dropout is a composite over the random op uniform (F.dropout)',
   inputs: ['x'], attrs: dropoutAttrs,
+  view: ({ p, training }) => !(training && p > 0),
   infer([x]) {
     if (!x) throw new OpError('dropout', "input 'x' is required");
     return [{ dtype: x.dtype, shape: x.shape }];
