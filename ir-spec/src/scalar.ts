@@ -57,31 +57,41 @@ export function argsOf(n: number): Expr[] {
   return Array.from({ length: n }, (_, index) => ({ kind: 'arg', index }) as const);
 }
 
-type Fn = (xs: readonly number[]) => number;
+/** A compiled formula over up to three operands (no array per element). */
+type Fn = (x0: number, x1: number, x2: number) => number;
 
-const PRIM_JS: Readonly<Record<Prim, (a: number, b: number, c: number) => number>> = {
+/** Each primitive's meaning in JS (select is compiled lazily: only the taken branch runs). */
+const PRIM_JS: Readonly<Record<Exclude<Prim, 'select'>, (a: number, b: number) => number>> = {
   add: (a, b) => a + b, sub: (a, b) => a - b, mul: (a, b) => a * b, div: (a, b) => a / b, neg: (a) => -a,
-  min: Math.min, max: Math.max, select: (c, a, b) => (c !== 0 ? a : b),
+  min: (a, b) => Math.min(a, b), max: (a, b) => Math.max(a, b),
   eq: (a, b) => (a === b ? 1 : 0), ne: (a, b) => (a !== b ? 1 : 0), lt: (a, b) => (a < b ? 1 : 0),
   le: (a, b) => (a <= b ? 1 : 0), gt: (a, b) => (a > b ? 1 : 0), ge: (a, b) => (a >= b ? 1 : 0),
 };
 
-/** Compiles `e` to a closure over the operand vector; `lookup` resolves called entries. */
+const OPERANDS: readonly Fn[] = [(x0) => x0, (_x0, x1) => x1, (_x0, _x1, x2) => x2];
+
+/** Compiles `e` (over at most three operands) to a closure; `lookup` resolves called entries. */
 export function compileExpr(e: Expr, lookup: (op: string) => OpDef): Fn {
   switch (e.kind) {
-    case 'arg': { const i = e.index; return (xs) => xs[i]; }
+    case 'arg': {
+      const f = OPERANDS[e.index];
+      if (!f) throw new Error(`a scalar formula reads operand ${e.index}; formulas take at most ${OPERANDS.length}`);
+      return f;
+    }
     case 'num': { const v = e.value; return () => v; }
     case 'prim': {
+      const [a, b, c] = e.args.map((x) => compileExpr(x, lookup));
+      if (e.prim === 'select') return (x0, x1, x2) => (a(x0, x1, x2) !== 0 ? b(x0, x1, x2) : c(x0, x1, x2));
       const f = PRIM_JS[e.prim];
-      const [a, b = () => 0, c = () => 0] = e.args.map((x) => compileExpr(x, lookup));
-      if (e.prim === 'select') return (xs) => (a(xs) !== 0 ? b(xs) : c(xs));
-      return (xs) => f(a(xs), b(xs), c(xs));
+      if (e.args.length === 1) return (x0, x1, x2) => f(a(x0, x1, x2), 0);
+      return (x0, x1, x2) => f(a(x0, x1, x2), b(x0, x1, x2));
     }
     case 'call': {
-      const g = scalarFn(lookup(e.op), e.attrs, lookup);
-      const args = e.args.map((x) => compileExpr(x, lookup));
-      if (args.length === 1) { const [a] = args; return (xs) => g(a(xs)); }
-      return (xs) => g(...args.map((a) => a(xs)));
+      const g = scalarFn(lookup(e.op), e.attrs, lookup) as (a: number, b: number, c: number) => number;
+      const [a, b = a, c = a] = e.args.map((x) => compileExpr(x, lookup));
+      if (e.args.length === 1) return (x0, x1, x2) => g(a(x0, x1, x2), 0, 0);
+      if (e.args.length === 2) return (x0, x1, x2) => g(a(x0, x1, x2), b(x0, x1, x2), 0);
+      return (x0, x1, x2) => g(a(x0, x1, x2), b(x0, x1, x2), c(x0, x1, x2));
     }
   }
 }
@@ -99,9 +109,7 @@ export function scalarFn(def: OpDef, attrs: Readonly<Record<string, unknown>>, l
   const plain = Object.keys(attrs).length === 0;
   const hit = plain ? cache.get(def) : undefined;
   if (hit) return hit;
-  const body = compileExpr(s.formula(argsOf(def.inputs.length), def.attrs.parse(attrs)), lookup);
-  const n = def.inputs.length;
-  const f = n === 1 ? (x: number) => body([x]) : n === 2 ? (x: number, y: number) => body([x, y]) : (...xs: number[]) => body(xs);
+  const f = compileExpr(s.formula(argsOf(def.inputs.length), def.attrs.parse(attrs)), lookup) as (...xs: number[]) => number;
   if (plain) cache.set(def, f);
   return f;
 }

@@ -31,6 +31,8 @@ function isAtom(code: string): boolean {
   return false;
 }
 const paren = (code: string) => (isAtom(code) ? code : `(${code})`);
+/** Whether `code` may be repeated instead of bound to a `let`: a name, an index or a literal. */
+const isCheap = (code: string) => /^[\w.]+(\[[\w.]+\])?$/.test(code) || /^f32\([-\d.e]+\)$/.test(code) || /^i32\(-?\d+\)$/.test(code);
 
 /** Where a formula's statements go and how its fresh names are made. */
 interface Scope { readonly lines: string[]; readonly prefix: string; next: number }
@@ -108,7 +110,7 @@ export class WgslScalars {
       const hit = memo.get(x);
       if (hit) return hit;
       let r = this.node(x, args, t, scope, rec);
-      if ((refs.get(x) ?? 0) > 1 && !isAtom(r.code)) {
+      if ((refs.get(x) ?? 0) > 1 && !isCheap(r.code)) {
         const name = `${scope.prefix}${scope.next++}`;
         scope.lines.push(`let ${name} = ${r.code};`);
         r = { code: name, bool: r.bool };
