@@ -113,7 +113,7 @@ const CASES: Case[] = [
   // 3·70 positions: several 64-wide chunks of the scan; the mask broadcasts over the rows.
   { op: 'masked_scatter', inputs: [f(3, 70), bool(70), f(300)] },
   { op: 'masked_scatter', inputs: [int(2, 1, 5), bool(4, 5), int(40)] },
-  // masked_select: its length is read back before the dispatch (the executor's DATA_DIMS).
+  // masked_select: its length is read back before the dispatch (its entry's dataDims hook, read by the executor).
   { op: 'masked_select', inputs: [f(3, 70), bool(70)] },
   { op: 'masked_select', inputs: [int(3, 1), bool(2, 1, 5)] },
   { op: 'masked_select', inputs: [f(4, 5), none(4, 5)] },
