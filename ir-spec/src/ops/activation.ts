@@ -1,12 +1,14 @@
 // Op family 'activation': the special functions activations are built from (erf, sigmoid,
-// tanh) and dropout. Everything else (gelu, softplus, silu, ...) is a composite in
-// @kiln/core's F over these and the elementwise ops. Kernels compute in double precision and
+// tanh), hardswish (a formula over clamp, so fusion and every code generator derive it) and
+// dropout. Everything else (gelu, softplus, silu, ...) is a composite in @kiln/core's F over
+// these and the elementwise ops. Kernels compute in double precision and
 // round once to float32, so each op is within half an ulp of the exact result.
 
 import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { OpError } from '../shape.js';
 import { defineUnary, viaInput, viaOutput } from './elementwise.js';
+import { S } from '../scalar.js';
 
 // ---- erf ----------------------------------------------------------------------------------
 
@@ -69,6 +71,21 @@ export const tanh = defineUnary({
   epilogue: { nonDecreasing: true },
   // tanh' = 1 - y², from the saved output.
   grad: viaOutput((b, y) => b.sub(b.scalar(1, b.dtype(y)), b.mul(y, y))),
+});
+
+// ---- hardswish ------------------------------------------------------------------------------
+
+export const hardswish = defineUnary({
+  name: 'hardswish', doc: 'x · relu6(x + 3) / 6 (MobileNetV3)', float: true,
+  scalar: { formula: ([x]) => S.div(S.mul(x, S.call('clamp', [S.add(x, 3)], { min: 0, max: 6 })), 6) },
+  // Not monotone (its minimum is at x = -3/2), so fused_conv2d never pools before applying it.
+  epilogue: { nonDecreasing: false },
+  // PyTorch's hardswish_backward: 0 below -3, x/3 + 1/2 on [-3, 3] (bounds included), 1 above.
+  grad: viaInput((b, x) => {
+    const dt = b.dtype(x);
+    const mid = b.addScalar(b.div(x, b.scalar(3, dt)), 0.5);
+    return b.where(b.compare('lt', x, b.scalar(-3, dt)), b.scalar(0, dt), b.where(b.compare('le', x, b.scalar(3, dt)), mid, b.scalar(1, dt)));
+  }),
 });
 
 // ---- dropout --------------------------------------------------------------------------------
