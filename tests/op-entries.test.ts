@@ -82,6 +82,19 @@ describe('elementwise entries', () => {
     for (const [op, xs, want] of cases) expect(scalarOf(op)(...xs), `${op}(${xs})`).toBe(want);
   });
 
+  it('the default kernel of a composite entry (block-wise formula loops) equals its scalar over several blocks', () => {
+    const n = 2500; // two full blocks of 1024 and a partial one
+    const x = tensorOf('float32', Array.from({ length: n }, (_, i) => (i - n / 2) / 97));
+    const composites = elementwiseOps().filter((e) => e.inputs.length === 1 && 'formula' in e.scalar! && !ATTRS[e.name]);
+    expect(composites.map((d) => d.name)).toEqual(expect.arrayContaining(['rsqrt', 'logical_not']));
+    for (const d of composites) {
+      const f = scalarOf(d.name), [y] = d.cpu([x], {});
+      const want = allocate(y.dtype, n);
+      for (let i = 0; i < n; i++) want[i] = f(x.data[i]);
+      for (let i = 0; i < n; i++) if (!same(y.data[i], want[i])) expect.fail(`${d.name}(${x.data[i]}) = ${y.data[i]}, scalar ${want[i]}`);
+    }
+  });
+
   it('composite scalars compile from the formula (rsqrt = 1/sqrt, clamp from select)', () => {
     expect(scalarOf('rsqrt')(4)).toBe(0.5);
     expect(scalarOf('clamp', { min: 0, max: 6 })(7)).toBe(6);

@@ -83,6 +83,8 @@ export function compileExpr(e: Expr, lookup: (op: string) => OpDef): Fn {
       const [a, b, c] = e.args.map((x) => compileExpr(x, lookup));
       if (e.prim === 'select') return (x0, x1, x2) => (a(x0, x1, x2) !== 0 ? b(x0, x1, x2) : c(x0, x1, x2));
       const f = PRIM_JS[e.prim];
+      // A primitive straight over the operands (add, maximum, …) is its own function: no closures.
+      if (e.args.every((x, i) => x.kind === 'arg' && x.index === i)) return f as Fn;
       if (e.args.length === 1) return (x0, x1, x2) => f(a(x0, x1, x2), 0);
       return (x0, x1, x2) => f(a(x0, x1, x2), b(x0, x1, x2));
     }
@@ -112,4 +114,65 @@ export function scalarFn(def: OpDef, attrs: Readonly<Record<string, unknown>>, l
   const f = compileExpr(s.formula(argsOf(def.inputs.length), def.attrs.parse(attrs)), lookup) as (...xs: number[]) => number;
   if (plain) cache.set(def, f);
   return f;
+}
+
+/** Elements per block of formula evaluation: the buffers of all nodes stay in cache. */
+const BLOCK = 1024;
+
+/** out[i] = p(A[i], B[i], C[i]) for i < n, as one tight loop (one switch per node and block). */
+function primLoop(p: Prim, A: Float64Array, B: Float64Array, C: Float64Array, out: Float64Array, n: number): void {
+  switch (p) {
+    case 'add': for (let i = 0; i < n; i++) out[i] = A[i] + B[i]; break;
+    case 'sub': for (let i = 0; i < n; i++) out[i] = A[i] - B[i]; break;
+    case 'mul': for (let i = 0; i < n; i++) out[i] = A[i] * B[i]; break;
+    case 'div': for (let i = 0; i < n; i++) out[i] = A[i] / B[i]; break;
+    case 'neg': for (let i = 0; i < n; i++) out[i] = -A[i]; break;
+    case 'select': for (let i = 0; i < n; i++) out[i] = A[i] !== 0 ? B[i] : C[i]; break;
+    default: { const f = PRIM_JS[p]; for (let i = 0; i < n; i++) out[i] = f(A[i], B[i]); }
+  }
+}
+
+/** One node of a formula flattened for block evaluation: it fills `out` from its operands' buffers. */
+type Step = (n: number) => void;
+
+/**
+ * Compiles formula `e` over `arity` operands into a whole-buffer loop: the default CPU kernel of
+ * a composite entry. It runs block by block, one tight loop per node (a closure per element is
+ * several times slower); every node computes in double precision, as compileExpr does.
+ */
+export function compileFormulaLoop(e: Expr, arity: number, lookup: (op: string) => OpDef): (srcs: readonly ArrayLike<number>[], out: { [i: number]: number }, n: number) => void {
+  const inputs = Array.from({ length: arity }, () => new Float64Array(BLOCK));
+  const steps: Step[] = [];
+  const flatten = (x: Expr, args: readonly Float64Array[], memo: Map<Expr, Float64Array>): Float64Array => {
+    const hit = memo.get(x);
+    if (hit) return hit;
+    let buf: Float64Array;
+    if (x.kind === 'arg') buf = args[x.index];
+    else if (x.kind === 'num') buf = new Float64Array(BLOCK).fill(x.value);
+    else if (x.kind === 'prim') {
+      const [A, B = A, C = A] = x.args.map((a) => flatten(a, args, memo));
+      const out = buf = new Float64Array(BLOCK), p = x.prim;
+      steps.push((n) => primLoop(p, A, B, C, out, n));
+    } else {
+      const def = lookup(x.op), s = def.scalar;
+      if (!s) throw new Error(`op '${x.op}' has no scalar formula`);
+      const ins = x.args.map((a) => flatten(a, args, memo));
+      if ('formula' in s) buf = flatten(s.formula(argsOf(def.inputs.length), def.attrs.parse(x.attrs)), ins, new Map());
+      else {
+        const g = s.primitive, [A, B = A] = ins, out = buf = new Float64Array(BLOCK);
+        steps.push(ins.length === 1 ? (n) => { for (let i = 0; i < n; i++) out[i] = g(A[i]); } : (n) => { for (let i = 0; i < n; i++) out[i] = g(A[i], B[i]); });
+      }
+    }
+    memo.set(x, buf);
+    return buf;
+  };
+  const result = flatten(e, inputs, new Map());
+  return (srcs, out, total) => {
+    for (let start = 0; start < total; start += BLOCK) {
+      const n = Math.min(BLOCK, total - start);
+      for (let k = 0; k < arity; k++) { const src = srcs[k], dst = inputs[k]; for (let i = 0; i < n; i++) dst[i] = src[start + i]; }
+      for (const step of steps) step(n);
+      for (let i = 0; i < n; i++) out[start + i] = result[i];
+    }
+  };
 }

@@ -8,7 +8,7 @@
 
 import * as z from 'zod';
 import { defineOp, getOp, type GradDef, type OpDef } from '../op-def.js';
-import { S, scalarFn, type ScalarDef } from '../scalar.js';
+import { argsOf, compileFormulaLoop, S, scalarFn, type ScalarDef } from '../scalar.js';
 import { broadcastShapes, OpError, type TensorType } from '../shape.js';
 import { promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
 import { mapBinary, mapTernary, mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
@@ -183,9 +183,20 @@ export function defineUnary(spec: UnarySpec): OpDef {
     name: spec.name, doc: spec.doc, inputs: ['x'], attrs: noAttrs, elementwise: true, scalar: spec.scalar,
     ...(spec.epilogue ? { epilogue: spec.epilogue } : {}),
     infer([x]) { const t = need(spec.name, x, 'x'); return [{ dtype: out(t.dtype), shape: t.shape }]; },
-    cpu([x]) { return [mapUnary(x!, out(x!.dtype), scalarOfEntry(spec.name), spec.loop)]; },
+    cpu([x]) { return [mapUnary(x!, out(x!.dtype), scalarOfEntry(spec.name), spec.loop ?? formulaLoop(spec))]; },
     grad: spec.grad,
   });
+}
+
+/** A formula entry's default loop: the formula over the whole buffer, one tight loop per node. */
+function formulaLoop(spec: UnarySpec): UnaryLoop | undefined {
+  const s = spec.scalar;
+  if (!('formula' in s)) return undefined;
+  let run: ReturnType<typeof compileFormulaLoop> | undefined; // compiled on first use (entries may call later ones)
+  return (src, out) => {
+    run ??= compileFormulaLoop(s.formula(argsOf(1), {}), 1, getOp);
+    run([src], out, src.length);
+  };
 }
 
 /** Gradient rule g * f'(x) where f' is written with ops on the saved input. */
