@@ -1,6 +1,9 @@
 // The contract of one op: ONE entry holds its attributes (zod), its dtype/shape rule, its CPU
-// kernel and its gradient rule (written with other ops). Eager mode, tracing, the IR verifier
-// and the runtime all read these entries; nothing else may know an op's semantics.
+// kernel and its gradient rule (written with other ops), and what passes and code generators
+// need to know about it: an elementwise op's scalar formula, whether it is a view, its
+// data-dependent dims, whether it may be an epilogue activation. Eager mode, tracing, the IR
+// verifier, the compiler and the runtime all read these entries (op-queries.ts derives the
+// tables they use); nothing else may know an op's semantics.
 
 import type { z } from 'zod';
 import { allocate, type DType, type TypedArray } from './dtype.js';
@@ -8,6 +11,7 @@ import type { TensorType } from './shape.js';
 import type { GradBuilder } from './grad-builder.js';
 import type { CpuPrimitives } from './kernels/primitives.js';
 import type { RandomSource } from './random.js';
+import type { ScalarDef } from './scalar.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
 export interface CpuTensor {
@@ -65,6 +69,14 @@ export function outputBuffer(ctx: KernelContext | undefined, i: number, dtype: D
   return fits ? o : allocate(dtype, n);
 }
 
+/** See OpDef.dataDims. */
+export interface DataDims {
+  /** Input positions whose data the host reads. */
+  readonly reads: readonly number[];
+  /** The data-dependent dims (symbols of the op's shape rule) from the input shapes and the read data. */
+  dims(inputs: readonly ({ readonly shape: readonly number[] } | null)[], data: readonly TypedArray[]): Record<string, number>;
+}
+
 export interface OpDef<A = any> {
   /** IR name, lower snake case as in PyTorch (`conv2d`, `batch_norm`). */
   readonly name: string;
@@ -76,6 +88,29 @@ export interface OpDef<A = any> {
   readonly outputs?: number;
   /** Elementwise ops (same-shape map after broadcasting) can be fused into one kernel. */
   readonly elementwise?: boolean;
+  /**
+   * What an elementwise op computes per element (scalar.ts): a primitive JS function (code
+   * generators hold a template for it) or a formula over other entries. Fusion, the WGSL
+   * generator and the default CPU kernel all use it; every elementwise entry has one.
+   */
+  readonly scalar?: ScalarDef<A>;
+  /**
+   * A view: with these attrs the result is the first input's data under the result's shape,
+   * so devices share the buffer and run no kernel (reshape; identity dropout).
+   */
+  readonly view?: (attrs: A) => boolean;
+  /**
+   * A result size that depends on input data (the shape rule names a symbolic dim): which
+   * inputs to read on the host and the dims they give, for devices whose kernels cannot size
+   * their own results (any but the CPU).
+   */
+  readonly dataDims?: DataDims;
+  /**
+   * May run as the activation epilogue of fused_conv2d / fused_linear (one float input, no
+   * attrs). `nonDecreasing`: act(max(w)) = max(act(w)) (NaN included), which lets
+   * fused_conv2d pool before it activates.
+   */
+  readonly epilogue?: { readonly nonDecreasing: boolean };
   /** Dtype/shape rule; throws OpError naming the op and the offending shapes. */
   infer(inputs: readonly (TensorType | null)[], attrs: A): TensorType[];
   /**

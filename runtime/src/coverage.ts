@@ -3,8 +3,7 @@
 // (runtime/src/webgpu/kernel.ts, the same rule the compiler's codegen and the WebGPU device use)
 // is among the records' keys — so `auto` only picks WebGPU for a file it can run to the end.
 
-import { isBuiltin, walkNodes, type DType, type Graph, type Node } from '@kiln/ir-spec';
-import { isView } from './webgpu/device.js';
+import { isBuiltin, isViewNode, walkNodes, type DType, type Graph, type Node } from '@kiln/ir-spec';
 import { kernelKey } from './webgpu/kernel.js';
 
 function keyOf(node: Node): string {
@@ -26,7 +25,7 @@ export function nodesWithoutKernels(graph: Graph, kernels: readonly unknown[]): 
   const keys = new Set(kernels.map((k) => (k !== null && typeof k === 'object' ? (k as { key?: unknown }).key : undefined)));
   const missing: Node[] = [];
   for (const node of walkNodes(graph.body)) {
-    if (isBuiltin(node.op) || isView(node.op, node.attrs)) continue;
+    if (isBuiltin(node.op) || isViewNode(node.op, node.attrs)) continue;
     if (!keys.has(keyOf(node))) missing.push(node);
   }
   return missing;

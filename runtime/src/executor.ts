@@ -6,13 +6,13 @@
 // `device.read`, which it requests by yielding the tensor — a synchronous driver answers at
 // once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation.
 // A result whose size depends on data (masked_select) is sized the same way on a non-CPU
-// device: the executor reads what DATA_DIMS names and hands the dims to the dispatch.
+// device: the executor reads what the op entry's `dataDims` names and hands the dims to the dispatch.
 // `host_call` nodes call back into JavaScript through the model's host functions with host
 // copies of their inputs; `raise` nodes fail the run with their message. A run is bounded
 // (RunLimits): its time is checked before every node and loop trip, and a node's results
 // against the tensor and live-bytes limits before the device allocates them.
 
-import { broadcastShapes, convertArray, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { convertArray, dataDimsOf, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -116,27 +116,9 @@ function bindOutputs(ctx: ExecContext, np: NodePlan, scope: Scope, outs: readonl
   }
 }
 
-/**
- * Ops whose result size depends on input data, for devices whose kernels cannot size their own
- * results (any but the CPU): the inputs to read on the host and the data-dependent dims
- * (symbols of the op's shape rule) they give.
- */
-const DATA_DIMS: Readonly<Record<string, { readonly reads: readonly number[]; dims(inputs: readonly (DeviceTensor | null)[], data: readonly TypedArray[]): Record<string, number> }>> = {
-  // Broadcasting repeats every mask element numel(x ⊕ mask) / numel(mask) times.
-  masked_select: {
-    reads: [1],
-    dims([x, mask], [m]) {
-      const all = numel(broadcastShapes('masked_select', x!.shape, mask!.shape));
-      let trues = 0;
-      for (let k = 0; k < m.length; k++) if (m[k] !== 0) trues++;
-      return { nnz: m.length ? (trues * all) / m.length : 0 };
-    },
-  },
-};
-
-/** Reads what a non-CPU device needs to size a data-dependent result (DATA_DIMS), or nothing. */
+/** Reads what a non-CPU device needs to size a data-dependent result (the entry's dataDims), or nothing. */
 function* dataDims(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTensor | null)[]): Exec<Record<string, number> | undefined> {
-  const rule = ctx.device.backend === 'cpu' ? undefined : DATA_DIMS[np.node.op];
+  const rule = ctx.device.backend === 'cpu' ? undefined : dataDimsOf(np.node.op);
   if (!rule) return undefined;
   const data: TypedArray[] = [];
   for (const i of rule.reads) data.push(yield inputs[i] ?? missing(np, `input ${i}`));

@@ -3,10 +3,10 @@
 // depth-first walk, named `${op}_${n}`, and each WGSL text is a pure function of its key, so the
 // same graph always gives byte-identical kernels (and `.tsgraph` bytes).
 
-import { getOp, hasOp, isBuiltin, walkNodes, type DType, type Graph, type Node, type Attrs } from '@kiln/ir-spec';
+import { getOp, hasOp, isBuiltin, isViewOp, walkNodes, type DType, type Graph, type Node, type Attrs } from '@kiln/ir-spec';
 import { kernelKey, type KernelRecord } from '@kiln/runtime';
 import { assemble, DimsLayout, storageBindings, type KernelSig, type TensorSig } from './shell.js';
-import { FEW_ROWS_KERNELS, KERNELS, VIEW_OPS } from './table.js';
+import { FEW_ROWS_KERNELS, KERNELS } from './table.js';
 
 export interface CodegenOptions {
   /** Storage buffers a kernel may bind (default 8, the WebGPU guaranteed minimum). */
@@ -36,7 +36,7 @@ function tensorSig(t: Node['outputs'][number]['type'] | undefined): TensorSig | 
  */
 export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], outputs: readonly TensorSig[], rawAttrs: Attrs, name = op, opts: CodegenOptions = {}): KernelRecord | Unsupported {
   const gen = KERNELS[op];
-  if (!gen) return { op, reason: VIEW_OPS.includes(op) ? 'a view (no kernel needed)' : `op '${op}' has no WGSL kernel yet` };
+  if (!gen) return { op, reason: isViewOp(op) ? 'a view (no kernel needed)' : `op '${op}' has no WGSL kernel yet` };
   let attrs: Record<string, unknown>;
   try {
     attrs = getOp(op).attrs.parse(rawAttrs) as Record<string, unknown>;
@@ -75,7 +75,7 @@ export function generateWgsl(graph: Graph, opts: CodegenOptions = {}): CodegenRe
   const unsupported: Unsupported[] = [];
   const seen = new Set<string>();
   for (const node of walkNodes(graph.body)) {
-    if (isBuiltin(node.op) || !hasOp(node.op) || VIEW_OPS.includes(node.op)) continue;
+    if (isBuiltin(node.op) || !hasOp(node.op) || isViewOp(node.op)) continue;
     const inputs = node.inputs.map((v) => (v ? tensorSig(v.type) : null));
     const outputs = node.outputs.map((v) => tensorSig(v.type));
     if (outputs.some((o) => !o)) { unsupported.push({ op: node.op, reason: 'a non-tensor result' }); continue; }

@@ -1,19 +1,21 @@
 // Activations fused into a kernel's epilogue (fused_conv2d, fused_linear) and the programs of
-// fused_elementwise, written with the elementwise templates. Invariant: the WGSL of an activation
-// or instruction is the same expression its standalone op's kernel uses (one template per op).
+// fused_elementwise, compiled from the op entries' scalars (codegen/scalar.ts). Invariant: the
+// WGSL of an activation or instruction comes from the same entry its standalone op's kernel
+// compiles, so they compute the same thing.
 
-import { ELEMENTWISE, helpersOf } from './elementwise.js';
+import { WgslScalars } from './scalar.js';
 import { literal, product, unflatten, broadcastOffset, type KernelGen } from './shell.js';
 
 /** `act` applied to the f32 expression `e` ('none' leaves it). */
 export function activation(act: string, e: string): string {
-  if (act === 'none') return e;
-  return ELEMENTWISE[act].expr([`(${e})`], {}, 'f32');
+  return new WgslScalars().activation(act, e);
 }
 
 /** Helper functions the activation needs (empty for none). */
 export function activationHelpers(act: string): string {
-  return act === 'none' ? '' : helpersOf([act]);
+  const s = new WgslScalars();
+  s.activation(act, 'x');
+  return s.helpers();
 }
 
 /** fused_elementwise: the program's instructions as `let t<k>` lines in the elementwise shell. */
@@ -30,7 +32,11 @@ export const fusedElementwiseKernel: KernelGen = (sig, d) => {
     lines.push(`let x${j} = in${j}[p${j}];`);
   });
   const operand = (a: string | number) => (typeof a === 'number' ? literal(a, 'f32') : a);
-  program.forEach(([op, ...args], k) => lines.push(`let t${k} = ${ELEMENTWISE[String(op)].expr(args.map(operand), {}, 'f32')};`));
+  const scalars = new WgslScalars();
+  program.forEach(([op, ...args], k) => {
+    const r = scalars.apply(String(op), args.map(operand), {}, 'f32', lines, `t${k}_`);
+    lines.push(`let t${k} = ${r.bool ? `select(0.0, 1.0, ${r.code})` : r.code};`);
+  });
   lines.push(`out0[i] = t${program.length - 1};`);
-  return { body: lines.filter((l) => l).join('\n'), grid: { tile: [], per: 64 }, decls: helpersOf(program.map(([op]) => String(op))) };
+  return { body: lines.filter((l) => l).join('\n'), grid: { tile: [], per: 64 }, decls: scalars.helpers() };
 };

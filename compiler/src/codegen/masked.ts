@@ -4,7 +4,7 @@
 // its element (masked_select). ONE workgroup walks the positions in chunks of 64, each a
 // workgroup scan (Hillis–Steele, log2 64 steps) plus the running count of the chunks before.
 // masked_select's output length (the true count) is data dependent: the executor reads it before
-// the dispatch (runtime/src/executor.ts DATA_DIMS) and the device sizes the output with it; the
+// the dispatch (the op entry's dataDims, read by runtime/src/executor.ts) and the device sizes the output with it; the
 // kernel never needs it, so one pipeline serves every count. Invariant: positions are visited in
 // row-major order, the order the CPU kernels use; the grid is exactly one workgroup.
 

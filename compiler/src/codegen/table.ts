@@ -1,12 +1,13 @@
-// The WGSL kernel generator of every op that has one, keyed by op name (ONE entry per op), and
-// the ops that need no kernel on WebGPU because the device runs them as views. Invariant: an op
-// is in at most one of KERNELS and VIEW_OPS; tests/webgpu-ops.test.ts lists the registry ops in
-// neither, so a new op without WGSL is visible.
+// The WGSL kernel generator of every op that has one, keyed by op name (ONE entry per op; every
+// elementwise entry gets the elementwise shell, derived from the registry). Ops whose entry
+// says they are views (isViewOp) need no kernel on WebGPU. Invariant: no view op has a kernel
+// here; tests/webgpu-ops.test.ts lists the registry ops with neither, so a new op without WGSL
+// is visible.
 
 import { avgPoolBackwardKernel, convWeightGradKernel, indexAddKernel, scatterAddKernel } from './backward.js';
 import { conv2dKernel } from './conv.js';
 import { convTransposeKernel } from './conv-transpose.js';
-import { ELEMENTWISE, elementwiseKernel } from './elementwise.js';
+import { elementwiseKernel } from './elementwise.js';
 import { fusedElementwiseKernel } from './epilogue.js';
 import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, triangleKernel } from './layout.js';
 import { FEW_ROWS, linearFewRowsKernel, matmulKernel } from './matmul.js';
@@ -15,10 +16,10 @@ import { maskedScatterKernel, maskedSelectKernel } from './masked.js';
 import { avgPoolKernel, maxPoolKernel } from './pool.js';
 import { REDUCERS, reduceKernel } from './reduce.js';
 import type { KernelGen } from './shell.js';
-import { VIEW_OPS } from '@kiln/runtime';
+import { elementwiseOps } from '@kiln/ir-spec';
 
 export const KERNELS: Readonly<Record<string, KernelGen>> = {
-  ...Object.fromEntries(Object.keys(ELEMENTWISE).map((op) => [op, elementwiseKernel])),
+  ...Object.fromEntries(elementwiseOps().map((d) => [d.name, elementwiseKernel])),
   ...Object.fromEntries(Object.keys(REDUCERS).map((op) => [op, reduceKernel])),
   matmul: matmulKernel,
   linear: matmulKernel,
@@ -55,8 +56,6 @@ export const KERNELS: Readonly<Record<string, KernelGen>> = {
   masked_select: maskedSelectKernel,
 };
 
-/** Ops the WebGPU device runs without a kernel (its result shares the input's buffer). */
-export { VIEW_OPS };
 
 /** Alternative kernels for few output rows (the runtime picks them per dispatch), by op. */
 export const FEW_ROWS_KERNELS: Readonly<Record<string, { readonly maxRows: number; readonly gen: KernelGen }>> = {

@@ -1,6 +1,7 @@
 // Pass `fuse-elementwise`: a tree of float32 elementwise ops whose intermediate results each
 // have one user becomes ONE fused_elementwise node, whose program lists the ops in order:
 //   relu(add(mul(%x, 2), %b))  →  fused_elementwise(%x, %b) {program=[["mul","x0",2],["add","t0","x1"],["relu","t1"]]}
+// Which ops fuse comes from their entries (isFusable: an elementwise entry with a scalar).
 // Invariant: only intermediates read by nothing else are absorbed (shared ones stay inputs),
 // and since elementwise ops commute with broadcasting, evaluating the whole tree per output
 // element computes what the separate nodes computed. A fused node never reads more tensors than
@@ -8,7 +9,7 @@
 // 8, unless the target says otherwise); a tree that would need more is split — the subtree that
 // does not fit stays a separate node (itself fused as far as it fits) whose result is an input.
 
-import { fused, type Graph, type Node, type Value } from '@kiln/ir-spec';
+import { isFusable, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { countUses, rewriteGraph, type RewriteContext } from '../rewrite.js';
 import { eliminateDeadCode } from './eliminate-dead-code.js';
 
@@ -24,13 +25,12 @@ export interface FuseElementwiseOptions {
   readonly maxStorageBuffers?: number;
 }
 
-const fusable = (op: string) => op in fused.FUSED_UNARY || op in fused.FUSED_BINARY;
 const isF32 = (v: Value | null) => !!v && v.type.kind === 'tensor' && v.type.dtype === 'float32';
 
 /** The program of a node this pass may absorb (a plain fusable op or a fused_elementwise). */
 function programOf(n: Node): Program | undefined {
   if (n.op === 'fused_elementwise') return { inputs: n.inputs as Value[], code: n.attrs.program as Instr[] };
-  if (fusable(n.op) && n.inputs.every(isF32) && isF32(n.outputs[0])) return { inputs: n.inputs as Value[], code: [[n.op, ...n.inputs.map((_, i) => `x${i}`)]] };
+  if (isFusable(n.op) && n.inputs.every(isF32) && isF32(n.outputs[0])) return { inputs: n.inputs as Value[], code: [[n.op, ...n.inputs.map((_, i) => `x${i}`)]] };
   return undefined;
 }
 

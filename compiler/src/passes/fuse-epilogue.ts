@@ -2,15 +2,16 @@
 // activation, become one fused_conv2d or fused_linear node that applies the epilogue in its
 // output loop (rules for the pattern driver):
 //   relu(conv2d(x, W, b))              → fused_conv2d(x, W, b) {activation="relu"}
-//   sigmoid/tanh/relu(linear(x, W, b)) → fused_linear(x, W, b) {activation=…}
+//   act(linear(x, W, b))               → fused_linear(x, W, b) {activation=act}   (act: an entry with `epilogue`)
 //   add(linear(x, W), bc[N])           → fused_linear(x, W, bc)
-//   max_pool2d(fused_conv2d(…))        → fused_conv2d(…) {pool={kernel_size, stride}}   (indices unused)
+//   max_pool2d(fused_conv2d(…))        → fused_conv2d(…) {pool={kernel_size, stride}}   (indices unused; a
+//                                        non-decreasing activation, so pooling first is exact)
 // canonicalize's matmul → linear rule runs first in the same table, so the pass alone also fuses
 // matmul(x, Wc) epilogues (Wc constant 2-D). Invariant: a producer is absorbed only when the
 // epilogue op is its single live user in the same block, so no intermediate anyone else reads
 // disappears and nothing moves into a loop body.
 
-import type { Graph } from '@kiln/ir-spec';
+import { epilogueActivations, isNonDecreasing, type Graph } from '@kiln/ir-spec';
 import { any, applyRules, constant, op, type Match, type Rule } from '../patterns.js';
 import { MATMUL_AS_LINEAR } from './canonicalize.js';
 
@@ -21,10 +22,10 @@ const same = (v: unknown, w: readonly number[]) => JSON.stringify(v) === JSON.st
 
 export const RULES: readonly Rule[] = [
   MATMUL_AS_LINEAR,
-  // relu/sigmoid/tanh(conv2d | linear | fused_*(…)) → fused_*(…) {activation}
+  // act(conv2d | linear | fused_*(…)) → fused_*(…) {activation=act}, act any entry marked `epilogue`
   {
     name: 'activation-epilogue',
-    pattern: op(['relu', 'sigmoid', 'tanh'], op(Object.keys(FUSED)).as('prod').oneUse().where(noActivation)),
+    pattern: op([...epilogueActivations()], op(Object.keys(FUSED)).as('prod').oneUse().where(noActivation)),
     rewrite: (m, ctx) => {
       const prod = m.node('prod');
       return [ctx.node(FUSED[prod.op], prod.inputs, { ...prod.attrs, activation: m.root.op }, prod.meta, m.root.outputs)];
@@ -48,7 +49,7 @@ export const RULES: readonly Rule[] = [
     name: 'pool-epilogue',
     pattern: op('max_pool2d', op('fused_conv2d').as('prod').oneUse()).where((m) => {
       const a = m.root.attrs, prod = m.node('prod'), t = prod.outputs[0].type;
-      return prod.attrs.pool === null && prod.attrs.groups === 1 && a.ceil_mode === false && same(a.padding, [0, 0]) && same(a.dilation, [1, 1])
+      return prod.attrs.pool === null && isNonDecreasing(String(prod.attrs.activation)) && prod.attrs.groups === 1 && a.ceil_mode === false && same(a.padding, [0, 0]) && same(a.dilation, [1, 1])
         && t.kind === 'tensor' && typeof t.shape[2] === 'number' && typeof t.shape[3] === 'number'
         // The indices result has no counterpart in the fused node: nobody may read it.
         && m.root.outputs.slice(1).every((o) => m.uses(o) === 0);

@@ -10,12 +10,10 @@
 // graph's nodes are untouched, so results cannot change.
 
 import {
-  getOp, Graph, hasOp, isBuiltin, MEMORY_PLAN_KEY, valueIds, walkNodes,
+  getOp, Graph, hasOp, isBuiltin, isViewOp, MEMORY_PLAN_KEY, valueIds, walkNodes,
   type MemoryPlan, type Node, type Value,
 } from '@kiln/ir-spec';
 
-/** Ops whose result is a view of their first input on the runtime (same buffer). */
-const VIEWS = new Set(['reshape', 'dropout']);
 
 /** Elements of a value with symbolic dims taken as 1 (sizes only rank slots; the runtime measures). */
 function size(v: Value): number {
@@ -59,7 +57,7 @@ export function planMemory(g: Graph): Graph {
   const rootOf = (v: Value) => root.get(v) ?? v;
   for (let i = nodes.length - 1; i >= 0; i--) {
     const n = nodes[i];
-    if (VIEWS.has(n.op) && n.inputs[0]) {
+    if (isViewOp(n.op) && n.inputs[0]) {
       const end = last.get(n.outputs[0]) ?? i;
       last.set(n.inputs[0], Math.max(last.get(n.inputs[0]) ?? i, end));
     }
@@ -74,7 +72,7 @@ export function planMemory(g: Graph): Graph {
   nodes.forEach((n, i) => {
     for (const o of n.outputs) {
       if (o.type.kind !== 'tensor' || constants.has(o) || isBuiltin(n.op)) continue;
-      if (VIEWS.has(n.op) && n.inputs[0] && slotOf.has(n.inputs[0])) {
+      if (isViewOp(n.op) && n.inputs[0] && slotOf.has(n.inputs[0])) {
         root.set(o, rootOf(n.inputs[0]));
         slotOf.set(o, slotOf.get(n.inputs[0])!);
         continue;

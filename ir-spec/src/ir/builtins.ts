@@ -1,6 +1,8 @@
 // Structural ops: the IR's own vocabulary beside the op registry — constants, scalars,
-// tuples, shape queries and the two control-flow ops. Each entry is a typing rule; the
-// verifier checks regions with `regions`, and the runtime executes these by name.
+// tuples, shape queries and the two control-flow ops. ONE entry per op (like the registry's
+// defineOp) holds its typing rule and what the verifier checks (strict attribute schema,
+// region count and names, optional inputs) and whether it has effects; the runtime executes
+// these by name.
 //
 //   constant {name}            → the tensor `name` of the graph's tensor table
 //   constant {value, dtype}    → a 0-d tensor literal (how eager scalars like `x * 2` appear)
@@ -18,8 +20,9 @@
 //   raise {message, types}     → fails the run with `message` when reached (a @jit.unused call);
 //                                `types` type the results the call site expects. Has effects.
 
+import * as z from 'zod';
 import { OpError, type Dim } from '../shape.js';
-import type { DType } from '../dtype.js';
+import { DTYPES as DTYPE_NAMES, type DType } from '../dtype.js';
 import { scalarType, tensorType, tupleType, typeEquals, typeToString, type IRType } from './types.js';
 import type { Attrs, Block, Node, TensorData } from './graph.js';
 import { parseTypeString } from '../tsgraph/type-string.js';
@@ -38,11 +41,31 @@ export interface BuiltinContext {
 export interface BuiltinDef {
   readonly name: string;
   readonly doc: string;
+  /** Strict schema of the node's attributes; the verifier requires stored attrs equal to the parsed ones. */
+  readonly attrs: z.ZodType;
+  /** Exact number of regions. */
+  readonly regions: number;
+  /** Names of the regions, for messages. */
+  readonly regionNames?: readonly string[];
+  /** Input positions that may be `null` (omitted). */
+  readonly optional?: readonly number[];
+  /** An effect besides the results (a host call, a failure): passes keep the node, in order. */
+  readonly effects?: boolean;
   /** Result types from input types and attrs (regions are checked by the verifier). */
   infer(inputs: readonly (IRType | null)[], attrs: Attrs, ctx: BuiltinContext, regions: readonly Block[]): IRType[];
 }
 
 const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool' };
+
+// Attribute schemas the entries share.
+const dtype = z.enum(DTYPE_NAMES as [DType, ...DType[]]);
+// Any number, inf and NaN included (z.number() refuses them; a mask literal may be -inf).
+const anyNumber = z.custom<number>((v) => typeof v === 'number', { message: 'expected a number' });
+const literal = z.object({ value: z.union([anyNumber, z.boolean()]), dtype }).strict()
+  .refine((a) => a.dtype !== 'int32' || typeof a.value === 'boolean' || Number.isInteger(a.value), { message: 'an int32 literal needs an integer value' })
+  .refine((a) => a.dtype !== 'bool' || typeof a.value === 'boolean' || a.value === 0 || a.value === 1, { message: 'a bool literal needs true, false, 0 or 1' });
+const none = z.object({}).strict();
+const index = z.object({ index: z.number().int() }).strict();
 
 function dtypeAttr(op: string, attrs: Attrs): DType {
   // Only a string can name a dtype: String() of a file's object ({"toString": 1}) would throw.
@@ -65,6 +88,7 @@ function intAttr(op: string, attrs: Attrs, key: string): number {
 const defs: BuiltinDef[] = [
   {
     name: 'constant', doc: 'a tensor from the tensor table, or a 0-d literal',
+    attrs: z.union([z.object({ name: z.string().min(1) }).strict(), literal]), regions: 0,
     infer(inputs, attrs, ctx) {
       arity('constant', inputs, 0);
       if (typeof attrs.name === 'string') {
@@ -78,6 +102,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'scalar', doc: 'a scalar literal',
+    attrs: literal, regions: 0,
     infer(inputs, attrs) {
       arity('scalar', inputs, 0);
       if (typeof attrs.value !== 'number' && typeof attrs.value !== 'boolean') throw new OpError('scalar', `attribute value must be a number or boolean, got ${JSON.stringify(attrs.value)}`);
@@ -86,6 +111,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'scalar_op', doc: 'scalar arithmetic and logic',
+    attrs: z.object({ fn: z.enum(SCALAR_FNS) }).strict(), regions: 0,
     infer(inputs, attrs) {
       const fn = attrs.fn;
       if (typeof fn !== 'string' || !(SCALAR_FNS as readonly string[]).includes(fn)) throw new OpError('scalar_op', `unknown fn ${JSON.stringify(fn)} (expected one of ${SCALAR_FNS.join(', ')})`);
@@ -101,6 +127,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'dim', doc: 'one dimension of a tensor shape as an i32 scalar',
+    attrs: index, regions: 0,
     infer(inputs, attrs) {
       arity('dim', inputs, 1);
       const t = inputs[0];
@@ -112,6 +139,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'item', doc: 'the value of a one-element tensor as a scalar',
+    attrs: none, regions: 0,
     infer(inputs) {
       arity('item', inputs, 1);
       const t = inputs[0];
@@ -122,6 +150,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'tuple', doc: 'builds a tuple',
+    attrs: none, regions: 0,
     infer(inputs) {
       return [tupleType(inputs.map((t, i) => {
         if (!t) throw new OpError('tuple', `element ${i} is missing`);
@@ -131,6 +160,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'tuple_get', doc: 'element `index` of a tuple',
+    attrs: index, regions: 0,
     infer(inputs, attrs) {
       arity('tuple_get', inputs, 1);
       const t = inputs[0];
@@ -142,6 +172,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'if', doc: 'runs the then or else region on a bool condition',
+    attrs: none, regions: 2, regionNames: ['then', 'else'],
     infer(inputs, _attrs, _ctx, regions) {
       arity('if', inputs, 1);
       const c = inputs[0];
@@ -160,6 +191,7 @@ const defs: BuiltinDef[] = [
   },
   {
     name: 'loop', doc: 'repeats its body while trips remain and the condition holds',
+    attrs: none, regions: 1, regionNames: ['body'], optional: [0, 1],
     infer(inputs, _attrs, _ctx, regions) {
       if (inputs.length < 2) throw new OpError('loop', 'expects (maxTrips, cond, ...carried) inputs');
       const [trips, cond, ...init] = inputs;
@@ -203,6 +235,7 @@ function typesAttr(op: string, attrs: Attrs): IRType[] {
 defs.push(
   {
     name: 'to_tensor', doc: 'a run-time scalar as a 0-d tensor of `dtype`',
+    attrs: z.object({ dtype }).strict(), regions: 0,
     infer(inputs, attrs) {
       arity('to_tensor', inputs, 1);
       const t = inputs[0];
@@ -212,6 +245,7 @@ defs.push(
   },
   {
     name: 'host_call', doc: 'calls back into the host (a @jit.ignore method); results typed by `types`',
+    attrs: z.object({ name: z.string().min(1), types: z.array(z.string()) }).strict(), regions: 0, effects: true,
     infer(inputs, attrs) {
       if (typeof attrs.name !== 'string' || !attrs.name) throw new OpError('host_call', `attribute name must name the host function, got ${JSON.stringify(attrs.name)}`);
       inputs.forEach((t, i) => {
@@ -222,6 +256,7 @@ defs.push(
   },
   {
     name: 'raise', doc: 'fails the run with `message` when reached; results typed by `types`',
+    attrs: z.object({ message: z.string().min(1), types: z.array(z.string()) }).strict(), regions: 0, effects: true,
     infer(inputs, attrs) {
       arity('raise', inputs, 0);
       if (typeof attrs.message !== 'string' || !attrs.message) throw new OpError('raise', `attribute message must be a non-empty string, got ${JSON.stringify(attrs.message)}`);
@@ -230,8 +265,8 @@ defs.push(
   },
 );
 
-/** Structural ops with an effect besides their results: passes must keep them, in order. */
-export const EFFECT_OPS: ReadonlySet<string> = new Set(['host_call', 'raise']);
+/** Structural ops with an effect besides their results (entries marked `effects`): passes must keep them, in order. */
+export const EFFECT_OPS: ReadonlySet<string> = new Set(defs.filter((d) => d.effects).map((d) => d.name));
 
 /**
  * Whether op `op` has an effect besides its results: a structural effect op, or a registry op
@@ -247,7 +282,11 @@ export function hasEffects(n: Node): boolean {
   return isEffectOp(n.op) || n.regions.some((r) => r.nodes.some(hasEffects));
 }
 
-const builtins = new Map(defs.map((d) => [d.name, d]));
+const builtins = new Map<string, BuiltinDef>();
+for (const d of defs) {
+  if (builtins.has(d.name)) throw new Error(`structural op ${d.name} is defined twice`);
+  builtins.set(d.name, d);
+}
 
 export function getBuiltin(name: string): BuiltinDef | undefined { return builtins.get(name); }
 export function isBuiltin(name: string): boolean { return builtins.has(name); }

@@ -2,14 +2,15 @@
 // meeting an unknown op, a malformed attribute, a type that disagrees with the op's rule, a
 // value used where its definition does not dominate, or a dangling tensor-table name. It is
 // table-driven: tensor ops are checked against their registry entries (arity, zod attributes,
-// `infer`), structural ops against STRUCTURAL below plus their typing rule in builtins.ts. The
+// `infer`), structural ops against their entries in builtins.ts (attribute schema, regions,
+// optional inputs, typing rule). The
 // first problem, in program order, is thrown as a VerifyError printing the node as text.
 
 import * as z from 'zod';
 import { DTYPES, type DType } from '../dtype.js';
 import { getOp, hasOp } from '../op-def.js';
 import { OpError } from '../shape.js';
-import { isBuiltin, SCALAR_FNS } from './builtins.js';
+import { allBuiltins, getBuiltin } from './builtins.js';
 import { DimError, isCanonicalDim } from './dims.js';
 import { Node, type Attrs, type Block, type Graph, type Value } from './graph.js';
 import { inferTypes } from './infer.js';
@@ -30,44 +31,6 @@ export class VerifyError extends Error {
     this.name = 'VerifyError';
   }
 }
-
-// ---- the table of structural ops -------------------------------------------------------------
-
-interface StructuralRule {
-  /** Strict schema of the node's attributes; the stored attrs must equal the parsed ones. */
-  readonly attrs: z.ZodType;
-  /** Exact number of regions. */
-  readonly regions: number;
-  /** Names of the regions, for messages. */
-  readonly regionNames?: readonly string[];
-  /** Input positions that may be `null` (omitted). */
-  readonly optional?: readonly number[];
-}
-
-const dtype = z.enum(DTYPES as [DType, ...DType[]]);
-// Any number, inf and NaN included (z.number() refuses them; a mask literal may be -inf).
-const anyNumber = z.custom<number>((v) => typeof v === 'number', { message: 'expected a number' });
-const literal = z.object({ value: z.union([anyNumber, z.boolean()]), dtype }).strict()
-  .refine((a) => a.dtype !== 'int32' || typeof a.value === 'boolean' || Number.isInteger(a.value), { message: 'an int32 literal needs an integer value' })
-  .refine((a) => a.dtype !== 'bool' || typeof a.value === 'boolean' || a.value === 0 || a.value === 1, { message: 'a bool literal needs true, false, 0 or 1' });
-const none = z.object({}).strict();
-const index = z.object({ index: z.number().int() }).strict();
-
-/** The verifier's rule for each structural op of builtins.ts (a test checks it covers them all). */
-export const STRUCTURAL: Readonly<Record<string, StructuralRule>> = {
-  constant: { attrs: z.union([z.object({ name: z.string().min(1) }).strict(), literal]), regions: 0 },
-  scalar: { attrs: literal, regions: 0 },
-  scalar_op: { attrs: z.object({ fn: z.enum(SCALAR_FNS) }).strict(), regions: 0 },
-  dim: { attrs: index, regions: 0 },
-  item: { attrs: none, regions: 0 },
-  tuple: { attrs: none, regions: 0 },
-  tuple_get: { attrs: index, regions: 0 },
-  if: { attrs: none, regions: 2, regionNames: ['then', 'else'] },
-  loop: { attrs: none, regions: 1, regionNames: ['body'], optional: [0, 1] },
-  to_tensor: { attrs: z.object({ dtype }).strict(), regions: 0 },
-  host_call: { attrs: z.object({ name: z.string().min(1), types: z.array(z.string()) }).strict(), regions: 0 },
-  raise: { attrs: z.object({ message: z.string().min(1), types: z.array(z.string()) }).strict(), regions: 0 },
-};
 
 // ---- the walk ----------------------------------------------------------------------------------
 
@@ -191,11 +154,9 @@ class Verifier {
 
   private node(n: Node, where: string): void {
     const at = () => this.nodeText(n);
-    const rule = Object.hasOwn(STRUCTURAL, n.op) ? STRUCTURAL[n.op] : undefined;
-    // A structural op without a rule here would pass unchecked (tests/ir-verify checks coverage).
-    if (!rule && isBuiltin(n.op)) this.fail(at(), `structural op '${n.op}' has no verifier rule (STRUCTURAL in ir/verify.ts); add one`, where);
+    const rule = getBuiltin(n.op);
     if (!rule && !hasOp(n.op)) {
-      this.fail(at(), `unknown op '${n.op}': not in the op registry and not a structural op (${Object.keys(STRUCTURAL).join(', ')}); check the spelling or register the op`, where);
+      this.fail(at(), `unknown op '${n.op}': not in the op registry and not a structural op (${allBuiltins().map((b) => b.name).join(', ')}); check the spelling or register the op`, where);
     }
     const regions = rule ? rule.regions : 0;
     if (n.regions.length !== regions) {

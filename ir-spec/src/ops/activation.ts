@@ -1,12 +1,14 @@
 // Op family 'activation': the special functions activations are built from (erf, sigmoid,
-// tanh) and dropout. Everything else (gelu, softplus, silu, ...) is a composite in
-// @kiln/core's F over these and the elementwise ops. Kernels compute in double precision and
+// tanh), hardswish (a formula over clamp, so fusion and every code generator derive it) and
+// dropout. Everything else (gelu, softplus, silu, ...) is a composite in @kiln/core's F over
+// these and the elementwise ops. Kernels compute in double precision and
 // round once to float32, so each op is within half an ulp of the exact result.
 
 import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { OpError } from '../shape.js';
 import { defineUnary, viaInput, viaOutput } from './elementwise.js';
+import { S } from '../scalar.js';
 
 // ---- erf ----------------------------------------------------------------------------------
 
@@ -41,7 +43,7 @@ export function erfScalar(x: number): number {
 }
 
 export const erf = defineUnary({
-  name: 'erf', doc: 'error function 2/√π ∫₀ˣ e^(-t²) dt', f: erfScalar, float: true,
+  name: 'erf', doc: 'error function 2/√π ∫₀ˣ e^(-t²) dt', scalar: { primitive: erfScalar }, float: true,
   loop: (src, out) => { for (let i = 0; i < src.length; i++) out[i] = erfScalar(src[i]); },
   // d/dx erf(x) = 2/√π e^(-x²)
   grad: viaInput((b, x) => b.mulScalar(b.unary('exp', b.neg(b.mul(x, x))), TWO_OVER_SQRT_PI)),
@@ -57,16 +59,33 @@ function sigmoidScalar(x: number): number {
 }
 
 export const sigmoid = defineUnary({
-  name: 'sigmoid', doc: 'logistic function 1/(1+e^-x), stable for large |x|', f: sigmoidScalar, float: true,
+  name: 'sigmoid', doc: 'logistic function 1/(1+e^-x), stable for large |x|', scalar: { primitive: sigmoidScalar }, float: true,
+  epilogue: { nonDecreasing: true },
   loop: (src, out) => { for (let i = 0; i < src.length; i++) out[i] = sigmoidScalar(src[i]); },
   // σ' = σ(1-σ), from the saved output (as PyTorch).
   grad: viaOutput((b, y) => b.mul(y, b.sub(b.scalar(1, b.dtype(y)), y))),
 });
 
 export const tanh = defineUnary({
-  name: 'tanh', doc: 'hyperbolic tangent (Math.tanh saturates to ±1 without overflow)', f: Math.tanh, float: true,
+  name: 'tanh', doc: 'hyperbolic tangent (Math.tanh saturates to ±1 without overflow)', scalar: { primitive: Math.tanh }, float: true,
+  epilogue: { nonDecreasing: true },
   // tanh' = 1 - y², from the saved output.
   grad: viaOutput((b, y) => b.sub(b.scalar(1, b.dtype(y)), b.mul(y, y))),
+});
+
+// ---- hardswish ------------------------------------------------------------------------------
+
+export const hardswish = defineUnary({
+  name: 'hardswish', doc: 'x · relu6(x + 3) / 6 (MobileNetV3)', float: true,
+  scalar: { formula: ([x]) => S.div(S.mul(x, S.call('clamp', [S.add(x, 3)], { min: 0, max: 6 })), 6) },
+  // Not monotone (its minimum is at x = -3/2), so fused_conv2d never pools before applying it.
+  epilogue: { nonDecreasing: false },
+  // PyTorch's hardswish_backward: 0 below -3, x/3 + 1/2 on [-3, 3] (bounds included), 1 above.
+  grad: viaInput((b, x) => {
+    const dt = b.dtype(x);
+    const mid = b.addScalar(b.div(x, b.scalar(3, dt)), 0.5);
+    return b.where(b.compare('lt', x, b.scalar(-3, dt)), b.scalar(0, dt), b.where(b.compare('le', x, b.scalar(3, dt)), mid, b.scalar(1, dt)));
+  }),
 });
 
 // ---- dropout --------------------------------------------------------------------------------
@@ -86,6 +105,7 @@ const dropoutAttrs = z.object({
 export const dropout = defineOp({
   name: 'dropout', doc: 'identity (eval mode, or p = 0); training-mode dropout is a composite over the random op uniform (F.dropout)',
   inputs: ['x'], attrs: dropoutAttrs,
+  view: ({ p, training }) => !(training && p > 0),
   infer([x]) {
     if (!x) throw new OpError('dropout', "input 'x' is required");
     return [{ dtype: x.dtype, shape: x.shape }];

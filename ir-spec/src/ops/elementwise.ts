@@ -1,11 +1,14 @@
 // Elementwise ops: binary arithmetic with broadcasting, comparisons, unary maps, clamp, where,
-// cast. Each table row below is the single entry of one op (name, formula, gradient rule).
-// Hot ops (add/sub/mul/div, comparisons, relu) carry closure-free loops next to their formula;
-// both must compute the same thing. The helpers defineUnary/viaInput/viaOutput are shared with
-// the activation family (sigmoid, tanh, erf).
+// cast. Each table row below is the single entry of one op (name, scalar, gradient rule): the
+// scalar (../scalar.ts) is a formula over primitives and other entries, or a primitive JS
+// function, and it is all fusion and code generation know about the op. Hot ops (add/sub/mul/
+// div, comparisons, relu) carry closure-free loops next to their scalar; both must compute the
+// same thing (tests/op-entries.test.ts checks it). The helpers defineUnary/viaInput/viaOutput
+// are shared with the activation family (sigmoid, tanh, erf, hardswish).
 
 import * as z from 'zod';
-import { defineOp, type GradDef, type OpDef } from '../op-def.js';
+import { defineOp, getOp, type GradDef, type OpDef } from '../op-def.js';
+import { argsOf, compileFormulaLoop, S, scalarFn, type ScalarDef } from '../scalar.js';
 import { broadcastShapes, OpError, type TensorType } from '../shape.js';
 import { promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
 import { primitivesOf } from '../kernels/primitives.js';
@@ -24,7 +27,7 @@ function need(op: string, t: TensorType | null, name: string): TensorType {
 interface BinarySpec {
   name: string;
   doc: string;
-  f: (x: number, y: number) => number;
+  scalar: ScalarDef<Record<string, never>>;
   /** The same map as a closure-free row loop, for ops on every training step. */
   row?: BinaryRow;
   /** Result dtype from the promoted input dtype (default: the promoted dtype). */
@@ -35,14 +38,14 @@ interface BinarySpec {
 function defineBinary(spec: BinarySpec): OpDef {
   const outDtype = spec.outDtype ?? ((d: DType) => d);
   return defineOp({
-    name: spec.name, doc: spec.doc, inputs: ['a', 'b'], attrs: noAttrs, elementwise: true,
+    name: spec.name, doc: spec.doc, inputs: ['a', 'b'], attrs: noAttrs, elementwise: true, scalar: spec.scalar,
     infer([a, b]) {
       const ta = need(spec.name, a, 'a'), tb = need(spec.name, b, 'b');
       return [{ dtype: outDtype(promoteTypes(ta.dtype, tb.dtype)), shape: broadcastShapes(spec.name, ta.shape, tb.shape) }];
     },
     cpu([a, b], _attrs, ctx) {
       const shape = broadcastShapes(spec.name, a!.shape, b!.shape) as number[];
-      return [primitivesOf(ctx).mapBinary(spec.name, a!, b!, shape, outDtype(promoteTypes(a!.dtype, b!.dtype)), spec.f, spec.row)];
+      return [primitivesOf(ctx).mapBinary(spec.name, a!, b!, shape, outDtype(promoteTypes(a!.dtype, b!.dtype)), scalarOfEntry(spec.name), spec.row)];
     },
     grad: spec.grad,
   });
@@ -50,18 +53,21 @@ function defineBinary(spec: BinarySpec): OpDef {
 
 const floatOut = (d: DType): DType => (d === 'float32' ? d : 'float32');
 
+/** The JS function of an attribute-free entry's scalar (compiled once, on first use). */
+export const scalarOfEntry = (name: string) => scalarFn(getOp(name), {}, getOp);
+
 export const add = defineBinary({
-  name: 'add', doc: 'a + b with broadcasting', f: (x, y) => x + y,
+  name: 'add', doc: 'a + b with broadcasting', scalar: { formula: ([a, b]) => S.add(a, b) },
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] + B[ib + k * sb]; },
   grad: { rule: (_b, { gradOutputs: [g] }) => [g, g] },
 });
 export const sub = defineBinary({
-  name: 'sub', doc: 'a - b with broadcasting', f: (x, y) => x - y,
+  name: 'sub', doc: 'a - b with broadcasting', scalar: { formula: ([a, b]) => S.sub(a, b) },
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] - B[ib + k * sb]; },
   grad: { rule: (b, { gradOutputs: [g] }) => [g, g && b.neg(g)] },
 });
 export const mul = defineBinary({
-  name: 'mul', doc: 'a * b with broadcasting', f: (x, y) => x * y,
+  name: 'mul', doc: 'a * b with broadcasting', scalar: { formula: ([a, b]) => S.mul(a, b) },
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] * B[ib + k * sb]; },
   grad: {
     saveInputs: [0, 1],
@@ -70,7 +76,7 @@ export const mul = defineBinary({
   },
 });
 export const div = defineBinary({
-  name: 'div', doc: 'true division a / b (integer inputs give float32, as in PyTorch)', f: (x, y) => x / y,
+  name: 'div', doc: 'true division a / b (integer inputs give float32, as in PyTorch)', scalar: { formula: ([a, b]) => S.div(a, b) },
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] / B[ib + k * sb]; },
   outDtype: floatOut,
   grad: {
@@ -83,7 +89,7 @@ export const div = defineBinary({
   },
 });
 export const pow = defineBinary({
-  name: 'pow', doc: 'a ** b with broadcasting (PyTorch pow; int ** int stays int)', f: Math.pow,
+  name: 'pow', doc: 'a ** b with broadcasting (PyTorch pow; int ** int stays int)', scalar: { primitive: Math.pow },
   grad: {
     // The output is recomputed rather than saved, so an in-place op on it (x.pow(2).mul_(2),
     // common in user code) does not invalidate the gradient of the base.
@@ -123,34 +129,34 @@ function extremumGrad(max: boolean): GradDef<Record<string, never>> {
   };
 }
 // Math.max/min propagate NaN, as torch.maximum/minimum do.
-export const maximum = defineBinary({ name: 'maximum', doc: 'elementwise max(a, b) with broadcasting (NaN propagates)', f: Math.max, grad: extremumGrad(true) });
-export const minimum = defineBinary({ name: 'minimum', doc: 'elementwise min(a, b) with broadcasting (NaN propagates)', f: Math.min, grad: extremumGrad(false) });
+export const maximum = defineBinary({ name: 'maximum', doc: 'elementwise max(a, b) with broadcasting (NaN propagates)', scalar: { formula: ([a, b]) => S.max(a, b) }, grad: extremumGrad(true) });
+export const minimum = defineBinary({ name: 'minimum', doc: 'elementwise min(a, b) with broadcasting (NaN propagates)', scalar: { formula: ([a, b]) => S.min(a, b) }, grad: extremumGrad(false) });
 
 // ---- comparisons (bool results, not differentiable) --------------------------------------
 
 const toBool = (): DType => 'bool';
 export const eq = defineBinary({
-  name: 'eq', doc: 'a == b', f: (x, y) => (x === y ? 1 : 0), outDtype: toBool, grad: null,
+  name: 'eq', doc: 'a == b', scalar: { formula: ([a, b]) => S.eq(a, b) }, outDtype: toBool, grad: null,
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] === B[ib + k * sb] ? 1 : 0; },
 });
 export const ne = defineBinary({
-  name: 'ne', doc: 'a != b', f: (x, y) => (x !== y ? 1 : 0), outDtype: toBool, grad: null,
+  name: 'ne', doc: 'a != b', scalar: { formula: ([a, b]) => S.ne(a, b) }, outDtype: toBool, grad: null,
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] !== B[ib + k * sb] ? 1 : 0; },
 });
 export const lt = defineBinary({
-  name: 'lt', doc: 'a < b', f: (x, y) => (x < y ? 1 : 0), outDtype: toBool, grad: null,
+  name: 'lt', doc: 'a < b', scalar: { formula: ([a, b]) => S.lt(a, b) }, outDtype: toBool, grad: null,
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] < B[ib + k * sb] ? 1 : 0; },
 });
 export const le = defineBinary({
-  name: 'le', doc: 'a <= b', f: (x, y) => (x <= y ? 1 : 0), outDtype: toBool, grad: null,
+  name: 'le', doc: 'a <= b', scalar: { formula: ([a, b]) => S.le(a, b) }, outDtype: toBool, grad: null,
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] <= B[ib + k * sb] ? 1 : 0; },
 });
 export const gt = defineBinary({
-  name: 'gt', doc: 'a > b', f: (x, y) => (x > y ? 1 : 0), outDtype: toBool, grad: null,
+  name: 'gt', doc: 'a > b', scalar: { formula: ([a, b]) => S.gt(a, b) }, outDtype: toBool, grad: null,
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] > B[ib + k * sb] ? 1 : 0; },
 });
 export const ge = defineBinary({
-  name: 'ge', doc: 'a >= b', f: (x, y) => (x >= y ? 1 : 0), outDtype: toBool, grad: null,
+  name: 'ge', doc: 'a >= b', scalar: { formula: ([a, b]) => S.ge(a, b) }, outDtype: toBool, grad: null,
   row: (A, ia, sa, B, ib, sb, out, o, n) => { for (let k = 0; k < n; k++) out[o + k] = A[ia + k * sa] >= B[ib + k * sb] ? 1 : 0; },
 });
 
@@ -159,7 +165,7 @@ export const ge = defineBinary({
 export interface UnarySpec {
   name: string;
   doc: string;
-  f: (x: number) => number;
+  scalar: ScalarDef<Record<string, never>>;
   /** The same map as a closure-free loop over the whole buffer, for hot ops. */
   loop?: UnaryLoop;
   /** Float-only ops turn int inputs into float32 (exp of an int tensor is float, as in PyTorch). */
@@ -167,17 +173,31 @@ export interface UnarySpec {
   /** Result dtype regardless of the input (logical_not gives bool). */
   dtype?: DType;
   grad: GradDef<Record<string, never>> | null;
+  /** May be a fused_conv2d / fused_linear activation epilogue (see OpDef.epilogue). */
+  epilogue?: { readonly nonDecreasing: boolean };
 }
 
 /** Defines a one-input, attribute-free elementwise op. */
 export function defineUnary(spec: UnarySpec): OpDef {
   const out = (d: DType): DType => spec.dtype ?? (spec.float ? floatOut(d) : d);
   return defineOp({
-    name: spec.name, doc: spec.doc, inputs: ['x'], attrs: noAttrs, elementwise: true,
+    name: spec.name, doc: spec.doc, inputs: ['x'], attrs: noAttrs, elementwise: true, scalar: spec.scalar,
+    ...(spec.epilogue ? { epilogue: spec.epilogue } : {}),
     infer([x]) { const t = need(spec.name, x, 'x'); return [{ dtype: out(t.dtype), shape: t.shape }]; },
-    cpu([x], _attrs, ctx) { return [primitivesOf(ctx).mapUnary(spec.name, x!, out(x!.dtype), spec.f, spec.loop)]; },
+    cpu([x], _attrs, ctx) { return [primitivesOf(ctx).mapUnary(spec.name, x!, out(x!.dtype), scalarOfEntry(spec.name), spec.loop ?? formulaLoop(spec))]; },
     grad: spec.grad,
   });
+}
+
+/** A formula entry's default loop: the formula over the whole buffer, one tight loop per node. */
+function formulaLoop(spec: UnarySpec): UnaryLoop | undefined {
+  const s = spec.scalar;
+  if (!('formula' in s)) return undefined;
+  let run: ReturnType<typeof compileFormulaLoop> | undefined; // compiled on first use (entries may call later ones)
+  return (src, out) => {
+    run ??= compileFormulaLoop(s.formula(argsOf(1), {}), 1, getOp);
+    run([src], out, src.length);
+  };
 }
 
 /** Gradient rule g * f'(x) where f' is written with ops on the saved input. */
@@ -196,20 +216,20 @@ export function viaOutput(dfdy: <T>(b: GradBuilder<T>, y: T) => T): GradDef<Reco
 }
 
 export const clone = defineUnary({
-  name: 'clone', doc: 'a copy with its own buffer', f: (x) => x,
+  name: 'clone', doc: 'a copy with its own buffer', scalar: { formula: ([x]) => x },
   loop: (src, out) => out.set(src),
   grad: { rule: (_b, { gradOutputs: [g] }) => [g] },
 });
 export const neg = defineUnary({
-  name: 'neg', doc: '-x', f: (x) => -x,
+  name: 'neg', doc: '-x', scalar: { formula: ([x]) => S.neg(x) },
   loop: (src, out) => { for (let i = 0; i < src.length; i++) out[i] = -src[i]; },
   grad: { rule: (b, { gradOutputs: [g] }) => [g && b.neg(g)] },
 });
-export const exp = defineUnary({ name: 'exp', doc: 'e^x', f: Math.exp, float: true, grad: viaOutput((_b, y) => y) });
-export const log = defineUnary({ name: 'log', doc: 'natural logarithm', f: Math.log, float: true, grad: viaInput((b, x) => b.div(b.scalar(1), x)) });
+export const exp = defineUnary({ name: 'exp', doc: 'e^x', scalar: { primitive: Math.exp }, float: true, grad: viaOutput((_b, y) => y) });
+export const log = defineUnary({ name: 'log', doc: 'natural logarithm', scalar: { primitive: Math.log }, float: true, grad: viaInput((b, x) => b.div(b.scalar(1), x)) });
 export const relu = defineUnary({
   // `v < 0 ? 0 : v` keeps NaN (as PyTorch); the gradient is 0 at x == 0 (PyTorch's threshold_backward).
-  name: 'relu', doc: 'max(x, 0)', f: (x) => (x < 0 ? 0 : x),
+  name: 'relu', doc: 'max(x, 0)', scalar: { primitive: (x) => (x < 0 ? 0 : x) }, epilogue: { nonDecreasing: true },
   loop: reluLoop,
   grad: viaOutput((b, y) => b.cast(b.compare('gt', y, b.scalar(0, b.dtype(y))), b.dtype(y))),
 });
@@ -227,24 +247,24 @@ function reluLoop(src: TypedArray, out: TypedArray): void {
   else for (let i = 0; i < n; i++) { const b = s[i]; o[i] = b & ~((b >> 31) & ~((0x7f800000 - (b & 0x7fffffff)) >> 31)); }
 }
 export const sqrt = defineUnary({
-  name: 'sqrt', doc: 'square root (NaN for x < 0)', f: Math.sqrt, float: true,
+  name: 'sqrt', doc: 'square root (NaN for x < 0)', scalar: { primitive: Math.sqrt }, float: true,
   grad: viaOutput((b, y) => b.div(b.scalar(0.5), y)),
 });
 export const rsqrt = defineUnary({
-  name: 'rsqrt', doc: '1 / sqrt(x)', f: (x) => 1 / Math.sqrt(x), float: true,
+  name: 'rsqrt', doc: '1 / sqrt(x)', scalar: { formula: ([x]) => S.div(1, S.call('sqrt', [x])) }, float: true,
   // d/dx x^(-1/2) = -1/2 * y^3
   grad: viaOutput((b, y) => b.mulScalar(b.mul(b.mul(y, y), y), -0.5)),
 });
-export const sin = defineUnary({ name: 'sin', doc: 'sine (radians)', f: Math.sin, float: true, grad: viaInput((b, x) => b.unary('cos', x)) });
-export const cos = defineUnary({ name: 'cos', doc: 'cosine (radians)', f: Math.cos, float: true, grad: viaInput((b, x) => b.neg(b.unary('sin', x))) });
-export const abs = defineUnary({ name: 'abs', doc: '|x|', f: Math.abs, grad: viaInput((b, x) => b.unary('sign', x)) });
+export const sin = defineUnary({ name: 'sin', doc: 'sine (radians)', scalar: { primitive: Math.sin }, float: true, grad: viaInput((b, x) => b.unary('cos', x)) });
+export const cos = defineUnary({ name: 'cos', doc: 'cosine (radians)', scalar: { primitive: Math.cos }, float: true, grad: viaInput((b, x) => b.neg(b.unary('sin', x))) });
+export const abs = defineUnary({ name: 'abs', doc: '|x|', scalar: { primitive: Math.abs }, grad: viaInput((b, x) => b.unary('sign', x)) });
 export const sign = defineUnary({
   // Math.sign keeps -0 and NaN as PyTorch does; the gradient is zero everywhere (PyTorch's choice).
-  name: 'sign', doc: '-1, 0 or 1 by the sign of x', f: Math.sign,
+  name: 'sign', doc: '-1, 0 or 1 by the sign of x', scalar: { primitive: Math.sign },
   grad: { rule: (b, { gradOutputs: [g] }) => [g && b.zerosLike(g)] },
 });
 export const logicalNot = defineUnary({
-  name: 'logical_not', doc: 'x == 0, as bool (any input dtype)', f: (x) => (x === 0 ? 1 : 0), dtype: 'bool', grad: null,
+  name: 'logical_not', doc: 'x == 0, as bool (any input dtype)', scalar: { formula: ([x]) => S.eq(x, 0) }, dtype: 'bool', grad: null,
 });
 
 // ---- clamp ----------------------------------------------------------------------------------
@@ -264,13 +284,22 @@ function clampDtype(d: DType, min: number | null, max: number | null): DType {
 export const clamp = defineOp({
   name: 'clamp', doc: 'min(max(x, min), max); a null bound is absent; min > max gives max everywhere (as PyTorch)',
   inputs: ['x'], attrs: clampAttrs, elementwise: true,
+  // Comparisons are false for NaN, so NaN passes through (as PyTorch); min > max gives max.
+  scalar: {
+    formula: ([x], { min, max }) => {
+      let e = x;
+      if (min !== null) e = S.select(S.lt(e, min), min, e);
+      if (max !== null) e = S.select(S.gt(e, max), max, e);
+      return e;
+    },
+  },
   infer([x], { min, max }) {
     const t = need('clamp', x, 'x');
     return [{ dtype: clampDtype(t.dtype, min, max), shape: t.shape }];
   },
   cpu([x], { min, max }) {
     const lo = min ?? -Infinity, hi = max ?? Infinity;
-    // Comparisons are false for NaN, so NaN passes through (as PyTorch).
+    // The scalar formula as a closure-free loop.
     const loop: UnaryLoop = (src, out) => {
       for (let i = 0; i < src.length; i++) {
         let v = src[i];
@@ -297,6 +326,7 @@ export const clamp = defineOp({
 
 export const where = defineOp({
   name: 'where', doc: 'cond ? a : b elementwise, with broadcasting', inputs: ['cond', 'a', 'b'], attrs: noAttrs, elementwise: true,
+  scalar: { primitive: (c, a, b) => (c !== 0 ? a : b) },
   infer([c, a, b]) {
     const tc = need('where', c, 'cond'), ta = need('where', a, 'a'), tb = need('where', b, 'b');
     if (tc.dtype !== 'bool') throw new OpError('where', `condition must be bool, got ${tc.dtype}`);
@@ -305,7 +335,7 @@ export const where = defineOp({
   },
   cpu([c, a, b], _attrs, ctx) {
     const shape = broadcastShapes('where', broadcastShapes('where', c!.shape, a!.shape), b!.shape) as number[];
-    return [primitivesOf(ctx).mapTernary('where', c!, a!, b!, shape, promoteTypes(a!.dtype, b!.dtype), (p, x, y) => (p ? x : y))];
+    return [primitivesOf(ctx).mapTernary('where', c!, a!, b!, shape, promoteTypes(a!.dtype, b!.dtype), scalarOfEntry('where'))];
   },
   grad: {
     saveInputs: [0],
@@ -320,6 +350,9 @@ export const where = defineOp({
 export const cast = defineOp({
   name: 'cast', doc: 'converts to another dtype (float→int truncates toward zero, nonzero→true)',
   inputs: ['x'], attrs: z.object({ dtype: z.enum(['float32', 'int32', 'bool']) }).strict(), elementwise: true,
+  // The value itself: storing it in the result's dtype is the conversion (as every elementwise
+  // kernel stores its result).
+  scalar: { primitive: (x) => x },
   infer([x], { dtype }) { return [{ dtype, shape: need('cast', x, 'x').shape }]; },
   cpu([x], { dtype }) { return [{ data: castArray(x!.data, dtype), shape: x!.shape, dtype }]; },
   grad: {

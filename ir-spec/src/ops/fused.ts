@@ -20,48 +20,19 @@
 // A program is a list of instructions `[op, arg, arg?]`; an arg is `"x<k>"` (input k), `"t<k>"`
 // (the result of instruction k, k earlier) or a number literal; the op is one of the
 // elementwise op names below; the result is the last instruction's. Example: relu(x0·2 + x1) is
-// `[["mul","x0",2], ["add","t0","x1"], ["relu","t1"]]`. Everything is float32, computed in
+// `[["mul","x0",2], ["add","t0","x1"], ["relu","t1"]]`. Which ops a program may use, what each
+// computes and which activations an epilogue may apply all come from the op entries
+// (op-queries.ts: isFusable, scalarOf, epilogueActivations). Everything is float32, computed in
 // double precision per element and rounded once.
 
 import * as z from 'zod';
 import { defineOp, getOp, outputBuffer, type CpuTensor } from '../op-def.js';
+import { epilogueActivations, fusableOps, isFusable, isNonDecreasing, scalarOf } from '../op-queries.js';
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import { primitivesOf, type CpuPrimitives } from '../kernels/primitives.js';
 import { winograd4Applies, winograd4Unpack, WINOGRAD4_TILE } from '../kernels/winograd4.js';
 
 export { winograd4Applies, winograd4Unpack, winograd4Weights } from '../kernels/winograd4.js';
-
-function sigmoid(x: number): number {
-  if (x >= 0) return 1 / (1 + Math.exp(-x));
-  const e = Math.exp(x);
-  return e / (1 + e);
-}
-
-/** Unary elementwise ops a program may use, as scalar functions (same formulas as their entries). */
-export const FUSED_UNARY: Readonly<Record<string, (x: number) => number>> = {
-  neg: (x) => -x,
-  relu: (x) => (x < 0 ? 0 : x),
-  exp: Math.exp,
-  log: Math.log,
-  sqrt: Math.sqrt,
-  rsqrt: (x) => 1 / Math.sqrt(x),
-  sigmoid,
-  tanh: Math.tanh,
-  abs: Math.abs,
-  sin: Math.sin,
-  cos: Math.cos,
-};
-
-/** Binary elementwise ops a program may use. */
-export const FUSED_BINARY: Readonly<Record<string, (a: number, b: number) => number>> = {
-  add: (a, b) => a + b,
-  sub: (a, b) => a - b,
-  mul: (a, b) => a * b,
-  div: (a, b) => a / b,
-  maximum: Math.max,
-  minimum: Math.min,
-  pow: Math.pow,
-};
 
 const arg = z.union([z.string().regex(/^[xt]\d+$/), z.number()]);
 const instruction = z.array(z.union([z.string(), z.number()])).min(2).max(3);
@@ -74,8 +45,8 @@ function checkProgram(program: Program, nInputs: number): void {
   program.forEach((ins, k) => {
     const [op, ...args] = ins;
     const where = `instruction ${k} ${JSON.stringify(ins)}`;
-    const arity = typeof op === 'string' ? (FUSED_UNARY[op] ? 1 : FUSED_BINARY[op] ? 2 : 0) : 0;
-    if (!arity) throw new OpError('fused_elementwise', `${where}: '${String(op)}' is not a fusable elementwise op (${[...Object.keys(FUSED_UNARY), ...Object.keys(FUSED_BINARY)].join(', ')})`);
+    const arity = typeof op === 'string' && isFusable(op) ? getOp(op).inputs.length : 0;
+    if (!arity) throw new OpError('fused_elementwise', `${where}: '${String(op)}' is not a fusable elementwise op (${fusableOps().join(', ')})`);
     if (args.length !== arity) throw new OpError('fused_elementwise', `${where}: '${op}' takes ${arity} argument(s)`);
     for (const a of args) {
       if (!arg.safeParse(a).success) throw new OpError('fused_elementwise', `${where}: argument ${JSON.stringify(a)} must be "x<k>", "t<k>" or a number`);
@@ -118,7 +89,7 @@ function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonl
   const raw = program.map(([op, ...args]) => ({ op: String(op), args: args.map(reg) }));
   const litBase = nIn, tempBase = nIn + literals.length;
   const fix = (r: number) => (r >= 0 ? r : r <= -1e9 ? tempBase + (-1e9 - r) : litBase + (-r - 1));
-  const code = raw.map(({ op, args }, k) => ({ u: FUSED_UNARY[op], b: FUSED_BINARY[op], a0: fix(args[0]), a1: args.length > 1 ? fix(args[1]) : 0, dst: tempBase + k }));
+  const code = raw.map(({ op, args }, k) => ({ f: scalarOf(op), a0: fix(args[0]), a1: args.length > 1 ? fix(args[1]) : 0, dst: tempBase + k }));
   const r = new Float64Array(tempBase + code.length);
   literals.forEach((v, i) => { r[litBase + i] = v; });
   const result = tempBase + code.length - 1;
@@ -129,7 +100,7 @@ function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonl
   dst ??= new Float32Array(n);
   for (let i = 0; i < n; i++) {
     for (let k = 0; k < nIn; k++) r[k] = data[k][same[k] ? i : offs[k]];
-    for (const c of code) r[c.dst] = c.u ? c.u(r[c.a0]) : c.b(r[c.a0], r[c.a1]);
+    for (const c of code) r[c.dst] = c.f(r[c.a0], r[c.a1]);
     dst[i] = r[result];
     // Advance the multi-index and each broadcast input's offset.
     for (let d = out.length - 1; d >= 0; d--) {
@@ -170,15 +141,17 @@ export const fused_elementwise = defineOp({
   grad: null,
 });
 
-const ACTIVATIONS = ['none', 'relu', 'sigmoid', 'tanh'] as const;
-type Activation = typeof ACTIVATIONS[number];
-const activation = z.enum(ACTIVATIONS).default('none');
+/** 'none' or an op whose entry allows it as an epilogue (OpDef.epilogue). */
+const activation = z.string().default('none').refine((a) => a === 'none' || epilogueActivations().includes(a), {
+  message: 'activation must be none or an op whose entry allows it as an epilogue (OpDef.epilogue)',
+});
 
 /** Applies `act` in place to a buffer the kernel just produced (never to an input). */
-function applyActivation(data: Float32Array, act: Activation): void {
+function applyActivation(data: Float32Array, act: string): void {
   if (act === 'none') return;
-  const f = FUSED_UNARY[act];
+  // relu, the common case, as a branch-light loop (the entry's scalar, specialised).
   if (act === 'relu') { for (let i = 0; i < data.length; i++) if (data[i] < 0) data[i] = 0; return; }
+  const f = scalarOf(act);
   for (let i = 0; i < data.length; i++) data[i] = f(data[i]);
 }
 
@@ -217,6 +190,7 @@ function fusedConvType(inputs: readonly (TensorType | null)[], a: FusedConvAttrs
   const { activation: _a, pool, layout: _l, ...conv } = a;
   const [t] = getOp('conv2d').infer([inputs[0], unpackedWeightType(inputs[1], a), inputs[2] ?? null], conv);
   if (!pool) return t;
+  if (!isNonDecreasing(a.activation)) throw new OpError('fused_conv2d', `a fused pool needs a non-decreasing activation (it pools before it activates), got '${a.activation}'`);
   const [N, C, H, W] = t.shape;
   if (typeof H !== 'number' || typeof W !== 'number') throw new OpError('fused_conv2d', `a fused pool needs concrete spatial dims, got ${fmtShape(t.shape)}`);
   if (a.groups !== 1) throw new OpError('fused_conv2d', 'a fused pool needs groups=1');
@@ -300,7 +274,7 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
       }
     }
   }
-  // The activations are non-decreasing, so act(max(window)) = max(act(window)), NaN included:
+  // The activation is non-decreasing (checked by the shape rule), so act(max(window)) = max(act(window)), NaN included:
   // activating the pooled output touches 1/(window size) of the elements.
   applyActivation(dst, a.activation);
   return dst;
@@ -308,7 +282,7 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
 
 export const fused_conv2d = defineOp({
   name: 'fused_conv2d',
-  doc: 'conv2d(input, weight, bias?) then activation (none, relu, sigmoid, tanh) and optional max pool, in its output loop',
+  doc: 'conv2d(input, weight, bias?) then an epilogue activation (none, or an op allowing it: relu, sigmoid, tanh, …) and optional max pool, in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: fusedConvAttrs,
   infer(inputs, a) { return [fusedConvType(inputs, a)]; },
   cpu(inputs, a, ctx) {
@@ -327,7 +301,7 @@ export const fused_conv2d = defineOp({
 
 export const fused_linear = defineOp({
   name: 'fused_linear',
-  doc: 'linear(input, weight, bias?) followed by activation (none, relu, sigmoid, tanh) in its output loop',
+  doc: 'linear(input, weight, bias?) followed by an epilogue activation (none, or an op allowing it: relu, sigmoid, tanh, …) in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: z.object({ activation }).strict(),
   infer(inputs) { return getOp('linear').infer(inputs, {}); },
   cpu(inputs, { activation: act }, ctx) {

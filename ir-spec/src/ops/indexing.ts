@@ -183,6 +183,16 @@ function padTo<V>(b: GradBuilder<V>, g: V, shape: readonly Dim[]): V {
 export const maskedSelect = defineOp({
   name: 'masked_select', doc: '1-D tensor of the elements of x (broadcast with mask) where mask is true',
   inputs: ['x', 'mask'], attrs: z.object({}).strict(),
+  dataDims: {
+    // Broadcasting repeats every mask element numel(x ⊕ mask) / numel(mask) times.
+    reads: [1],
+    dims([x, mask], [m]) {
+      const all = numel(broadcastShapes('masked_select', x!.shape, mask!.shape));
+      let trues = 0;
+      for (let k = 0; k < m.length; k++) if (m[k] !== 0) trues++;
+      return { nnz: m.length ? (trues * all) / m.length : 0 };
+    },
+  },
   infer([x, mask]) {
     const tx = need('masked_select', x, 'x');
     broadcastShapes('masked_select', tx.shape, needMask('masked_select', mask).shape);

@@ -76,6 +76,7 @@ function resolveSymbolic(op: string, from: Shape, to: readonly Dim[], infer: boo
 export const reshape = defineOp({
   name: 'reshape', doc: 'same elements in row-major order, new shape (one dim may be -1)',
   inputs: ['x'], attrs: z.object({ shape: dimList }).strict(),
+  view: () => true,
   infer([x], { shape }) { const t = need('reshape', x); return [{ dtype: t.dtype, shape: resolveShape('reshape', t.shape, shape) }]; },
   cpu([x], { shape }) {
     return [{ data: x!.data, shape: resolveShape('reshape', x!.shape, shape) as number[], dtype: x!.dtype }];

@@ -11,7 +11,7 @@
 // with that layout's packer (packers.ts) once per pinned constant, keeps it until the constant is
 // freed, written or the device destroyed, and packs an unpinned input per dispatch.
 
-import { getOp, numel, type Attrs, type DType, type TypedArray } from '@kiln/ir-spec';
+import { getOp, isViewNode, numel, type Attrs, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from '../device.js';
 import { RuntimeError } from '../errors.js';
 import { requestAdapter } from './gpu.js';
@@ -69,14 +69,6 @@ export interface WebGpuDevice extends Device<GPUBuffer> {
   destroy(): void;
 }
 
-/** Ops the WebGPU device runs as views: the result is the input's buffer under a new shape. */
-export const VIEW_OPS: readonly string[] = ['reshape', 'dropout'];
-
-/** Whether this dispatch is a view (training-mode dropout with p > 0 is not: it has no kernel). */
-export function isView(op: string, attrs: Attrs): boolean {
-  if (op === 'reshape') return true;
-  return op === 'dropout' && !(attrs.training === true && typeof attrs.p === 'number' && attrs.p > 0);
-}
 
 interface CachedKernel {
   readonly record: KernelRecord;
@@ -249,7 +241,8 @@ class GpuDevice implements WebGpuDevice {
       if (n === undefined) throw new Error(`result ${i} of ${op} has the data-dependent dim '${d}', which this dispatch was not given; run it through the executor (which reads it first) or use backend: 'cpu'`);
       return n;
     }));
-    if (isView(op, attrs)) return [{ buffer: inputs[0]!.buffer, shape: shapes[0], dtype: types[0].dtype }];
+    // A view (the op entry's `view`): the result is the input's buffer under a new shape.
+    if (isViewNode(op, attrs)) return [{ buffer: inputs[0]!.buffer, shape: shapes[0], dtype: types[0].dtype }];
     const key = kernelKey(op, inputs.map((t) => (t ? { dtype: t.dtype, rank: t.shape.length } : null)), attrs);
     const k = this.kernels.get(key);
     if (!k) throw new Error(`no WGSL kernel with key ${key} was compiled for this device; save the graph with its WGSL kernels (kiln's generateWgsl, stored in the .tsgraph) or use backend: 'cpu'`);

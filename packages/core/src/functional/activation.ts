@@ -1,5 +1,6 @@
 // F: activation functions (torch.nn.functional). All are composites over the primitive ops
-// (relu, sigmoid, tanh, erf, exp, log, clamp, where, ...) except dropout's identity form, which
+// (relu, sigmoid, tanh, erf, exp, log, clamp, where, ...) except hardswish, an op whose entry
+// fusion and the code generators derive it from, and dropout's identity form, which
 // dispatches the `dropout` op so that compiler passes can find and remove it. Composites are
 // written so that no branch a `where` discards can produce inf/NaN, since its gradient would
 // still be multiplied through (0 · inf = NaN).
@@ -61,11 +62,8 @@ export function elu(x: Tensor, alpha = 1): Tensor {
 /** relu6(x + 3) / 6; the gradient is 1/6 strictly inside (-3, 3), as in PyTorch. */
 export function hardsigmoid(x: Tensor): Tensor { return E.div(hardtanh(E.add(x, 3), 0, 6), 6); }
 
-/**
- * x · relu6(x + 3) / 6. Written with clamp, whose gradient includes the bounds: that gives
- * PyTorch's derivative x/3 + 1/2 on the closed interval [-3, 3].
- */
-export function hardswish(x: Tensor): Tensor { return E.div(E.mul(x, E.clamp(E.add(x, 3), 0, 6)), 6); }
+/** x · relu6(x + 3) / 6: the `hardswish` op (its gradient is x/3 + 1/2 on [-3, 3], as in PyTorch). */
+export function hardswish(x: Tensor): Tensor { return dispatch1('hardswish', [x]); }
 
 /** x · tanh(softplus(x)). */
 export function mish(x: Tensor): Tensor { return E.mul(x, E.tanh(softplus(x))); }
