@@ -1,6 +1,7 @@
 // Symbolic shape inference through every op (issue 3): a batch `N` stays `N` through every op of
 // the registry. The table must name every registered op — a new op without an entry fails the
-// coverage test — with input types, attributes and the expected result types in text form.
+// coverage test — with input types, attributes and the expected result types in text form
+// (attribute-free one-input elementwise ops get the plain unary case from their entry).
 // Then the symbolic dim algebra (ir/dims.ts), the rules that need it (reshape's -1, cat along a
 // symbolic dim, slices, window arithmetic) and bindSymbols.
 
@@ -31,7 +32,7 @@ const unary: Case = { inputs: [X], out: 'f32[N,4]' };
 const A3 = 'f32[N,4,5]';
 
 /** One example per op: every input batched by the symbol N. */
-const CASES: Record<string, Case> = {
+const LISTED: Record<string, Case> = {
   add: binary, sub: binary, mul: binary, maximum: binary, minimum: binary, pow: binary,
   div: { inputs: ['i32[N,4]', 'i32[4]'], out: 'f32[N,4]' },
   eq: compare, ne: compare, lt: compare, le: compare, gt: compare, ge: compare,
@@ -87,6 +88,14 @@ const CASES: Record<string, Case> = {
   batch_norm_stats: { inputs: ['f32[N,8,4,4]'], out: 'f32[8], f32[8]' },
   uniform: { inputs: ['i32[N,4]'], out: 'f32[N,4]' },
   normal: { inputs: [null], attrs: { shape: ['N', 3] }, out: 'f32[N,3]' },
+};
+
+/** Attribute-free one-input elementwise entries need no row: `f32[N,4]` → `f32[N,4]` (derived from the entries). */
+const CASES: Record<string, Case> = {
+  ...Object.fromEntries(allOps()
+    .filter((o) => o.elementwise && o.inputs.length === 1 && o.attrs.safeParse({}).success)
+    .map((o) => [o.name, unary])),
+  ...LISTED,
 };
 
 describe('symbolic shapes through every op', () => {
