@@ -45,7 +45,7 @@ interface Case { N: number; C: number; H: number; W: number; Cout: number; pad: 
 
 /** Primitives that count the conv2d calls they pass on to `inner`. */
 function counting(inner: CpuPrimitives): CpuPrimitives & { convs: number } {
-  const p = { gemm: inner.gemm, convs: 0, conv2d: (...args: Parameters<CpuPrimitives['conv2d']>) => { p.convs++; return inner.conv2d(...args); } };
+  const p = { ...inner, convs: 0, conv2d: (...args: Parameters<CpuPrimitives['conv2d']>) => { p.convs++; return inner.conv2d(...args); } };
   return p;
 }
 

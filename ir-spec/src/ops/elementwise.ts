@@ -238,7 +238,7 @@ export const relu = defineUnary({
  * time (measured 3x slower). A float32 with the sign bit set becomes +0 unless it is a NaN
  * (|bits| > 0x7f800000), which passes through; int32 just clears negatives; bool is a copy.
  */
-function reluLoop(src: TypedArray, out: TypedArray): void {
+export function reluLoop(src: TypedArray, out: TypedArray): void {
   if (src instanceof Uint8Array) { out.set(src); return; }
   const s = src instanceof Int32Array ? src : new Int32Array(src.buffer, src.byteOffset, src.length);
   const o = out instanceof Int32Array ? out : new Int32Array(out.buffer, out.byteOffset, out.length);

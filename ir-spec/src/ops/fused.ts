@@ -27,6 +27,8 @@
 
 import * as z from 'zod';
 import { defineOp, getOp, outputBuffer, type CpuTensor } from '../op-def.js';
+import { compileFormulaLoop, type Expr } from '../scalar.js';
+import { reluLoop } from './elementwise.js';
 import { epilogueActivations, fusableOps, isFusable, isNonDecreasing, scalarOf } from '../op-queries.js';
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import { primitivesOf, type CpuPrimitives } from '../kernels/primitives.js';
@@ -76,42 +78,56 @@ function broadcastStrides(shape: readonly number[], out: readonly number[]): num
   return strides;
 }
 
-/** Runs `program` over broadcast float inputs into a buffer of shape `out` (`dst`, else a new one).
- * Element i of every input is read before element i is written, so `dst` may be a same-sized input. */
-function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonly number[], dst?: Float32Array): Float32Array {
-  const nIn = inputs.length, n = out.reduce((a, d) => a * d, 1);
-  // Registers: inputs, then literals, then one per instruction.
-  const literals: number[] = [];
-  const reg = (a: string | number): number => {
-    if (typeof a === 'number') { literals.push(a); return -literals.length; }
-    return a[0] === 'x' ? Number(a.slice(1)) : -1e9 - Number(a.slice(1));
-  };
-  const raw = program.map(([op, ...args]) => ({ op: String(op), args: args.map(reg) }));
-  const litBase = nIn, tempBase = nIn + literals.length;
-  const fix = (r: number) => (r >= 0 ? r : r <= -1e9 ? tempBase + (-1e9 - r) : litBase + (-r - 1));
-  const code = raw.map(({ op, args }, k) => ({ f: scalarOf(op), a0: fix(args[0]), a1: args.length > 1 ? fix(args[1]) : 0, dst: tempBase + k }));
-  const r = new Float64Array(tempBase + code.length);
-  literals.forEach((v, i) => { r[litBase + i] = v; });
-  const result = tempBase + code.length - 1;
-  const data = inputs.map((t) => t.data as Float32Array);
-  const same = inputs.map((t) => t.data.length === n);
-  const strides = inputs.map((t) => broadcastStrides(t.shape, out));
-  const offs = new Int32Array(nIn), coord = new Int32Array(out.length);
-  dst ??= new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    for (let k = 0; k < nIn; k++) r[k] = data[k][same[k] ? i : offs[k]];
-    for (const c of code) r[c.dst] = c.f(r[c.a0], r[c.a1]);
-    dst[i] = r[result];
-    // Advance the multi-index and each broadcast input's offset.
+/** The program as one formula over its inputs: instruction k is a call of its op's entry scalar. */
+function programExpr(program: Program): Expr {
+  const temps: Expr[] = [];
+  const operand = (a: string | number): Expr =>
+    (typeof a === 'number' ? { kind: 'num', value: a } : a[0] === 'x' ? { kind: 'arg', index: Number(a.slice(1)) } : temps[Number(a.slice(1))]);
+  for (const [op, ...args] of program) temps.push({ kind: 'call', op: String(op), args: args.map(operand), attrs: {} });
+  return temps[temps.length - 1];
+}
+
+type ProgramLoop = ReturnType<typeof compileFormulaLoop>;
+/** Compiled programs by text and input count (a model has a few; the cap bounds hostile files). */
+const LOOPS = new Map<string, ProgramLoop>();
+const MAX_LOOPS = 512;
+
+function programLoop(program: Program, nIn: number): ProgramLoop {
+  const key = `${nIn}:${JSON.stringify(program)}`;
+  let loop = LOOPS.get(key);
+  if (!loop) {
+    loop = compileFormulaLoop(programExpr(program), nIn, getOp);
+    if (LOOPS.size >= MAX_LOOPS) LOOPS.delete(LOOPS.keys().next().value!);
+    LOOPS.set(key, loop);
+  }
+  return loop;
+}
+
+/** `t` broadcast to the full `out` shape (a new buffer; `t` itself when it already has every element). */
+function fullSize(t: CpuTensor, out: readonly number[], n: number): ArrayLike<number> {
+  if (t.data.length === n) return t.data;
+  const src = t.data, dst = new Float32Array(n), strides = broadcastStrides(t.shape, out), coord = new Int32Array(out.length);
+  for (let i = 0, off = 0; i < n; i++) {
+    dst[i] = src[off];
     for (let d = out.length - 1; d >= 0; d--) {
-      if (++coord[d] < out[d]) {
-        for (let k = 0; k < nIn; k++) offs[k] += strides[k][d];
-        break;
-      }
+      if (++coord[d] < out[d]) { off += strides[d]; break; }
       coord[d] = 0;
-      for (let k = 0; k < nIn; k++) offs[k] -= strides[k][d] * (out[d] - 1);
+      off -= strides[d] * (out[d] - 1);
     }
   }
+  return dst;
+}
+
+/**
+ * Runs `program` over broadcast float inputs into a buffer of shape `out` (`dst`, else a new one):
+ * the program compiled once into block-wise loops (compileFormulaLoop: each instruction one tight
+ * loop in double precision, rounded once), broadcast inputs expanded first. A block of every input
+ * is read before that block is written, so `dst` may be a same-sized input.
+ */
+function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonly number[], dst?: Float32Array): Float32Array {
+  const n = out.reduce((a, d) => a * d, 1);
+  dst ??= new Float32Array(n);
+  programLoop(program, inputs.length)(inputs.map((t) => fullSize(t, out, n)), dst, n);
   return dst;
 }
 
@@ -149,8 +165,8 @@ const activation = z.string().default('none').refine((a) => a === 'none' || epil
 /** Applies `act` in place to a buffer the kernel just produced (never to an input). */
 function applyActivation(data: Float32Array, act: string): void {
   if (act === 'none') return;
-  // relu, the common case, as a branch-light loop (the entry's scalar, specialised).
-  if (act === 'relu') { for (let i = 0; i < data.length; i++) if (data[i] < 0) data[i] = 0; return; }
+  // relu, the common case: the entry's own branch-free loop (in place is safe: element by element).
+  if (act === 'relu') { reluLoop(data, data); return; }
   const f = scalarOf(act);
   for (let i = 0; i < data.length; i++) data[i] = f(data[i]);
 }
@@ -206,36 +222,6 @@ function fusedConvType(inputs: readonly (TensorType | null)[], a: FusedConvAttrs
  */
 const TILE = 1 << 18;
 
-/** dst[o + i·PW + j] = max of the pool window (i, j) over the CH×CW plane at src[s]; NaN wins. */
-function maxPoolPlane(src: Float32Array, s: number, CW: number, dst: Float32Array, o: number, PH: number, PW: number, pool: { kernel_size: number[]; stride: number[] }): void {
-  const [pkh, pkw] = pool.kernel_size, [psh, psw] = pool.stride;
-  if (pkh === 2 && pkw === 2 && psh === 2 && psw === 2) {
-    // The common 2×2/2 pool, unrolled; `t > m || t !== t` keeps a NaN as the generic loop does.
-    for (let i = 0; i < PH; i++) {
-      const r0 = s + 2 * i * CW, r1 = r0 + CW, d = o + i * PW;
-      for (let j = 0; j < PW; j++) {
-        let m = src[r0 + 2 * j];
-        const t1 = src[r0 + 2 * j + 1], t2 = src[r1 + 2 * j], t3 = src[r1 + 2 * j + 1];
-        if (t1 > m || t1 !== t1) m = t1;
-        if (t2 > m || t2 !== t2) m = t2;
-        if (t3 > m || t3 !== t3) m = t3;
-        dst[d + j] = m;
-      }
-    }
-    return;
-  }
-  for (let i = 0; i < PH; i++) {
-    for (let j = 0; j < PW; j++) {
-      let m = -Infinity;
-      for (let u = 0; u < pkh; u++) {
-        const row = s + (i * psh + u) * CW + j * psw;
-        for (let v = 0; v < pkw; v++) { const t = src[row + v]; if (t > m || Number.isNaN(t)) m = t; }
-      }
-      dst[o + i * PW + j] = m;
-    }
-  }
-}
-
 /**
  * The OIHW weight fused_conv2d computes with: its input, or a hi/lo weight of an old file
  * (layout="winograd4x4") unpacked back, so every weight runs the device's conv primitive.
@@ -258,6 +244,9 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
   const block = images > 1 ? Cout : Math.max(1, Math.min(Cout, Math.floor(TILE / plane)));
   const X = x.data as Float32Array, Wd = w.data as Float32Array, B = bias ? bias.data as Float32Array : null;
   const dst = new Float32Array(N * Cout * PH * PW);
+  // max_pool2d's kernel (the device's primitive); the winners' indices it also writes go unused.
+  const poolWin = { kh: pool.kernel_size[0], kw: pool.kernel_size[1], sh: pool.stride[0], sw: pool.stride[1], ph: 0, pw: 0, dh: 1, dw: 1 };
+  const scratch = new Int32Array((images > 1 ? images * Cout : block) * PH * PW);
   for (let n0 = 0; n0 < N; n0 += images) {
     const nb = Math.min(images, N - n0);
     const xs = X.subarray(n0 * image, (n0 + nb) * image);
@@ -267,11 +256,10 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
       // pinned for the device's primitive, see CpuPrimitives).
       const ws = Wd.subarray(c0 * K, (c0 + cb) * K), bs = B ? B.subarray(c0, c0 + cb) : null;
       const tile = prims.conv2d(xs, ws, bs, { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win });
-      // tile is [nb, cb, CH, CW]; plane p holds image n0 + ⌊p/cb⌋, channel c0 + p mod cb.
-      for (let p = 0, n = n0, c = c0; p < nb * cb; p++) {
-        maxPoolPlane(tile, p * plane, CW, dst, ((n * Cout + c) * PH) * PW, PH, PW, pool);
-        if (++c === c0 + cb) { c = c0; n++; }
-      }
+      // tile is [nb, cb, CH, CW]: either whole images (cb = Cout) or channels c0… of one image, so
+      // its pooled planes are the contiguous output planes from (n0, c0) on.
+      const planes = nb * cb, at = (n0 * Cout + c0) * PH * PW;
+      prims.maxPool(tile, planes, CH, CW, poolWin, PH, PW, dst.subarray(at, at + planes * PH * PW), scratch.subarray(0, planes * PH * PW));
     }
   }
   // The activation is non-decreasing (checked by the shape rule), so act(max(window)) = max(act(window)), NaN included:
