@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType } from '@kiln/ir-spec';
-import { fuseElementwise } from '../compiler/src/passes/fuse-elementwise.js';
+import { runPass } from '../compiler/src/pipeline.js';
 import { manualSeed, noGrad, randn, full, tensor, type Tensor } from 'kiln';
 import { SmallCnn } from './cli-fixtures/small-cnn.js';
 import { Gate } from './cli-fixtures/gate.js';
@@ -247,7 +247,7 @@ describe('kiln CLI', () => {
       const b = new GraphBuilder('wide');
       const xs = Array.from({ length: 10 }, (_, i) => b.input(`x${i}`, tensorType('float32', ['N', 4])));
       b.output('y', xs.slice(1).reduce((acc, x) => b.op1('add', [acc, x]), xs[0]));
-      const g = fuseElementwise(b.build(), { maxStorageBuffers: 16 }); // one node over 10 inputs
+      const g = runPass('fuse-elementwise', b.build(), { maxStorageBuffers: 16 }); // one node over 10 inputs
       const noKernel = join(TMP, 'wide-no-kernel.tsgraph');
       writeFileSync(noKernel, encodeTsgraph(g, { kernels: generateWgsl(g).kernels }));
       expect(ok('inspect', noKernel, '--no-ir').stdout).toContain('backends   cpu (webgpu: no WGSL for 1 node: fused_elementwise; fused_elementwise reads 10 tensors and writes 1, ' +

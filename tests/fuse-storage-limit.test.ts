@@ -10,8 +10,11 @@ import { encodeTsgraph, GraphBuilder, tensorType, walkNodes, type Graph, type Va
 import { createModel, createWebGpuDevice, load, nodeStorageBuffers, type InputValue, type WebGpuDevice } from '@kiln/runtime';
 import { generateWgsl } from '../compiler/src/codegen/index.js';
 import { fuseElementwise } from '../compiler/src/passes/fuse-elementwise.js';
-import { runPipeline } from '../compiler/src/pipeline.js';
+import { runPass, runPipeline } from '../compiler/src/pipeline.js';
 import { jit, manualSeed, nn, noGrad, randn, type Tensor } from 'kiln';
+
+/** The pass as the pipeline runs it: fusion, then the sweep of the producers it absorbed. */
+const fuse = (g: Graph, opts: { maxStorageBuffers?: number } = {}) => runPass('fuse-elementwise', g, opts);
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
 process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
@@ -66,7 +69,7 @@ describe('fuse-elementwise keeps every kernel within the storage-buffer limit', 
   for (const [name, build] of [['a chain', chainGraph], ['a balanced tree', treeGraph]] as const) {
     it(`${name} over 10 inputs splits into kernels of at most 7 inputs + 1 output, same numbers`, () => {
       const g = build(10);
-      const out = fuseElementwise(g);
+      const out = fuse(g);
       const fused = fusedNodes(out);
       expect(fused.length).toBeGreaterThanOrEqual(2);
       for (const n of walkNodes(out.body)) expect(nodeStorageBuffers(n), n.op).toBeLessThanOrEqual(8);
@@ -80,11 +83,11 @@ describe('fuse-elementwise keeps every kernel within the storage-buffer limit', 
 
   it('a higher limit (an adapter known to allow more) gives one kernel; a lower one more kernels', () => {
     const g = chainGraph(10);
-    const wide = fuseElementwise(g, { maxStorageBuffers: 11 });
+    const wide = fuse(g, { maxStorageBuffers: 11 });
     expect(fusedNodes(wide).length).toBe(1);
     expect(fusedNodes(wide)[0].inputs.length).toBe(10);
     expectSameOutputs(g, wide);
-    const narrow = fuseElementwise(g, { maxStorageBuffers: 4 });
+    const narrow = fuse(g, { maxStorageBuffers: 4 });
     for (const n of walkNodes(narrow.body)) expect(nodeStorageBuffers(n)).toBeLessThanOrEqual(4);
     expectSameOutputs(g, narrow);
     expect(() => fuseElementwise(g, { maxStorageBuffers: 1 })).toThrow(/^fuseElementwise: maxStorageBuffers must be an integer >= 2 \(one input and the output\), got 1$/);
@@ -104,7 +107,7 @@ describe('fuse-elementwise keeps every kernel within the storage-buffer limit', 
     const t = b.op1('mul', [x, y]);
     b.output('a', b.op1('relu', [b.op1('add', [t, x])]));
     b.output('b', b.op1('sigmoid', [t]));
-    const out = fuseElementwise(b.build());
+    const out = fuse(b.build());
     expect(fusedNodes(out).map((n) => n.inputs.length)).toEqual([2]);
     expect([...walkNodes(out.body)].some((n) => n.op === 'mul')).toBe(true);
   });
@@ -154,7 +157,7 @@ describe('a model combining 10 inputs, optimized at -O2, runs on WebGPU (SwiftSh
   it('a stored kernel binding more storage buffers than the adapter allows is named before any pipeline is made', async () => {
     const limit = device.gpu.limits.maxStorageBuffersPerShaderStage;
     const n = limit + 2; // inputs: the kernel binds n + 1 > limit
-    const g = fuseElementwise(chainGraph(n), { maxStorageBuffers: n + 1 });
+    const g = fuse(chainGraph(n), { maxStorageBuffers: n + 1 });
     expect(fusedNodes(g)[0].inputs.length).toBe(n);
     const { kernels, unsupported } = generateWgsl(g, { maxStorageBuffers: n + 1 });
     expect(unsupported).toEqual([]);

@@ -192,9 +192,8 @@ describe('runPipeline', () => {
     const alone = PASSES['fuse-epilogue'](g), run = runPass('fuse-epilogue', g);
     expect(countNodes(alone)).toBeGreaterThan(countNodes(run));
     expect(printGraph(run)).toBe(printGraph(PASSES['eliminate-dead-code'](alone)));
-    // fuse-elementwise still sweeps until its region-based rewrite lands (it drops the call).
     const own = readdirSync(fileURLToPath(new URL('../compiler/src/passes/', import.meta.url)))
-      .filter((f) => !['eliminate-dead-code.ts', 'fuse-elementwise.ts', 'index.ts'].includes(f))
+      .filter((f) => !['eliminate-dead-code.ts', 'index.ts'].includes(f))
       .filter((f) => readFileSync(fileURLToPath(new URL(`../compiler/src/passes/${f}`, import.meta.url)), 'utf8').includes('eliminateDeadCode'));
     expect(own).toEqual([]);
   });

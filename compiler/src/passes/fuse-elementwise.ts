@@ -11,7 +11,6 @@
 
 import { isFusable, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { countUses, rewriteGraph, type RewriteContext } from '../rewrite.js';
-import { eliminateDeadCode } from './eliminate-dead-code.js';
 
 type Arg = string | number;
 type Instr = Arg[];
@@ -110,7 +109,8 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
     if (absorbed === 0 || prog.inputs.length > maxInputs) return [node];
     return [ctx.node('fused_elementwise', prog.inputs, { program: prog.code }, node.meta, node.outputs)];
   });
-  return out === g ? g : eliminateDeadCode(out);
+  // The absorbed producers are now unused: the pipeline's sweep (runPass) removes them.
+  return out;
 }
 
 /** A float 0-d literal constant's value (it becomes a number in the program). */
