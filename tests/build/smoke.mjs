@@ -33,7 +33,7 @@ const nParams = [...model.parameters()].reduce((n, p) => n + p.numel, 0);
 // A product big enough for the CPU kernels' worker threads: they must not keep this process
 // alive once the script ends (the test times out otherwise).
 setNumThreads(2);
-const big = randn([256, 256]);
+const big = randn([320, 320]);
 for (let i = 0; i < 5; i++) { matmul(big, big); await new Promise((r) => setTimeout(r, 10)); }
 
 console.log(JSON.stringify({ missing, grad: Array.from(gw.toArray()), nParams, firstLoss: losses[0], lastLoss: losses[losses.length - 1] }));

@@ -17,7 +17,8 @@ describe('WebAssembly kernels on worker threads', () => {
     expect(wasmKernels()!.threaded).toBe(true);
   });
 
-  for (const [M, N, K] of [[256, 300, 200], [4096, 5, 64], [3, 4000, 300], [1, 2048, 1024]] as const) {
+  // Each product is at least heap.ts's PARALLEL_WORK (2^24 multiply-adds), below which nothing splits.
+  for (const [M, N, K] of [[256, 300, 256], [4096, 5, 1024], [3, 4000, 1500], [1, 8192, 2048]] as const) {
     it(`splits ${M}x${N}x${K} over 2 threads with identical results`, async () => {
       const g = new WasmGemm(wasmKernels()!);
       const A = randomFloats(M * K, 1), B = randomFloats(K * N, 2);
