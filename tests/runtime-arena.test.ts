@@ -11,19 +11,11 @@ import {
   type TypedArray, type Value,
 } from '@kiln/ir-spec';
 import { createCpuDevice, createModel, type Device, type Output } from '@kiln/runtime';
+import { values } from './helpers/rng.js';
 import { PASSES } from '@kiln/compiler';
 
 const planMemory = PASSES['plan-memory'];
 
-function values(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
 const input = (n: number, w: number, seed: number) => ({ data: values(n * w, seed), shape: [n, w], dtype: 'float32' as const });
 
 /** A CPU device that records what it allocates: arena growth, and kernel results in offered

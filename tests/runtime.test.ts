@@ -9,19 +9,10 @@ import {
   type CpuTensor, type DType, type TypedArray,
 } from '@kiln/ir-spec';
 import { createCpuDevice, createDevice, createModel, fastPrimitives, load, RuntimeError, type Device, type Output } from '@kiln/runtime';
+import { values } from './helpers/rng.js';
 
 // ---- helpers --------------------------------------------------------------------------------
 
-/** Deterministic values in [-1, 1). */
-function values(n: number, seed: number): Float32Array {
-  const out = new Float32Array(n);
-  let s = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = s / 2 ** 31 - 1;
-  }
-  return out;
-}
 
 const numel = (shape: readonly number[]) => shape.reduce((a, d) => a * d, 1);
 const f32 = (shape: number[], seed: number): CpuTensor => ({ data: values(numel(shape), seed), shape, dtype: 'float32' });

@@ -10,3 +10,14 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** `n` deterministic values in [-1, 1) from a linear congruential sequence (the runtime tests' inputs). */
+export function values(n: number, seed: number): Float32Array {
+  const out = new Float32Array(n);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = s / 2 ** 31 - 1;
+  }
+  return out;
+}

@@ -28,6 +28,7 @@
 import * as z from 'zod';
 import { defineOp, getOp, outputBuffer, type CpuTensor } from '../op-def.js';
 import { compileFormulaLoop, type Expr } from '../scalar.js';
+import { broadcastStrides } from '../kernels/broadcast.js';
 import { reluLoop } from './elementwise.js';
 import { epilogueActivations, fusableOps, isFusable, isNonDecreasing, scalarOf } from '../op-queries.js';
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
@@ -65,17 +66,6 @@ function floatInputs(op: string, inputs: readonly (TensorType | null)[]): Tensor
     if (t.dtype !== 'float32') throw new OpError(op, `input ${i} must be float32, got ${t.dtype}${fmtShape(t.shape)}`);
     return t;
   });
-}
-
-/** Element offsets of `shape` (broadcast) for each output position, advanced by a counter. */
-function broadcastStrides(shape: readonly number[], out: readonly number[]): number[] {
-  const strides = new Array<number>(out.length).fill(0);
-  let s = 1;
-  for (let i = shape.length - 1, j = out.length - 1; i >= 0; i--, j--) {
-    strides[j] = shape[i] === 1 ? 0 : s;
-    s *= shape[i];
-  }
-  return strides;
 }
 
 /** The program as one formula over its inputs: instruction k is a call of its op's entry scalar. */
