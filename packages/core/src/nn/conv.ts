@@ -1,4 +1,4 @@
-// Convolution layers: Conv1d, Conv2d, ConvTranspose2d over F.conv1d/conv2d/convTranspose2d.
+// Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d over F.conv1d/conv2d/convTranspose2d.
 // Invariant: weight shapes, default init (kaiming_uniform(a=√5), bias U(±1/√fanIn)), state dict
 // keys and reprs are PyTorch's.
 
@@ -49,6 +49,7 @@ function convSignature(layer: string, transposed: boolean): LayerSignature {
 }
 const SIGS = new Map<string, LayerSignature>([
   ['Conv1d', convSignature('Conv1d', false)], ['Conv2d', convSignature('Conv2d', false)], ['ConvTranspose2d', convSignature('ConvTranspose2d', true)],
+  ['ConvTranspose1d', convSignature('ConvTranspose1d', true)],
 ]);
 
 /** The constructor forms of a convolution: PyTorch's positional order, or any of the parameters
@@ -212,6 +213,27 @@ export class ConvTranspose2d extends ConvNd {
         throw new Error(`ConvTranspose2d: requested output size ${pyVal(want)} is not possible for input ${fmtShape(x.shape)}: dim ${i} must be between ${min} and ${max}`);
       }
       return want[i] - min;
+    });
+  }
+}
+
+/**
+ * Transposed 1-D convolution over [N, C, L] (or [C, L]) inputs; weight [in, out/groups, k].
+ * @example new nn.ConvTranspose1d(16, 8, 3, { stride: 2, padding: 1, outputPadding: 1 })
+ */
+export class ConvTranspose1d extends ConvNd {
+  constructor(...args: ConvArgs<ConvTransposeOptions, ConvTransposePositional>) {
+    super('ConvTranspose1d', 1, true, args);
+    if (this.outputPadding[0] >= this.stride[0] && this.outputPadding[0] >= this.dilation[0]) {
+      throw new Error(`ConvTranspose1d: outputPadding ${pyVal(this.outputPadding)} must be smaller than either stride ${pyVal(this.stride)} or dilation ${pyVal(this.dilation)}`);
+    }
+  }
+  forward(x: Tensor): Tensor {
+    this.checkInput('ConvTranspose1d', x, 1);
+    const padding = this.padding;
+    if (typeof padding === 'string') throw new Error(`ConvTranspose1d: padding '${padding}' is not supported`); // the constructor refuses it
+    return F.convTranspose1d(x, this.weight, this.bias, {
+      stride: this.stride, padding, outputPadding: this.outputPadding, groups: this.groups, dilation: this.dilation,
     });
   }
 }

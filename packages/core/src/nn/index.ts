@@ -11,3 +11,13 @@ export { LSTM, GRU, type RNNOptions } from './rnn.js';
 export { MultiheadAttention, NonDynamicallyQuantizableLinear, type MultiheadAttentionOptions, type AttentionForwardOptions } from './attention.js';
 export * as init from './init.js';
 export * from './loss.js';
+export { PReLU, ELU, Softplus, Hardswish, Mish, Dropout2d } from './activation-extra.js';
+export { Upsample, ZeroPad2d, ConstantPad2d, type UpsampleOptions, type UpsampleMode } from './resample.js';
+export { MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, InstanceNorm2d, EmbeddingBag, ParameterList, ParameterDict, type EmbeddingBagOptions } from './layers-extra.js';
+export { ConvTranspose1d } from './conv.js';
+export { RNNCell, LSTMCell, GRUCell, RNN, type RNNCellOptions, type ElmanRNNOptions } from './rnn-cell-layers.js';
+export {
+  TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder, Transformer, generateSquareSubsequentMask,
+  type TransformerLayerOptions, type TransformerOptions, type EncoderForwardOptions, type DecoderForwardOptions,
+} from './transformer.js';
+export * as utils from './utils.js';

@@ -4,3 +4,4 @@ export { SGD, type SGDOptions, type SGDState } from './sgd.js';
 export { Adam, AdamW, type AdamOptions, type AdamState } from './adam.js';
 export { RMSprop, type RMSpropOptions, type RMSpropState } from './rmsprop.js';
 export { Adagrad, type AdagradOptions, type AdagradState } from './adagrad.js';
+export * as lrScheduler from './lr-scheduler.js';
