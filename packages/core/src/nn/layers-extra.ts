@@ -160,10 +160,7 @@ export class InstanceNorm2d extends Module {
       throw new Error(`InstanceNorm2d: input of shape ${fmtShape(x.shape)} has ${xb.shape[1]} channels, expected numFeatures=${this.numFeatures}`);
     }
     const useInputStats = this.training || !this.trackRunningStats;
-    if (this.training && this.trackRunningStats && this.num_batches_tracked) {
-      const nbt = this.num_batches_tracked;
-      noGrad(() => nbt.add_(1));
-    }
+    // As PyTorch 1.13's _InstanceNorm: num_batches_tracked exists (state dict parity) but is never counted.
     const y = F.instanceNorm(xb, {
       runningMean: this.running_mean, runningVar: this.running_var, weight: this.weight, bias: this.bias,
       useInputStats, momentum: this.momentum, eps: this.eps,

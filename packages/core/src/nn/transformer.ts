@@ -10,6 +10,7 @@ import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 import { full } from '../creation.js';
 import { triu } from '../ops/indexing.js';
+import { expand } from '../ops/shape.js';
 import { Module } from './module.js';
 import { ModuleList } from './container.js';
 import { Linear, checkSize } from './linear.js';
@@ -62,7 +63,9 @@ function activationFn(a: TransformerActivation): (x: Tensor) => Tensor {
 /** A causal mask for sequence length `sz`: 0 on and below the diagonal, -inf above (float32 [sz, sz]). */
 export function generateSquareSubsequentMask(sz: number): Tensor {
   checkSize('generateSquareSubsequentMask', 'sz', sz);
-  return triu(full([sz, sz], -Infinity), 1);
+  // A dispatched expand of a 0-d constant, not full([sz, sz]): a trace then records ops whose
+  // shape follows a dynamic sequence length instead of a constant baked at the example's size.
+  return triu(expand(full([], -Infinity), [sz, sz]), 1);
 }
 
 export interface EncoderForwardOptions {
