@@ -26,7 +26,7 @@ export function encodeText(text) {
 
 /** Causal transformer LM: tokens [B, T] int32 → logits [B, T, vocab]. */
 export class CharLM extends nn.Module {
-  constructor(vocabSize, { dModel = 48, nhead = 4, layers = 2, blockSize = 32 } = {}) {
+  constructor(vocabSize, { dModel = 32, nhead = 4, layers = 2, blockSize = 32 } = {}) {
     super();
     this.blockSize = blockSize;
     this.tok = new nn.Embedding(vocabSize, dModel);
@@ -79,8 +79,8 @@ export async function trainCharLM(o = {}) {
   manualSeed(seed);
   const model = new CharLM(vocab.length);
   const loader = new utils.data.DataLoader(new Windows(codes, model.blockSize), { batchSize, shuffle: true, dropLast: true, generator: new Generator(seed) });
-  const opt = new optim.Adam(model.parameters(), { lr: 3e-3 });
-  const sched = new optim.lrScheduler.OneCycleLR(opt, { maxLr: 3e-3, totalSteps: steps, pctStart: 0.2 });
+  const opt = new optim.Adam(model.parameters(), { lr: 1e-2 });
+  const sched = new optim.lrScheduler.OneCycleLR(opt, { maxLr: 1e-2, totalSteps: steps, pctStart: 0.2 });
   const losses = [];
   model.train();
   outer: for (;;) {
