@@ -32,7 +32,7 @@ export class CharLM extends nn.Module {
     this.tok = new nn.Embedding(vocabSize, dModel);
     this.pos = new nn.Embedding(blockSize, dModel);
     this.encoder = new nn.TransformerEncoder(
-      new nn.TransformerEncoderLayer(dModel, nhead, { dimFeedforward: 4 * dModel, dropout: 0, batchFirst: true, normFirst: true, activation: 'gelu' }),
+      new nn.TransformerEncoderLayer(dModel, nhead, { dimFeedforward: 4 * dModel, dropout: 0, batchFirst: true, normFirst: true }),
       layers, new nn.LayerNorm(dModel));
     this.head = new nn.Linear(dModel, vocabSize);
   }
@@ -69,10 +69,10 @@ class Windows extends utils.data.Dataset {
 
 /**
  * Trains the model; returns it with the loss history, the sample texts and timings.
- * @param {{ steps?: number, seed?: number, batchSize?: number, out?: string, log?: (s: string) => void }} [o]
+ * @param {{ steps?: number, seed?: number, batchSize?: number, sampleChars?: number, out?: string, log?: (s: string) => void }} [o]
  */
 export async function trainCharLM(o = {}) {
-  const { steps = 300, seed = 0, batchSize = 32, log = (s) => process.stdout.write(`${s}\n`) } = o;
+  const { steps = 300, seed = 0, batchSize = 32, sampleChars = 120, log = (s) => process.stdout.write(`${s}\n`) } = o;
   const start = performance.now();
   const text = readFileSync(TEXT, 'utf8');
   const { vocab, codes } = encodeText(text);
@@ -102,8 +102,8 @@ export async function trainCharLM(o = {}) {
   const prompt = 'the potter ';
   const eagerSample = noGrad(() => sample((ids) => {
     const logits = model.forward(tensor(ids, { dtype: 'int32', shape: [1, ids.length] }));
-    return logits.slice(1, ids.length - 1, ids.length).reshape([-1]).softmax(0).toArray();
-  }, prompt, vocab, model.blockSize, 120, new Generator(seed)));
+    return softmax(logits.slice(1, ids.length - 1, ids.length).reshape([-1]).toArray());
+  }, prompt, vocab, model.blockSize, sampleChars, new Generator(seed)));
   log(`eager sample: ${JSON.stringify(eagerSample)}`);
 
   // Compile with a symbolic sequence length, save, and sample from the file with the runtime.
@@ -113,14 +113,12 @@ export async function trainCharLM(o = {}) {
   const path = join(dir, 'charlm.tsgraph');
   await traced.save(path);
   const runtimeModel = await load(readFileSync(path), { backend: 'cpu' });
-  const fileProbs = [];
   const fileSample = await sampleAsync(async (ids) => {
     const [out] = await runtimeModel.run([{ data: Int32Array.from(ids), shape: [1, ids.length], dtype: 'int32' }]);
     const V = vocab.length, last = out.data.subarray((ids.length - 1) * V, ids.length * V);
     const p = softmax(last);
-    fileProbs.push(p);
     return p;
-  }, prompt, vocab, model.blockSize, 120, new Generator(seed));
+  }, prompt, vocab, model.blockSize, sampleChars, new Generator(seed));
   log(`sample from ${path}: ${JSON.stringify(fileSample)}`);
   return { model, vocab, losses, eagerSample, fileSample, trainSeconds, seconds: (performance.now() - start) / 1000, path };
 }
