@@ -92,9 +92,9 @@ export class Mish extends Module {
 }
 
 /**
- * Zeroes whole channels: in training mode each (sample, channel) of an [N, C, H, W] (or
- * unbatched [C, H, W]) input is dropped with probability p and the kept ones are scaled by
- * 1/(1-p); the identity in eval mode. (As PyTorch 1.13, a 3-D input is taken as unbatched.)
+ * Zeroes whole channels: in training mode each (sample, channel) plane of an [N, C, H, W]
+ * input is dropped with probability p and the kept ones are scaled by 1/(1-p); the identity in
+ * eval mode. A 3-D input is taken as [N, C, L] (channel-wise 1-D dropout), as PyTorch 1.13 does.
  */
 export class Dropout2d extends Module {
   readonly p: number;
@@ -108,10 +108,10 @@ export class Dropout2d extends Module {
     this.inplace = a.inplace ?? false;
   }
   forward(x: Tensor): Tensor {
-    if (x.ndim !== 3 && x.ndim !== 4) throw new Error(`Dropout2d: expected a 3-D (unbatched [C, H, W]) or 4-D input, got shape ${fmtShape(x.shape)}`);
+    if (x.ndim !== 3 && x.ndim !== 4) throw new Error(`Dropout2d: expected a 4-D [N, C, H, W] (or 3-D [N, C, L]) input, got shape ${fmtShape(x.shape)}`);
     if (!this.training || this.p === 0) return x;
     // One uniform draw per (sample, channel), broadcast over the spatial dims.
-    const maskShape = [...x.shape.slice(0, x.ndim - 2), 1, 1];
+    const maskShape = [x.shape[0], x.shape[1], ...x.shape.slice(2).map(() => 1)];
     const y = this.p === 1
       ? x.mul(0)
       : x.mul(rand(maskShape).ge(this.p).float().mul(1 / (1 - this.p)));

@@ -133,3 +133,14 @@ describe('layers without golden data', () => {
     expect(arr(out).slice(2, 4)).toEqual([0, 0]);
   });
 });
+
+describe('Dropout2d on 3-D input', () => {
+  it('drops per (sample, channel) of [N, C, L], as PyTorch 1.13', () => {
+    manualSeed(9);
+    const y = arr(new nn.Dropout2d(0.5).forward(ones([8, 4, 5])));
+    for (let p = 0; p < 32; p++) {
+      const row = y.slice(p * 5, p * 5 + 5);
+      expect(row.every((e) => e === row[0])).toBe(true);
+    }
+  });
+});
