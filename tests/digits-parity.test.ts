@@ -25,9 +25,9 @@ function model(): nn.Sequential {
 }
 
 function trainingSet(): InstanceType<typeof utils.data.TensorDataset> {
-  const rows = readFileSync(CSV, 'utf8').split('\n').filter((l) => l.trim() !== '').slice(1, TRAIN_ROWS + 1);
+  const rows = readFileSync(CSV, 'utf8').split('\n').filter((l: string) => l.trim() !== '').slice(1, TRAIN_ROWS + 1);
   const x = new Float32Array(TRAIN_ROWS * 64), y = new Int32Array(TRAIN_ROWS);
-  rows.forEach((line, r) => {
+  rows.forEach((line: string, r: number) => {
     const cells = line.split(',').map(Number);
     y[r] = cells[0];
     for (let p = 0; p < 64; p++) x[r * 64 + p] = cells[p + 1] / 16;

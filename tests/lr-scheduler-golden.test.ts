@@ -20,9 +20,15 @@ const sgd2 = () => new optim.SGD([{ params: [param()] }, { params: [param()], lr
 const adam = () => new optim.Adam([param(), param()], { lr: 0.001 });
 
 type Opt = ReturnType<typeof sgd2> | ReturnType<typeof adam>;
-type Sched = { step(metric?: number): void };
+/** A scheduler: ReduceLROnPlateau steps with a metric, the others without. */
+type Sched = { step(metric: number): void };
+type Case = { opt: () => Opt; make: (o: Opt) => Sched; metric?: (e: number) => number };
+const stepOnce = (s: Sched, c: Case, e: number): void => {
+  if (c.metric) s.step(c.metric(e));
+  else (s as unknown as { step(): void }).step();
+};
 
-const CASES: Record<string, { opt: () => Opt; make: (o: Opt) => Sched; metric?: (e: number) => number }> = {
+const CASES: Record<string, Case> = {
   StepLR: { opt: sgd2, make: (o) => new S.StepLR(o, { stepSize: 7, gamma: 0.5 }) },
   MultiStepLR: { opt: sgd2, make: (o) => new S.MultiStepLR(o, { milestones: [10, 30, 30, 80], gamma: 0.3 }) },
   ExponentialLR: { opt: sgd2, make: (o) => new S.ExponentialLR(o, { gamma: 0.97 }) },
@@ -87,7 +93,7 @@ describe(`lr schedulers match PyTorch ${GOLDEN.torch} over 100 steps`, () => {
       const rows = [snap(o)];
       for (let e = 0; e < 100; e++) {
         o.step();
-        if (c.metric) s.step(c.metric(e)); else s.step();
+        stepOnce(s, c, e);
         rows.push(snap(o));
       }
       expectRowsClose(name, rows, GOLDEN.cases[name]);
@@ -99,7 +105,7 @@ describe(`lr schedulers match PyTorch ${GOLDEN.torch} over 100 steps`, () => {
       const c = CASES[name];
       const o = c.opt();
       const s = c.make(o) as Sched & { stateDict(): Record<string, unknown> };
-      for (let e = 0; e < 40; e++) s.step(c.metric?.(e));
+      for (let e = 0; e < 40; e++) stepOnce(s, c, e);
       const saved = JSON.parse(JSON.stringify(s.stateDict())) as Record<string, unknown>;
       const optSaved = o.stateDict();
       // A fresh optimizer and scheduler, restored, continue with PyTorch's sequence.
@@ -109,7 +115,7 @@ describe(`lr schedulers match PyTorch ${GOLDEN.torch} over 100 steps`, () => {
       s2.loadStateDict(saved);
       const rows: Row[] = [];
       for (let e = 40; e < 100; e++) {
-        s2.step(c.metric?.(e));
+        stepOnce(s2, c, e);
         rows.push(snap(o2));
       }
       expectRowsClose(`${name} (resumed)`, rows, GOLDEN.cases[name].slice(41));
