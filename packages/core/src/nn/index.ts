@@ -15,7 +15,8 @@ export { PReLU, ELU, Softplus, Hardswish, Mish, Dropout2d } from './activation-e
 export { Upsample, ZeroPad2d, ConstantPad2d, type UpsampleOptions, type UpsampleMode } from './resample.js';
 export { MaxPool1d, AvgPool1d, AdaptiveMaxPool2d, InstanceNorm2d, EmbeddingBag, ParameterList, ParameterDict, type EmbeddingBagOptions } from './layers-extra.js';
 export { ConvTranspose1d } from './conv.js';
-export { RNNCell, LSTMCell, GRUCell, RNN, type RNNCellOptions, type ElmanRNNOptions } from './rnn-cell-layers.js';
+export { RNNCell, LSTMCell, GRUCell, type RNNCellOptions } from './rnn-cell-layers.js';
+export { RNN, type ElmanRNNOptions } from './rnn.js';
 export {
   TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer, TransformerDecoder, Transformer, generateSquareSubsequentMask,
   type TransformerLayerOptions, type TransformerOptions, type EncoderForwardOptions, type DecoderForwardOptions,

@@ -1,19 +1,17 @@
-// Single-step recurrent cells (RNNCell, LSTMCell, GRUCell) and the Elman RNN layer (tanh or relu).
+// Single-step recurrent cells: RNNCell (tanh or relu), LSTMCell, GRUCell.
 // Invariant: parameter names, shapes, registration order, gate order (rnn-cells.ts: LSTM i,f,g,o;
 // GRU r,z,n) and input/state layouts are PyTorch's, and the LSTM/GRU cells compute the same
-// step functions as nn.LSTM/nn.GRU, so PyTorch state dicts load and results match. The RNN
-// layer unrolls its steps eagerly (a trace records them unrolled, for a fixed sequence length).
+// step functions as nn.LSTM/nn.GRU, so PyTorch state dicts load and results match.
 
 import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 import { zeros } from '../creation.js';
 import { linear } from '../ops/linalg.js';
-import { cat, expand, stack } from '../ops/shape.js';
-import * as F from '../functional/index.js';
-import { Module, Parameter, pyBool, pyFloat } from './module.js';
+import { expand } from '../ops/shape.js';
+import { Module, Parameter } from './module.js';
 import { uniform_ } from './init.js';
 import { checkSize } from './linear.js';
-import { gruCell, lstmCell, type CellOps } from './rnn-cells.js';
+import { gruCell, lstmCell, rnnReluCell, rnnTanhCell, type CellOps } from './rnn-cells.js';
 import { bindLayerArgs, type LayerSignature } from './layer-args.js';
 
 type Nonlinearity = 'tanh' | 'relu';
@@ -36,6 +34,7 @@ const tensorOps: CellOps<Tensor> = {
   mul: (a, b) => a.mul(b),
   sigmoid: (a) => a.sigmoid(),
   tanh: (a) => a.tanh(),
+  relu: (a) => a.relu(),
   chunk: (x, n) => x.chunk(n, -1),
 };
 
@@ -96,8 +95,8 @@ export class RNNCell extends RNNCellBase {
   forward(input: Tensor, hx?: Tensor | null): Tensor {
     const [x, batched] = this.prepare(input);
     const h = this.state('hx', hx, batched, x.shape[0]);
-    const pre = linear(x, this.weight_ih, this.bias_ih).add(linear(h, this.weight_hh, this.bias_hh));
-    const out = this.nonlinearity === 'tanh' ? pre.tanh() : pre.relu();
+    const cell = this.nonlinearity === 'tanh' ? rnnTanhCell : rnnReluCell;
+    const [out] = cell(tensorOps, linear(x, this.weight_ih, this.bias_ih), h, null, this.weight_hh, this.bias_hh);
     return batched ? out : out.squeeze(0);
   }
   override extraRepr(): string { return `${super.extraRepr()}${this.nonlinearity === 'tanh' ? '' : `, nonlinearity='${this.nonlinearity}'`}`; }
@@ -124,120 +123,5 @@ export class GRUCell extends RNNCellBase {
     const h = this.state('hx', hx, batched, x.shape[0]);
     const [h2] = gruCell(tensorOps, linear(x, this.weight_ih, this.bias_ih), h, null, this.weight_hh, this.bias_hh);
     return batched ? h2 : h2.squeeze(0);
-  }
-}
-
-const RNN_SIG: LayerSignature = {
-  layer: 'RNN', required: 2,
-  positional: [{ name: 'inputSize', kind: 'int' }, { name: 'hiddenSize', kind: 'int' }, { name: 'numLayers', kind: 'int' },
-    { name: 'nonlinearity', kind: { oneOf: ['tanh', 'relu'] } }, { name: 'bias', kind: 'bool' }, { name: 'batchFirst', kind: 'bool' },
-    { name: 'dropout', kind: 'number' }, { name: 'bidirectional', kind: 'bool' }],
-};
-
-export interface ElmanRNNOptions {
-  numLayers?: number;
-  /** 'tanh' (default) or 'relu'. */
-  nonlinearity?: Nonlinearity;
-  bias?: boolean;
-  batchFirst?: boolean;
-  dropout?: number;
-  bidirectional?: boolean;
-}
-
-/**
- * Elman RNN over a sequence: h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh). Input
- * [T, B, inputSize] ([B, T, …] with batchFirst, or unbatched [T, inputSize]); `forward` returns
- * `[output [T, B, D·H], hN [numLayers·D, B, H]]`.
- * @example const rnn = new nn.RNN(10, 20, { numLayers: 2 }); const [out, h] = rnn.forward(randn([5, 3, 10]));
- */
-export class RNN extends Module {
-  readonly inputSize: number;
-  readonly hiddenSize: number;
-  readonly numLayers: number;
-  readonly nonlinearity: Nonlinearity;
-  readonly bias: boolean;
-  readonly batchFirst: boolean;
-  readonly dropout: number;
-  readonly bidirectional: boolean;
-  constructor(...args: [inputSize: number, hiddenSize: number, opts?: ElmanRNNOptions] | [opts: ElmanRNNOptions & { inputSize: number; hiddenSize: number }]
-    | [inputSize: number, hiddenSize: number, numLayers: number, nonlinearity?: Nonlinearity, bias?: boolean, batchFirst?: boolean, dropout?: number, bidirectional?: boolean]) {
-    super();
-    const a = bindLayerArgs<ElmanRNNOptions & { inputSize: number; hiddenSize: number }>(RNN_SIG, args);
-    this.inputSize = checkSize('RNN', 'inputSize', a.inputSize);
-    this.hiddenSize = checkSize('RNN', 'hiddenSize', a.hiddenSize, 1);
-    this.numLayers = checkSize('RNN', 'numLayers', a.numLayers ?? 1, 1);
-    this.nonlinearity = a.nonlinearity ?? 'tanh';
-    this.bias = a.bias ?? true;
-    this.batchFirst = a.batchFirst ?? false;
-    this.dropout = a.dropout ?? 0;
-    if (!(this.dropout >= 0 && this.dropout <= 1)) throw new Error(`RNN: dropout should be a number in [0, 1], got ${this.dropout}`);
-    this.bidirectional = a.bidirectional ?? false;
-    const dirs = this.bidirectional ? 2 : 1, H = this.hiddenSize;
-    for (let layer = 0; layer < this.numLayers; layer++) {
-      for (let d = 0; d < dirs; d++) {
-        const sfx = `_l${layer}${d === 1 ? '_reverse' : ''}`;
-        const inSize = layer === 0 ? this.inputSize : H * dirs;
-        this.registerParameter(`weight_ih${sfx}`, new Parameter(zeros([H, inSize])));
-        this.registerParameter(`weight_hh${sfx}`, new Parameter(zeros([H, H])));
-        if (this.bias) {
-          this.registerParameter(`bias_ih${sfx}`, new Parameter(zeros([H])));
-          this.registerParameter(`bias_hh${sfx}`, new Parameter(zeros([H])));
-        }
-      }
-    }
-    this.resetParameters();
-  }
-  resetParameters(): void {
-    const k = 1 / Math.sqrt(this.hiddenSize);
-    for (const p of this.parameters()) uniform_(p, -k, k);
-  }
-  forward(input: Tensor, h0?: Tensor | null): [Tensor, Tensor] {
-    if (input.ndim !== 2 && input.ndim !== 3) throw new Error(`RNN: expected a 2-D (unbatched) or 3-D input, got shape ${fmtShape(input.shape)}`);
-    const batched = input.ndim === 3;
-    let x = batched ? (this.batchFirst ? input.transpose(0, 1) : input) : input.unsqueeze(1);
-    if (x.shape[2] !== this.inputSize) throw new Error(`RNN: input of shape ${fmtShape(input.shape)} has ${x.shape[2]} features, expected inputSize=${this.inputSize}`);
-    const [T, B] = x.shape, dirs = this.bidirectional ? 2 : 1, H = this.hiddenSize, rows = this.numLayers * dirs;
-    let h0b: Tensor;
-    if (h0 === null || h0 === undefined) h0b = expand(zeros([]), [rows, B, H]);
-    else {
-      const want = batched ? [rows, B, H] : [rows, H];
-      if (h0.ndim !== want.length || h0.shape.some((d, i) => d !== want[i])) throw new Error(`RNN: expected h0 of shape ${fmtShape(want)}, got ${fmtShape(h0.shape)}`);
-      h0b = batched ? h0 : h0.unsqueeze(1);
-    }
-    const hs = h0b.unbind(0), hN: Tensor[] = [];
-    const act = (t: Tensor) => (this.nonlinearity === 'tanh' ? t.tanh() : t.relu());
-    const bias = (name: string) => (this.bias ? this.getParameter(name) : null);
-    for (let layer = 0; layer < this.numLayers; layer++) {
-      const outs: Tensor[] = [];
-      for (let d = 0; d < dirs; d++) {
-        const sfx = `_l${layer}${d === 1 ? '_reverse' : ''}`;
-        const xw = linear(x, this.getParameter(`weight_ih${sfx}`), bias(`bias_ih${sfx}`)).unbind(0);
-        const wHh = this.getParameter(`weight_hh${sfx}`), bHh = bias(`bias_hh${sfx}`);
-        let h = hs[layer * dirs + d];
-        const steps = new Array<Tensor>(T);
-        for (let s = 0; s < T; s++) {
-          const t = d === 1 ? T - 1 - s : s;
-          h = act(xw[t].add(linear(h, wHh, bHh)));
-          steps[t] = h;
-        }
-        hN.push(h);
-        outs.push(stack(steps, 0));
-      }
-      x = dirs === 2 ? cat(outs, 2) : outs[0];
-      if (this.dropout > 0 && this.training && layer < this.numLayers - 1) x = F.dropout(x, { p: this.dropout, training: true });
-    }
-    const hOut = stack(hN, 0);
-    const out = !batched ? x.squeeze(1) : this.batchFirst ? x.transpose(0, 1) : x;
-    return [out, batched ? hOut : hOut.squeeze(1)];
-  }
-  override extraRepr(): string {
-    let s = `${this.inputSize}, ${this.hiddenSize}`;
-    if (this.numLayers !== 1) s += `, num_layers=${this.numLayers}`;
-    if (this.nonlinearity !== 'tanh') s += `, nonlinearity='${this.nonlinearity}'`;
-    if (!this.bias) s += ', bias=False';
-    if (this.batchFirst) s += `, batch_first=${pyBool(this.batchFirst)}`;
-    if (this.dropout !== 0) s += `, dropout=${pyFloat(this.dropout)}`;
-    if (this.bidirectional) s += ', bidirectional=True';
-    return s;
   }
 }

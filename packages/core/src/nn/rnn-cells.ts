@@ -1,4 +1,4 @@
-// The LSTM and GRU step functions, written once over a tiny set of operations so that eager
+// The LSTM, GRU and Elman RNN step functions, written once over a tiny set of operations so that eager
 // mode (tensors) and the recurrent graph a trace records (IR values, rnn-graph.ts) compute the
 // same formula with the same ops in the same order. Invariant: gate order is PyTorch's
 // (LSTM i,f,g,o; GRU r,z,n), and a cell uses only the operations of CellOps.
@@ -12,6 +12,7 @@ export interface CellOps<V> {
   mul(a: V, b: V): V;
   sigmoid(a: V): V;
   tanh(a: V): V;
+  relu(a: V): V;
   /** `n` equal parts along the last dim. */
   chunk(x: V, n: number): V[];
 }
@@ -37,3 +38,22 @@ export const gruCell: Cell = (o, xw, h, _c, wHh, bHh) => {
   // (1 - z)·n + z·h, written with one fewer op.
   return [o.add(n, o.mul(z, o.sub(h, n))), null];
 };
+
+/** Elman RNN step with tanh: h' = tanh(W_ih x + b_ih + W_hh h + b_hh). */
+export const rnnTanhCell: Cell = (o, xw, h, _c, wHh, bHh) => [o.tanh(o.add(xw, o.linear(h, wHh, bHh))), null];
+
+/** Elman RNN step with relu. */
+export const rnnReluCell: Cell = (o, xw, h, _c, wHh, bHh) => [o.relu(o.add(xw, o.linear(h, wHh, bHh))), null];
+
+/** The recurrent layer kinds (PyTorch's RNNBase modes). */
+export type RecurrentKind = 'LSTM' | 'GRU' | 'RNN_TANH' | 'RNN_RELU';
+
+/** The step function and the number of gates of a kind. */
+export function cellOf(kind: RecurrentKind): { cell: Cell; gates: number } {
+  switch (kind) {
+    case 'LSTM': return { cell: lstmCell, gates: 4 };
+    case 'GRU': return { cell: gruCell, gates: 3 };
+    case 'RNN_TANH': return { cell: rnnTanhCell, gates: 1 };
+    case 'RNN_RELU': return { cell: rnnReluCell, gates: 1 };
+  }
+}

@@ -1,4 +1,4 @@
-// An LSTM/GRU layer as an IR graph whose time steps are one `loop` region over the sequence
+// An LSTM/GRU/RNN layer as an IR graph whose time steps are one `loop` region over the sequence
 // length: how a trace records the layer when the sequence length is a dynamic axis (the eager
 // run unrolls the steps, so their number would be fixed). The graph's inputs are the layer's
 // [T, B, F] input and its [L·D, B, H] initial states; T and B are the graph's own symbols, which
@@ -8,11 +8,11 @@
 
 import { GraphBuilder, tensorType, type Graph, type TypedArray, type Value } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
-import { gruCell, lstmCell, type CellOps } from './rnn-cells.js';
+import { cellOf, type CellOps, type RecurrentKind } from './rnn-cells.js';
 
 /** The layer as rnn-graph needs it. */
 export interface RecurrentSpec {
-  readonly kind: 'LSTM' | 'GRU';
+  readonly kind: RecurrentKind;
   readonly inputSize: number;
   readonly hiddenSize: number;
   readonly numLayers: number;
@@ -34,7 +34,7 @@ const T = 'kiln_rnn_T', B = 'kiln_rnn_B';
 export function recurrentGraph(spec: RecurrentSpec): Graph {
   const { kind, hiddenSize: H, numLayers } = spec;
   const dirs = spec.bidirectional ? 2 : 1;
-  const gates = kind === 'LSTM' ? 4 : 3;
+  const { cell, gates } = cellOf(kind);
   const b = new GraphBuilder(kind);
   const x = b.input('input', tensorType('float32', [T, B, spec.inputSize]));
   const h0 = b.input('h0', tensorType('float32', [numLayers * dirs, B, H]));
@@ -57,9 +57,9 @@ export function recurrentGraph(spec: RecurrentSpec): Graph {
     mul: (p, q) => op('mul', [p, q]),
     sigmoid: (p) => op('sigmoid', [p]),
     tanh: (p) => op('tanh', [p]),
+    relu: (p) => op('relu', [p]),
     chunk: (v, n) => Array.from({ length: n }, (_, k) => op('slice', [v], { dim: 1, start: k * H, end: (k + 1) * H, step: 1 })),
   };
-  const cell = kind === 'LSTM' ? lstmCell : gruCell;
   /** Row k of a [L·D, B, H] state as [B, H]. */
   const row = (s: Value, k: number) => op('reshape', [op('slice', [s], { dim: 0, start: k, end: k + 1, step: 1 })], { shape: [B, H] });
   const trips = op('dim', [x], { index: 0 });

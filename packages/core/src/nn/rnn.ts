@@ -1,4 +1,4 @@
-// Recurrent layers: LSTM and GRU, written over primitive ops (linear, sigmoid, tanh, chunk,
+// Recurrent layers: LSTM, GRU and the Elman RNN (tanh or relu), written over primitive ops (linear, sigmoid, tanh, chunk,
 // stack, cat) so autograd, tracing and double backward come for free. Invariant: parameter
 // names, shapes, registration order, gate order (LSTM i,f,g,o; GRU r,z,n) and the layouts of
 // inputs, outputs and states are PyTorch's, so its state dicts load and its results match.
@@ -14,7 +14,7 @@ import * as F from '../functional/index.js';
 import { Module, Parameter, pyBool, pyFloat } from './module.js';
 import { uniform_ } from './init.js';
 import { checkSize } from './linear.js';
-import { gruCell, lstmCell, type CellOps } from './rnn-cells.js';
+import { cellOf, type CellOps, type RecurrentKind } from './rnn-cells.js';
 import { recurrentGraph, type RecurrentSpec } from './rnn-graph.js';
 import { traceHooks } from '../trace/hooks.js';
 import { bindLayerArgs, type LayerSignature } from './layer-args.js';
@@ -24,7 +24,13 @@ const rnnSig = (layer: string): LayerSignature => ({
   positional: [{ name: 'inputSize', kind: 'int' }, { name: 'hiddenSize', kind: 'int' }, { name: 'numLayers', kind: 'int' }, { name: 'bias', kind: 'bool' },
     { name: 'batchFirst', kind: 'bool' }, { name: 'dropout', kind: 'number' }, { name: 'bidirectional', kind: 'bool' }],
 });
-const RNN_SIGS = new Map([['LSTM', rnnSig('LSTM')], ['GRU', rnnSig('GRU')]]);
+const ELMAN_SIG: LayerSignature = {
+  layer: 'RNN', required: 2,
+  positional: [{ name: 'inputSize', kind: 'int' }, { name: 'hiddenSize', kind: 'int' }, { name: 'numLayers', kind: 'int' },
+    { name: 'nonlinearity', kind: { oneOf: ['tanh', 'relu'] } }, { name: 'bias', kind: 'bool' }, { name: 'batchFirst', kind: 'bool' },
+    { name: 'dropout', kind: 'number' }, { name: 'bidirectional', kind: 'bool' }],
+};
+const RNN_SIGS = new Map([['LSTM', rnnSig('LSTM')], ['GRU', rnnSig('GRU')], ['RNN', ELMAN_SIG]]);
 
 /** LSTM/GRU constructor forms: PyTorch's positional order or names in a trailing options object. */
 export type RNNArgs =
@@ -53,10 +59,11 @@ const tensorOps: CellOps<Tensor> = {
   mul: (a, b) => a.mul(b),
   sigmoid: (a) => a.sigmoid(),
   tanh: (a) => a.tanh(),
+  relu: (a) => a.relu(),
   chunk: (x, n) => x.chunk(n, -1),
 };
 
-/** Shared logic of LSTM and GRU (PyTorch's RNNBase). */
+/** Shared logic of LSTM, GRU and RNN (PyTorch's RNNBase). */
 abstract class RNNBase extends Module {
   readonly inputSize: number;
   readonly hiddenSize: number;
@@ -66,11 +73,19 @@ abstract class RNNBase extends Module {
   readonly dropout: number;
   readonly bidirectional: boolean;
 
-  constructor(private readonly kind: 'LSTM' | 'GRU', args: readonly unknown[]) {
+  /** The step function: LSTM, GRU, or the Elman RNN's RNN_TANH / RNN_RELU. */
+  private readonly kind: RecurrentKind;
+  /** The class name as errors and reprs print it. */
+  protected readonly layerName: 'LSTM' | 'GRU' | 'RNN';
+
+  constructor(layer: 'LSTM' | 'GRU' | 'RNN', args: readonly unknown[]) {
     super();
-    const sig = RNN_SIGS.get(kind);
-    if (!sig) throw new Error(`${kind}: internal error: no constructor signature`);
-    const opts = bindLayerArgs<RNNOptions & { inputSize: number; hiddenSize: number }>(sig, args);
+    const sig = RNN_SIGS.get(layer);
+    if (!sig) throw new Error(`${layer}: internal error: no constructor signature`);
+    const opts = bindLayerArgs<RNNOptions & { inputSize: number; hiddenSize: number; nonlinearity?: 'tanh' | 'relu' }>(sig, args);
+    this.layerName = layer;
+    this.kind = layer === 'RNN' ? (opts.nonlinearity === 'relu' ? 'RNN_RELU' : 'RNN_TANH') : layer;
+    const kind = layer;
     const { inputSize, hiddenSize } = opts;
     this.inputSize = checkSize(kind, 'inputSize', inputSize);
     this.hiddenSize = checkSize(kind, 'hiddenSize', hiddenSize, 1);
@@ -84,7 +99,7 @@ abstract class RNNBase extends Module {
       // As PyTorch: not an error, but the option does nothing.
       console.warn(`${kind}: dropout=${this.dropout} has no effect with numLayers=1 (dropout is applied between stacked layers only)`);
     }
-    const gates = kind === 'LSTM' ? 4 : 3;
+    const { gates } = cellOf(this.kind);
     const dirs = this.bidirectional ? 2 : 1;
     // PyTorch's order: per layer, per direction: weight_ih, weight_hh, bias_ih, bias_hh.
     for (let layer = 0; layer < this.numLayers; layer++) {
@@ -138,7 +153,7 @@ abstract class RNNBase extends Module {
   }
 
   private steps(x: Tensor, h0: Tensor, c0: Tensor | null): [Tensor, Tensor, Tensor | null] {
-    const cell = this.kind === 'LSTM' ? lstmCell : gruCell;
+    const { cell } = cellOf(this.kind);
     const dirs = this.bidirectional ? 2 : 1;
     const T = x.shape[0];
     const hs = h0.unbind(0), cs = c0 ? c0.unbind(0) : null;
@@ -173,13 +188,13 @@ abstract class RNNBase extends Module {
   /** Normalises the input layout to [T, B, F]; returns it and whether it was batched. */
   protected prepareInput(input: Tensor): [Tensor, boolean] {
     if (input.ndim !== 2 && input.ndim !== 3) {
-      throw new Error(`${this.kind}: expected input to be 2-D (unbatched [seq, feature]) or 3-D, got shape ${fmtShape(input.shape)}`);
+      throw new Error(`${this.layerName}: expected input to be 2-D (unbatched [seq, feature]) or 3-D, got shape ${fmtShape(input.shape)}`);
     }
     const batched = input.ndim === 3;
     let x = batched ? input : input.unsqueeze(1);
     if (batched && this.batchFirst) x = x.transpose(0, 1);
     if (x.shape[2] !== this.inputSize) {
-      throw new Error(`${this.kind}: input of shape ${fmtShape(input.shape)} has ${x.shape[2]} features, expected inputSize=${this.inputSize}`);
+      throw new Error(`${this.layerName}: input of shape ${fmtShape(input.shape)} has ${x.shape[2]} features, expected inputSize=${this.inputSize}`);
     }
     return [x, batched];
   }
@@ -192,7 +207,7 @@ abstract class RNNBase extends Module {
     if (s === undefined || s === null) return expand(zeros([]), [rows, batch, this.hiddenSize]);
     const want = batched ? [rows, batch, this.hiddenSize] : [rows, this.hiddenSize];
     if (s.ndim !== want.length || s.shape.some((d, i) => d !== want[i])) {
-      throw new Error(`${this.kind}: expected ${what} of shape ${fmtShape(want)}${batched ? '' : ' (unbatched input needs unbatched states)'}, got ${fmtShape(s.shape)}`);
+      throw new Error(`${this.layerName}: expected ${what} of shape ${fmtShape(want)}${batched ? '' : ' (unbatched input needs unbatched states)'}, got ${fmtShape(s.shape)}`);
     }
     return batched ? s : s.unsqueeze(1);
   }
@@ -206,6 +221,7 @@ abstract class RNNBase extends Module {
   override extraRepr(): string {
     let s = `${this.inputSize}, ${this.hiddenSize}`;
     if (this.numLayers !== 1) s += `, num_layers=${this.numLayers}`;
+    if (this.kind === 'RNN_RELU') s += ", nonlinearity='relu'";
     if (!this.bias) s += `, bias=${pyBool(this.bias)}`;
     if (this.batchFirst) s += `, batch_first=${pyBool(this.batchFirst)}`;
     if (this.dropout !== 0) s += `, dropout=${pyFloat(this.dropout)}`;
@@ -242,6 +258,37 @@ export class LSTM extends RNNBase {
  */
 export class GRU extends RNNBase {
   constructor(...args: RNNArgs) { super('GRU', args); }
+  forward(input: Tensor, h0?: Tensor | null): [Tensor, Tensor] {
+    const [x, batched] = this.prepareInput(input);
+    const h = this.prepareState('h0', h0, batched, x.shape[1]);
+    const [out, hN] = this.run(x, h, null);
+    return [this.finishOutput(out, batched), batched ? hN : hN.squeeze(1)];
+  }
+}
+
+/** Elman RNN constructor forms: PyTorch's positional order (nonlinearity 4th) or names in a trailing options object. */
+export type ElmanRNNArgs =
+  | [inputSize: number, hiddenSize: number, opts?: ElmanRNNOptions]
+  | [opts: ElmanRNNOptions & { inputSize: number; hiddenSize: number }]
+  | [inputSize: number, hiddenSize: number, numLayers: number, nonlinearity?: 'tanh' | 'relu', bias?: boolean, batchFirst?: boolean, dropout?: number, bidirectional?: boolean];
+
+export interface ElmanRNNOptions extends RNNOptions {
+  /** 'tanh' (default) or 'relu'. */
+  nonlinearity?: 'tanh' | 'relu';
+}
+
+/**
+ * Elman RNN over a sequence: h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh), act tanh or relu
+ * (layouts as LSTM); `forward` returns `[output, hN]`. Traced with a dynamic sequence length it
+ * records a loop over T, as LSTM and GRU.
+ * @example const rnn = new nn.RNN(10, 20, { numLayers: 2, nonlinearity: 'relu' }); const [out, h] = rnn.forward(randn([5, 3, 10]));
+ */
+export class RNN extends RNNBase {
+  readonly nonlinearity: 'tanh' | 'relu';
+  constructor(...args: ElmanRNNArgs) {
+    super('RNN', args);
+    this.nonlinearity = bindLayerArgs<ElmanRNNOptions>(ELMAN_SIG, args).nonlinearity ?? 'tanh';
+  }
   forward(input: Tensor, h0?: Tensor | null): [Tensor, Tensor] {
     const [x, batched] = this.prepareInput(input);
     const h = this.prepareState('h0', h0, batched, x.shape[1]);
