@@ -76,6 +76,11 @@ const CASES: Record<string, Case> = {
   embedding_bag_sum_weights: { make: () => new nn.EmbeddingBag(10, 3, { mode: 'sum' }), run: (m, i) => one((m as nn.EmbeddingBag).forward(i.idx, i.offsets, i.psw)) },
   embedding_bag_max_2d: { make: () => new nn.EmbeddingBag(10, 3, { mode: 'max' }), run: (m, i) => one((m as nn.EmbeddingBag).forward(i.idx)) },
   unflatten: { make: () => new nn.Unflatten(1, [2, 3]), run: (m, i) => one(m.forward(i.x)) },
+  identity: { make: () => new nn.Identity(54, { unusedArgument: 0.1 }), run: (m, i) => one(m.forward(i.x)) },
+  transformer_decoder_stack_gelu: {
+    make: () => new nn.TransformerDecoder(new nn.TransformerDecoderLayer(8, 2, { dimFeedforward: 16, dropout: 0, activation: 'gelu' }), 2, new nn.LayerNorm(8)),
+    run: (m, i) => one((m as nn.TransformerDecoder).forward(i.tgt, i.memory, { tgtMask: i.mask, memoryKeyPaddingMask: i.mkpm })),
+  },
 };
 
 function expectClose(name: string, got: Tensor, want: Tensor, tol: number): void {

@@ -101,6 +101,11 @@ def case_list():
     add('embedding_bag_max_2d', lambda: nn.EmbeddingBag(10, 3, mode='max'),
         {'idx': torch.tensor([[1, 2, 4], [5, 4, 3]])}, lambda m, i: (m(i['idx']),))
     add('unflatten', lambda: nn.Unflatten(1, (2, 3)), {'x': r(2, 6, 2)}, lambda m, i: (m(i['x']),))
+    add('identity', lambda: nn.Identity(54, unused_argument=0.1), {'x': r(2, 3)}, lambda m, i: (m(i['x']),))
+    add('transformer_decoder_stack_gelu',
+        lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation='gelu'), 2, norm=nn.LayerNorm(8)),
+        {'tgt': r(3, 2, 8), 'memory': r(4, 2, 8), 'mask': causal(3), 'mkpm': torch.tensor([[False, False, True, True], [False] * 4])},
+        lambda m, i: (m(i['tgt'], i['memory'], tgt_mask=i['mask'], memory_key_padding_mask=i['mkpm']),))
     return C
 
 
