@@ -7,10 +7,10 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { nn, loadSafetensors, ones, zeros, type Tensor } from '@kiln/core';
+import { nn, loadSafetensors, noGrad, ones, zeros, type Tensor } from '@kiln/core';
 
 const DIR = fileURLToPath(new URL('./golden-kiln/nn_api/', import.meta.url));
-interface CaseInfo { name: string; inputs: string[]; outputs: number; stateKeys: string[] }
+interface CaseInfo { name: string; inputs: string[]; outputs: number; stateKeys: string[]; evalNoGrad: boolean }
 const INDEX = JSON.parse(readFileSync(`${DIR}layers.json`, 'utf8')) as { torch: string; cases: CaseInfo[]; parameterContainers: string[] };
 
 type In = Record<string, Tensor>;
@@ -76,6 +76,16 @@ const CASES: Record<string, Case> = {
   embedding_bag_sum_weights: { make: () => new nn.EmbeddingBag(10, 3, { mode: 'sum' }), run: (m, i) => one((m as nn.EmbeddingBag).forward(i.idx, i.offsets, i.psw)) },
   embedding_bag_max_2d: { make: () => new nn.EmbeddingBag(10, 3, { mode: 'max' }), run: (m, i) => one((m as nn.EmbeddingBag).forward(i.idx)) },
   unflatten: { make: () => new nn.Unflatten(1, [2, 3]), run: (m, i) => one(m.forward(i.x)) },
+  // Eval under noGrad: PyTorch's nested-tensor fast path (zeros at padding, cut to the longest
+  // sequence, then the final norm) for post-norm batchFirst layers; the ordinary path for pre-norm.
+  transformer_encoder_eval_nested: {
+    make: () => new nn.TransformerEncoder(new nn.TransformerEncoderLayer(8, 2, { dimFeedforward: 16, dropout: 0, batchFirst: true }), 2, new nn.LayerNorm(8)),
+    run: (m, i) => one((m as nn.TransformerEncoder).forward(i.x, { srcKeyPaddingMask: i.kpm })),
+  },
+  transformer_encoder_eval_pre_norm: {
+    make: () => new nn.TransformerEncoder(new nn.TransformerEncoderLayer(8, 2, { dimFeedforward: 16, dropout: 0, batchFirst: true, normFirst: true }), 2),
+    run: (m, i) => one((m as nn.TransformerEncoder).forward(i.x, { srcKeyPaddingMask: i.kpm })),
+  },
   identity: { make: () => new nn.Identity(54, { unusedArgument: 0.1 }), run: (m, i) => one(m.forward(i.x)) },
   transformer_decoder_stack_gelu: {
     make: () => new nn.TransformerDecoder(new nn.TransformerDecoderLayer(8, 2, { dimFeedforward: 16, dropout: 0, activation: 'gelu' }), 2, new nn.LayerNorm(8)),
@@ -109,12 +119,14 @@ describe(`nn layers match PyTorch ${INDEX.torch} (state dicts loaded from safete
       expect(Object.keys(m.stateDict())).toEqual(info.stateKeys);
       m.loadStateDict(pick('state.'));
       const inputs: Record<string, Tensor> = {};
-      for (const [k, v] of Object.entries(pick('in.'))) inputs[k] = v.dtype === 'float32' ? v.detach().requiresGrad_(true) : v;
-      const outs = c.run(m, inputs);
+      for (const [k, v] of Object.entries(pick('in.'))) inputs[k] = v.dtype === 'float32' && !info.evalNoGrad ? v.detach().requiresGrad_(true) : v;
+      if (info.evalNoGrad) m.eval();
+      const outs = info.evalNoGrad ? noGrad(() => c.run(m, inputs)) : c.run(m, inputs);
       expect(outs.length).toBe(info.outputs);
       const tol = c.tol ?? 2e-5;
       const cot = pick('cot.'), want = pick('out.');
       outs.forEach((o, j) => expectClose(`${info.name} output ${j}`, o, want[String(j)], tol));
+      if (info.evalNoGrad) return;
       const loss = outs.map((o, j) => o.mul(cot[String(j)]).sum()).reduce((a, b) => a.add(b));
       loss.backward();
       for (const [k, g] of Object.entries(pick('gin.'))) {

@@ -37,8 +37,8 @@ def case_list():
     """(name, module factory, inputs dict (name -> tensor), forward(module, inputs) -> tuple of outputs)"""
     C = []
 
-    def add(name, make, inputs, fwd):
-        C.append((name, make, inputs, fwd))
+    def add(name, make, inputs, fwd, eval_no_grad=False):
+        C.append((name, make, inputs, fwd, eval_no_grad))
 
     r = torch.randn
     add('transformer_encoder_layer_post_relu_batch_first',
@@ -106,24 +106,35 @@ def case_list():
         lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, activation='gelu'), 2, norm=nn.LayerNorm(8)),
         {'tgt': r(3, 2, 8), 'memory': r(4, 2, 8), 'mask': causal(3), 'mkpm': torch.tensor([[False, False, True, True], [False] * 4])},
         lambda m, i: (m(i['tgt'], i['memory'], tgt_mask=i['mask'], memory_key_padding_mask=i['mkpm']),))
+    # Eval mode under no_grad: PyTorch 1.13's nested-tensor fast path (zeros at padded positions,
+    # output cut to the longest sequence), and the same stack pre-norm (no fast path).
+    kpm = torch.tensor([[False, False, False, True, True], [False, False, True, True, True]])
+    add('transformer_encoder_eval_nested',
+        lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), 2, norm=nn.LayerNorm(8)),
+        {'x': r(2, 5, 8), 'kpm': kpm}, lambda m, i: (m(i['x'], src_key_padding_mask=i['kpm']),), eval_no_grad=True)
+    add('transformer_encoder_eval_pre_norm',
+        lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True, norm_first=True), 2),
+        {'x': r(2, 5, 8), 'kpm': kpm}, lambda m, i: (m(i['x'], src_key_padding_mask=i['kpm']),), eval_no_grad=True)
     return C
 
 
 def gen_layers():
     os.makedirs(os.path.join(OUT, 'layers'), exist_ok=True)
     index = []
-    for name, make, inputs, fwd in case_list():
+    for name, make, inputs, fwd, eval_no_grad in case_list():
         torch.manual_seed(sum(map(ord, name)))
         m = make()
-        m.train()
+        m.train(not eval_no_grad)
         before = {f'state.{k}': v.detach().clone().contiguous() for k, v in m.state_dict().items()}
-        ins = {k: (v.clone().requires_grad_(True) if v.is_floating_point() else v) for k, v in inputs.items()}
-        outs = fwd(m, ins)
+        ins = {k: (v.clone().requires_grad_(not eval_no_grad) if v.is_floating_point() else v) for k, v in inputs.items()}
+        with torch.set_grad_enabled(not eval_no_grad):
+            outs = fwd(m, ins)
         if not isinstance(outs, (tuple, list)):
             outs = (outs,)
         cots = [torch.randn_like(o) for o in outs]
-        loss = sum((o * c).sum() for o, c in zip(outs, cots))
-        loss.backward()
+        if not eval_no_grad:
+            loss = sum((o * c).sum() for o, c in zip(outs, cots))
+            loss.backward()
         t = dict(before)
         t.update({f'after.{k}': v.detach().clone().contiguous() for k, v in m.state_dict().items()})
         for k, v in ins.items():
@@ -137,7 +148,7 @@ def gen_layers():
             if p.grad is not None:
                 t[f'gparam.{k}'] = p.grad.clone().contiguous()
         save_file(t, os.path.join(OUT, 'layers', f'{name}.safetensors'))
-        index.append({'name': name, 'inputs': list(inputs.keys()), 'outputs': len(outs), 'stateKeys': list(m.state_dict().keys())})
+        index.append({'name': name, 'inputs': list(inputs.keys()), 'outputs': len(outs), 'stateKeys': list(m.state_dict().keys()), 'evalNoGrad': eval_no_grad})
     # ParameterList / ParameterDict state dict keys.
     class Holder(nn.Module):
         def __init__(self):

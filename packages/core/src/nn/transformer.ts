@@ -4,7 +4,8 @@
 // [multihead_attn,] linear1, dropout, linear2, norm1, norm2, [norm3,] dropout1, dropout2,
 // [dropout3]; stacks as layers.0… and norm), so PyTorch state dicts load unchanged; the
 // post-norm (default) and pre-norm (normFirst) residual orders are PyTorch's; a stack's layers
-// start as copies of the given layer, as PyTorch's deepcopy.
+// start as copies of the given layer, as PyTorch's deepcopy; TransformerEncoder reproduces the
+// visible effect of PyTorch 1.13's nested-tensor fast path (zeros at padded positions).
 
 import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
@@ -18,6 +19,7 @@ import { LayerNorm } from './norm.js';
 import { Dropout } from './activation.js';
 import { MultiheadAttention } from './attention.js';
 import { xavierUniform_ } from './init.js';
+import { isGradEnabled } from '../autograd/grad-mode.js';
 import { bindLayerArgs, type ArgSpec, type LayerSignature } from './layer-args.js';
 
 /** 'relu' (default), 'gelu', or a function of a tensor. */
@@ -227,12 +229,17 @@ export class TransformerDecoderLayer extends Module {
  */
 export class TransformerEncoder extends Module {
   readonly numLayers: number;
+  /** PyTorch's sparsity fast path (eval, no grad, batchFirst post-norm layers, a left-aligned
+   * srcKeyPaddingMask and no mask): padded positions come out as zeros and the output is cut
+   * to the longest sequence, as PyTorch 1.13's nested-tensor output. Default true, as PyTorch. */
+  readonly enableNestedTensor: boolean;
   layers: ModuleList;
   norm: LayerNorm | null;
-  constructor(encoderLayer: TransformerEncoderLayer, numLayers: number, norm: LayerNorm | null = null) {
+  constructor(encoderLayer: TransformerEncoderLayer, numLayers: number, norm: LayerNorm | null = null, opts: { enableNestedTensor?: boolean } = {}) {
     super();
     if (!(encoderLayer instanceof TransformerEncoderLayer)) throw new Error('TransformerEncoder: encoderLayer must be an nn.TransformerEncoderLayer');
     this.numLayers = checkSize('TransformerEncoder', 'numLayers', numLayers);
+    this.enableNestedTensor = opts.enableNestedTensor ?? true;
     this.layers = new ModuleList(Array.from({ length: numLayers }, () => encoderLayer.clone()));
     this.norm = norm;
   }
@@ -241,7 +248,34 @@ export class TransformerEncoder extends Module {
     const layerOpts: EncoderForwardOptions = { ...rest, srcMask: mask ?? rest.srcMask ?? null };
     let x = src;
     for (const layer of this.layers) x = (layer as TransformerEncoderLayer).forward(x, layerOpts);
+    const valid = this.#nestedLengths(src, layerOpts);
+    if (valid) {
+      // What PyTorch's nested-tensor path returns: each sequence's own positions, zeros after
+      // them, cut to the longest sequence.
+      const kpm = layerOpts.srcKeyPaddingMask as Tensor;
+      x = x.maskedFill(kpm.unsqueeze(-1), 0).slice(1, 0, Math.max(...valid));
+    }
     return this.norm ? this.norm.forward(x) : x;
+  }
+  /** The valid lengths when PyTorch 1.13 would take its nested-tensor fast path, else null. */
+  #nestedLengths(src: Tensor, o: EncoderForwardOptions): number[] | null {
+    const first = this.layers.get(0) as TransformerEncoderLayer | undefined;
+    const kpm = o.srcKeyPaddingMask;
+    if (!first || !this.enableNestedTensor || !kpm || kpm.dtype !== 'bool' || o.srcMask || o.isCausal) return null;
+    if (first.training || first.normFirst || !first.batchFirst || typeof first.options.activation === 'function') return null;
+    if (src.ndim !== 3 || first.nhead % 2 === 1 || first.norm1.eps !== first.norm2.eps) return null;
+    if (isGradEnabled() && first.parameters().some((p) => p.requiresGrad)) return null;
+    // Left-aligned: each row is valid positions then padding.
+    const [N, S] = kpm.shape;
+    const m = kpm.toArray() as ArrayLike<number | boolean>;
+    const lengths: number[] = [];
+    for (let n = 0; n < N; n++) {
+      let len = 0;
+      while (len < S && !m[n * S + len]) len++;
+      for (let k = len; k < S; k++) if (!m[n * S + k]) return null;
+      lengths.push(len);
+    }
+    return lengths;
   }
 }
 
