@@ -12,3 +12,5 @@ export { freeze, optimizeForInference, OptimizedModule, type OptimizeOptions, ty
 export { generateWgsl, type CodegenResult, type Unsupported } from '@kiln/compiler';
 export type { SaveOptions } from './producer.js';
 export { compile, CompiledModel, type CompileOptions, type CompileExplanation, type CompiledFunction } from './compile.js';
+export { exportOnnx, type ExportOnnxOptions, type OnnxExportable } from '../onnx/export.js';
+export { OnnxExportError } from '../onnx/export-writer.js';
