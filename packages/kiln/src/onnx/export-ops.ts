@@ -229,10 +229,26 @@ export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
   adaptive_avg_pool2d: adaptivePool('GlobalAveragePool', 'AveragePool'),
   adaptive_max_pool2d: (w, n, ins) => [adaptivePool('GlobalMaxPool', 'MaxPool')(w, n, ins)[0], ''],
   batch_norm: (w, n, ins) => {
-    const C = (n.inputs[1]!.type as TensorIRType).shape[0] as number;
-    const scale = ins[3] || w.constant(ONNX_DTYPE.FLOAT, [C], new Float32Array(C).fill(1));
-    const bias = ins[4] || w.constant(ONNX_DTYPE.FLOAT, [C], new Float32Array(C));
-    return [w.node1('BatchNormalization', [ins[0], scale, bias, ins[1], ins[2]], { epsilon: float(n.attrs.eps as number) })];
+    if (ins[3] && ins[4]) return [w.node1('BatchNormalization', [ins[0], ins[3], ins[4], ins[1], ins[2]], { epsilon: float(n.attrs.eps as number) })];
+    // Without weight or bias (layer norm's form; C may be symbolic): (x − mean)/√(var + eps)·w + b,
+    // with the [C] vectors unsqueezed to broadcast over dim 1.
+    const r = rank(n);
+    const axes = w.int64s([0, ...Array.from({ length: r - 2 }, (_, i) => i + 2)]);
+    const perChannel = (v: string) => w.node1('Unsqueeze', [v, axes]);
+    const std = w.node1('Sqrt', [w.node1('Add', [perChannel(ins[2]), w.scalar('float32', n.attrs.eps as number)])]);
+    let y = w.node1('Div', [w.node1('Sub', [ins[0], perChannel(ins[1])]), std]);
+    if (ins[3]) y = w.node1('Mul', [y, perChannel(ins[3])]);
+    if (ins[4]) y = w.node1('Add', [y, perChannel(ins[4])]);
+    return [y];
+  },
+  batch_norm_stats: (w, n, ins) => {
+    // Mean and biased variance over every dim but 1, as [C] (the other dims reduce to 1).
+    const axes = Array.from({ length: rank(n) }, (_, i) => i).filter((i) => i !== 1);
+    const mean = w.node1('ReduceMean', [ins[0]], { axes, keepdims: 1 });
+    const d = w.node1('Sub', [ins[0], mean]);
+    const variance = w.node1('ReduceMean', [w.node1('Mul', [d, d])], { axes, keepdims: 1 });
+    const flat = w.int64s([-1]);
+    return [w.node1('Reshape', [mean, flat]), w.node1('Reshape', [variance, flat])];
   },
   fused_elementwise: fusedElementwise,
   fused_linear: (w, n, ins) => {
@@ -248,6 +264,18 @@ export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
     const pool = n.attrs.pool as { kernel_size: number[]; stride: number[] } | null;
     return [pool ? maxPool(w, n, y, pool.kernel_size, pool.stride) : y];
   },
+};
+
+/** Why the ops without an entry have no ONNX form, for the exporter's error. */
+export const NO_ONNX_FORM: Readonly<Record<string, string>> = {
+  uniform: 'draws random numbers (dropout in training mode, rand in forward); ONNX Random* ops cannot reproduce Kiln\'s generator: call model.eval() or pass the noise as an input',
+  normal: 'draws random numbers (randn in forward); ONNX Random* ops cannot reproduce Kiln\'s generator: pass the noise as an input',
+  masked_select: 'has a data-dependent output size that this exporter does not write yet',
+  masked_scatter: 'has no ONNX form in this exporter yet',
+  slice_backward: 'is a gradient op: export the inference graph (model.eval(), no backward)',
+  avg_pool2d_backward: 'is a gradient op: export the inference graph (model.eval(), no backward)',
+  adaptive_avg_pool2d_backward: 'is a gradient op: export the inference graph (model.eval(), no backward)',
+  conv2d_weight_grad: 'is a gradient op: export the inference graph (model.eval(), no backward)',
 };
 
 export { unary, binary, cast };

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { Graph, isTensor, type Block, type DType, type IRType, type Node, type Value } from '@kiln/ir-spec';
 import { encodeModel, ONNX_DTYPE, type GraphProto, type ModelProtoObject, type ValueInfoProto } from './proto.js';
 import { KILN_TO_ONNX_DTYPE, OnnxExportError, OnnxWriter, tensorProto, type SymbolSource } from './export-writer.js';
-import { EXPORT_RULES, cast } from './export-ops.js';
+import { EXPORT_RULES, NO_ONNX_FORM, cast } from './export-ops.js';
 
 export interface ExportOnnxOptions {
   /** ONNX names of the graph inputs, in order (default: the Kiln input names). */
@@ -120,6 +120,7 @@ class Exporter {
       case 'raise': throw new OnnxExportError(`exportOnnx: ${where} raises at run time (a @jit.unused call); ONNX has no such node: remove the call from forward`);
     }
     const rule = EXPORT_RULES[n.op];
+    if (!rule && NO_ONNX_FORM[n.op]) throw new OnnxExportError(`exportOnnx: ${where} ${NO_ONNX_FORM[n.op]}`);
     if (!rule) throw new OnnxExportError(`exportOnnx: ${where} has no ONNX form (ops with one: ${Object.keys(EXPORT_RULES).sort().join(', ')})`);
     const outs = rule(w, n, n.inputs.map((v) => this.name(v, n)));
     n.outputs.forEach((v, i) => {
