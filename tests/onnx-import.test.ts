@@ -16,11 +16,11 @@ import { expectClose } from './helpers/onnx.js';
 const DIR = fileURLToPath(new URL('./golden-kiln/onnx/', import.meta.url));
 interface Case { input: { shape: number[]; data: number[] }; output: { shape: number[]; data: number[] } }
 interface Golden { model: string; opset: number; constant_folding: boolean; onnx_ops: string[]; cases: Case[] }
-const goldens: Golden[] = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort().map((f) => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as Golden);
+const goldens: Golden[] = readdirSync(DIR).filter((f) => f.endsWith('.json') && !f.startsWith('unsupported')).sort().map((f) => JSON.parse(readFileSync(join(DIR, f), 'utf8')) as Golden);
 const t = (x: { shape: number[]; data: number[] }): Tensor => tensor(Float32Array.from(x.data), { shape: x.shape });
 
 describe('jit.loadOnnx imports PyTorch 1.13 exports with PyTorch\'s numbers', () => {
-  it('has the golden models', () => expect(goldens.length).toBeGreaterThanOrEqual(9));
+  it('has the golden models', () => expect(goldens.length).toBeGreaterThanOrEqual(10));
 
   it.each(goldens.map((g) => [g.model, g] as const))('%s', async (name, g) => {
     const m = jit.loadOnnx(join(DIR, `${name}.onnx`));
@@ -38,5 +38,26 @@ describe('jit.loadOnnx imports PyTorch 1.13 exports with PyTorch\'s numbers', ()
     const loaded = await jit.load(path);
     const c = g.cases[0];
     expectClose(loaded.forward(t(c.input))[0], t(c.output), 1e-4, `${name} .tsgraph`);
+  });
+});
+
+describe('jit.loadOnnx errors and inputs', () => {
+  it('an operator Kiln does not import fails naming the node, its op type and the opset', () => {
+    expect(() => jit.loadOnnx(join(DIR, 'unsupported_celu_opset17.onnx'))).toThrow(/node '\/Celu' \(Celu, opset 17\) is not supported; Kiln imports .*Conv.*LSTM/);
+  });
+
+  it('bytes that are not an ONNX model fail saying so', () => {
+    expect(() => jit.loadOnnx(Uint8Array.of(0xff, 0xff, 0xff, 0x01))).toThrow(/loadOnnx: the bytes are not an ONNX ModelProto/);
+  });
+
+  it('takes bytes as well as a path, keeps dim_params as Kiln symbols and covers the operators PyTorch emits', () => {
+    const m = jit.loadOnnx(new Uint8Array(readFileSync(join(DIR, 'encoder_opset17.onnx'))));
+    expect(m.graph.inputs[0].value.type).toMatchObject({ shape: ['batch', 'time', 16] });
+    const ops = jit.supportedOnnxOps();
+    for (const op of ['Conv', 'BatchNormalization', 'Gemm', 'MatMul', 'Relu', 'Erf', 'MaxPool', 'AveragePool', 'GlobalAveragePool',
+      'Flatten', 'Reshape', 'Transpose', 'Add', 'Mul', 'Div', 'Sub', 'Pow', 'Sqrt', 'Softmax', 'LayerNormalization', 'ReduceMean',
+      'Gather', 'Concat', 'Slice', 'Shape', 'Unsqueeze', 'Squeeze', 'Constant', 'ConstantOfShape', 'Cast', 'Where', 'LSTM', 'If', 'Loop']) {
+      expect(ops).toContain(op);
+    }
   });
 });

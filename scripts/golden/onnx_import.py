@@ -98,6 +98,12 @@ class Control(nn.Module):
         return y
 
 
+class Unsupported(nn.Module):
+    """CELU exports as ONNX Celu, which Kiln does not import: the test checks the error."""
+    def forward(self, x):
+        return F.celu(x)
+
+
 def tensor_json(t):
     return {'shape': list(t.shape), 'data': [round(float(v), 7) for v in t.detach().reshape(-1).tolist()]}
 
@@ -128,6 +134,7 @@ def write(name, model, shapes, opset, fold, dynamic, scripted=False):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
+    torch.manual_seed(0)
     batch = {'input': {0: 'batch'}, 'output': {0: 'batch'}}
     write('mlp_opset13', Mlp(), [(2, 6), (5, 6)], 13, True, batch)
     write('convnet_opset17_nofold', ConvNet(), [(2, 1, 8, 8), (3, 1, 8, 8)], 17, False, batch)
@@ -139,6 +146,8 @@ def main():
     enc = {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch', 1: 'time'}}
     write('encoder_opset17', Encoder(), [(2, 5, 16), (3, 4, 16)], 17, True, enc)
     write('encoder_opset13_nofold', Encoder(), [(2, 5, 16), (1, 3, 16)], 13, False, enc)
+    write('mlp_opset17_nofold', Mlp(), [(1, 6), (3, 6)], 17, False, batch)
+    write('unsupported_celu_opset17', Unsupported(), [(2, 3), (1, 3)], 17, True, batch)
     write('control_opset16', Control(), [(2, 4), (3, 4)], 16, True, batch, scripted=True)
 
 

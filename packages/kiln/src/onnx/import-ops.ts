@@ -452,4 +452,35 @@ export const IMPORT_RULES: Readonly<Record<string, ImportRule>> = {
   GlobalAveragePool: (ctx, _n, ins) => [op1(ctx, 'adaptive_avg_pool2d', [run(ctx, ins[0], 'X')], { output_size: [1, 1] })],
   GlobalMaxPool: (ctx, _n, ins) => [op1(ctx, 'adaptive_max_pool2d', [run(ctx, ins[0], 'X')], { output_size: [1, 1] })],
   Pad: (ctx, _n, ins, a) => [pad(ctx, ins, a)],
+  ReduceProd: (ctx, _n, ins, a) => [op1(ctx, 'prod', [run(ctx, ins[0], 'data')], { dim: reduceAxes(ctx, ins[0]!, a.ints('axes', [])), keepdim: a.int('keepdims', 1) === 1 })],
+  ArgMax: (ctx, _n, ins, a) => argRule(ctx, 'argmax', ins, a),
+  ArgMin: (ctx, _n, ins, a) => argRule(ctx, 'argmin', ins, a),
+  CumSum: (ctx, _n, ins, a) => {
+    if (a.int('exclusive', 0) || a.int('reverse', 0)) throw new OnnxImportError(`${ctx.where}: exclusive and reverse CumSum are not supported`);
+    const axis = numbers(need(ctx, ins[1], 'axis'), `${ctx.where}: axis`)[0];
+    return [op1(ctx, 'cumsum', [run(ctx, ins[0], 'x')], { dim: norm(axis, rankOf(ctx, ins[0]!)) })];
+  },
+  Trilu: (ctx, _n, ins, a) => {
+    const k = ins[1] ? numbers(need(ctx, ins[1], 'k'), `${ctx.where}: k`)[0] : 0;
+    return [op1(ctx, a.int('upper', 1) ? 'triu' : 'tril', [run(ctx, ins[0], 'input')], { diagonal: k })];
+  },
+  GatherElements: (ctx, _n, ins, a) => [op1(ctx, 'gather', [run(ctx, ins[0], 'data'), run(ctx, ins[1], 'indices')], { dim: norm(a.int('axis', 0), rankOf(ctx, ins[0]!)) })],
+  ScatterElements: (ctx, _n, ins, a) => {
+    const reduction = a.string('reduction', 'none');
+    if (reduction !== 'add') throw new OnnxImportError(`${ctx.where}: reduction '${reduction}' is not supported (only add)`);
+    return [op1(ctx, 'scatter_add', [run(ctx, ins[0], 'data'), run(ctx, ins[1], 'indices'), run(ctx, ins[2], 'updates')], { dim: norm(a.int('axis', 0), rankOf(ctx, ins[0]!)) })];
+  },
+  ScatterND: (ctx, _n, ins, a) => {
+    // Rows of dim 0 (indices [k, 1]) added into: Kiln's index_add along dim 0.
+    const reduction = a.string('reduction', 'none');
+    const ishape = typeOf(ctx, ins[1]!).shape;
+    if (reduction !== 'add' || ishape.length !== 2 || ishape[1] !== 1) throw new OnnxImportError(`${ctx.where}: only ScatterND with reduction add over rows (indices [k, 1]) is supported, got reduction '${reduction}' and indices [${ishape}]`);
+    const idx = ctx.b.op1('reshape', [run(ctx, ins[1], 'indices')], { shape: [-1] });
+    return [op1(ctx, 'index_add', [run(ctx, ins[0], 'data'), idx, run(ctx, ins[2], 'updates')], { dim: 0 })];
+  },
 };
+
+function argRule(ctx: ImportContext, kiln: string, ins: readonly (IVal | null)[], a: Attrs): IVal[] {
+  if (a.int('select_last_index', 0)) throw new OnnxImportError(`${ctx.where}: select_last_index=1 is not supported`);
+  return [op1(ctx, kiln, [run(ctx, ins[0], 'data')], { dim: norm(a.int('axis', 0), rankOf(ctx, ins[0]!)), keepdim: a.int('keepdims', 1) === 1 })];
+}
