@@ -39,6 +39,10 @@ class Lstm extends nn.Module {
   lstm = new nn.LSTM(4, 8, { batchFirst: true, numLayers: 2 });
   forward(x: Tensor): Tensor { return (this.lstm.forward(x) as [Tensor, unknown])[0]; }
 }
+class Gru extends nn.Module {
+  gru = new nn.GRU(3, 5, { batchFirst: true });
+  forward(x: Tensor): Tensor { return (this.gru.forward(x) as [Tensor, unknown])[0]; }
+}
 class Attention extends nn.Module {
   attn = new nn.MultiheadAttention(16, 4, { batchFirst: true });
   norm = new nn.LayerNorm(16);
@@ -77,6 +81,12 @@ describe('jit.exportOnnx runs in ONNX Runtime with Kiln\'s numbers', () => {
     const traced = traceN(m, randn([2, 5, 4]), { 0: 'N', 1: 'T' });
     const bytes = await agreesInOrt(m, traced, [[randn([2, 5, 4])], [randn([3, 9, 4])], [randn([1, 1, 4])]]);
     expect(new TextDecoder('latin1').decode(bytes)).toContain('Loop');
+  });
+
+  it('a GRU traced with symbolic batch and time', async () => {
+    manualSeed(9);
+    const m = new Gru(); m.eval();
+    await agreesInOrt(m, traceN(m, randn([2, 4, 3]), { 0: 'N', 1: 'T' }), [[randn([2, 4, 3])], [randn([3, 6, 3])]]);
   });
 
   it('a MultiheadAttention block with a residual and LayerNorm', async () => {
