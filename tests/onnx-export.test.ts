@@ -12,6 +12,7 @@ import { ResearchModel, ProductionModel } from '../examples/seed/models.mjs';
 import { digitsModel } from '../examples/digits/train.mjs';
 import { AdaptiveResNet, Halver, Repeat } from './script-models/control-flow.js';
 import { ortSession, runOrt, expectClose, type Feed } from './helpers/onnx.js';
+import { ImageZoo, VectorZoo } from './helpers/onnx-op-zoo.js';
 
 const CONTROL = fileURLToPath(new URL('./script-models/control-flow.ts', import.meta.url));
 const TOL = 2e-5;
@@ -110,6 +111,18 @@ describe('jit.exportOnnx runs in ONNX Runtime with Kiln\'s numbers', () => {
     await agreesInOrt(h, jit.script(h, { sourceFile: CONTROL, inputs: [randn([2, 3])] }), [[randn([2, 3]).mul(10)], [randn([4, 3]).mul(0.1)]]);
     const r = new Repeat();
     await agreesInOrt(r, jit.script(r, { sourceFile: CONTROL, inputs: [randn([2, 3]), 3] }), [[randn([1, 3]), 0], [randn([3, 3]), 4]]);
+  });
+
+  it('the remaining op entries: pooling variants, transposed and grouped conv, reductions, indexing, masks (traced and optimized)', async () => {
+    manualSeed(10);
+    const img = new ImageZoo(); img.eval();
+    const tImg = traceN(img, randn([2, 2, 8, 8]));
+    await agreesInOrt(img, tImg, [[randn([1, 2, 8, 8])], [randn([3, 2, 8, 8])]]);
+    await agreesInOrt(img, jit.optimizeForInference(tImg), [[randn([2, 2, 8, 8])]]);
+    const vec = new VectorZoo(); vec.eval();
+    const tVec = traceN(vec, randn([2, 6]));
+    await agreesInOrt(vec, tVec, [[randn([1, 6])], [randn([4, 6])]]);
+    await agreesInOrt(vec, jit.optimizeForInference(tVec), [[randn([3, 6])], [randn([5, 6])]]);
   });
 });
 

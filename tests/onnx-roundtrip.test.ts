@@ -7,6 +7,7 @@ import { jit, nn, manualSeed, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/seed/models.mjs';
 import { AdaptiveResNet, Halver } from './script-models/control-flow.js';
 import { expectClose } from './helpers/onnx.js';
+import { ImageZoo, VectorZoo } from './helpers/onnx-op-zoo.js';
 
 const CONTROL = fileURLToPath(new URL('./script-models/control-flow.ts', import.meta.url));
 
@@ -54,5 +55,13 @@ describe('exportOnnx → loadOnnx keeps the graph\'s numbers (1e-6)', () => {
     roundTrips(back, [[randn([3, 6]).add(20)], [randn([1, 6]).add(-20)]]);
     const h = jit.script(new Halver(), { sourceFile: CONTROL, inputs: [randn([2, 3])] });
     roundTrips(h, [[randn([2, 3]).mul(10)], [randn([5, 3]).mul(0.1)]]);
+  });
+
+  it('the op zoos (every exported op entry) import back with the same numbers', () => {
+    manualSeed(14);
+    const img = new ImageZoo(); img.eval();
+    roundTrips(jit.trace(img, [randn([2, 2, 8, 8])], { dynamicAxes: { 0: { 0: 'N' } } }), [[randn([1, 2, 8, 8])], [randn([3, 2, 8, 8])]]);
+    const vec = new VectorZoo(); vec.eval();
+    roundTrips(jit.trace(vec, [randn([2, 6])], { dynamicAxes: { 0: { 0: 'N' } } }), [[randn([1, 6])], [randn([4, 6])]]);
   });
 });

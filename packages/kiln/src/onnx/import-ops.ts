@@ -240,7 +240,8 @@ function sliceRule(ctx: ImportContext, _n: NodeProto, ins: readonly (IVal | null
   let y = ctx.value(data);
   axes.forEach((axis, i) => {
     const step = steps[i];
-    if (step <= 0) throw new OnnxImportError(`${ctx.where}: negative slice steps are not supported`);
+    if (step === -1 && starts[i] === -1 && ends[i] <= -big) { y = ctx.b.op1('flip', [y], { dims: [axis] }); return; }
+    if (step <= 0) throw new OnnxImportError(`${ctx.where}: negative slice steps are supported only as a whole-axis reversal (start -1, end INT64_MIN, step -1)`);
     const end = ends[i] >= big ? null : ends[i] <= -big ? 0 : ends[i];
     y = ctx.b.op1('slice', [y], { dim: axis, start: Math.max(starts[i], -big), end, step });
   });
@@ -425,6 +426,15 @@ export const IMPORT_RULES: Readonly<Record<string, ImportRule>> = {
     return [runVal(y)];
   },
   Conv: (ctx, _n, ins, a) => [conv(ctx, ins, a)],
+  ConvTranspose: (ctx, _n, ins, a) => {
+    if (a.string('auto_pad', 'NOTSET') !== 'NOTSET' || a.has('output_shape')) throw new OnnxImportError(`${ctx.where}: auto_pad and output_shape are not supported (export with explicit pads and output_padding)`);
+    const w = run(ctx, ins[1], 'W');
+    if ((w.type as TensorIRType).shape.length !== 4) throw new OnnxImportError(`${ctx.where}: only 2-D transposed convolutions are supported`);
+    return [op1(ctx, 'conv_transpose2d', [run(ctx, ins[0], 'X'), w, ins[2] ? ctx.value(ins[2]) : null], {
+      stride: a.ints('strides', [1, 1]), padding: a.ints('pads', [0, 0, 0, 0]), dilation: a.ints('dilations', [1, 1]),
+      groups: a.int('group', 1), output_padding: a.ints('output_padding', [0, 0]),
+    })];
+  },
   BatchNormalization: (ctx, _n, ins, a) => {
     if (a.int('training_mode', 0)) throw new OnnxImportError(`${ctx.where}: training_mode=1 is not supported (export the model in eval mode)`);
     const [x, scale, bias, m, v] = ins.map((t, i) => run(ctx, t, ['X', 'scale', 'B', 'input_mean', 'input_var'][i]));
