@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { jit, nn, manualSeed, randn, noGrad, type Tensor } from 'kiln';
 import { ResearchModel, ProductionModel } from '../examples/seed/models.mjs';
 import { digitsModel } from '../examples/digits/train.mjs';
-import { AdaptiveResNet, Halver, Repeat } from './script-models/control-flow.js';
+import { AdaptiveResNet, Halver, Nested, Outer, Repeat } from './script-models/control-flow.js';
 import { ortSession, runOrt, expectClose, type Feed } from './helpers/onnx.js';
-import { ImageZoo, VectorZoo } from './helpers/onnx-op-zoo.js';
+import { ImageZoo, IntMath, VectorZoo } from './helpers/onnx-op-zoo.js';
 
 const CONTROL = fileURLToPath(new URL('./script-models/control-flow.ts', import.meta.url));
 const TOL = 2e-5;
@@ -111,6 +111,16 @@ describe('jit.exportOnnx runs in ONNX Runtime with Kiln\'s numbers', () => {
     await agreesInOrt(h, jit.script(h, { sourceFile: CONTROL, inputs: [randn([2, 3])] }), [[randn([2, 3]).mul(10)], [randn([4, 3]).mul(0.1)]]);
     const r = new Repeat();
     await agreesInOrt(r, jit.script(r, { sourceFile: CONTROL, inputs: [randn([2, 3]), 3] }), [[randn([1, 3]), 0], [randn([3, 3]), 4]]);
+    const nested = new Nested();
+    await agreesInOrt(nested, jit.script(nested, { sourceFile: CONTROL, inputs: [randn([2, 3]), 3] }), [[randn([1, 3]), 0], [randn([3, 3]), 5], [randn([2, 3]).add(2), 4]]);
+    const ints = new IntMath();
+    await agreesInOrt(ints, jit.script(ints, { inputs: [randn([2, 3]), 4] }), [[randn([1, 3]), 0], [randn([3, 3]), 7], [randn([2, 3]), 11]]);
+  });
+
+  it('a scripted submodule with its own if, inlined in a loop over a ModuleList (Outer)', async () => {
+    manualSeed(8);
+    const m = new Outer(); m.eval();
+    await agreesInOrt(m, jit.script(m, { sourceFile: CONTROL, inputs: [randn([2, 4])] }), [[randn([2, 4])], [randn([5, 4]).mul(3)], [randn([1, 4]).sub(2)]]);
   });
 
   it('the remaining op entries: pooling variants, transposed and grouped conv, reductions, indexing, masks (traced and optimized)', async () => {

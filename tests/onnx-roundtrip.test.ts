@@ -5,17 +5,17 @@ import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { jit, nn, manualSeed, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/seed/models.mjs';
-import { AdaptiveResNet, Halver } from './script-models/control-flow.js';
+import { AdaptiveResNet, Halver, Nested } from './script-models/control-flow.js';
 import { expectClose } from './helpers/onnx.js';
-import { ImageZoo, VectorZoo } from './helpers/onnx-op-zoo.js';
+import { ImageZoo, IntMath, VectorZoo } from './helpers/onnx-op-zoo.js';
 
 const CONTROL = fileURLToPath(new URL('./script-models/control-flow.ts', import.meta.url));
 
-function roundTrips(compiled: jit.OnnxExportable & { forward(...x: Tensor[]): unknown }, inputs: Tensor[][]): jit.OnnxModule {
+function roundTrips(compiled: jit.OnnxExportable & { forward(...x: (Tensor | number)[]): unknown }, inputs: (Tensor | number)[][]): jit.OnnxModule {
   const back = jit.loadOnnx(jit.exportOnnx(compiled));
   for (const xs of inputs) {
     const want = compiled.forward(...xs) as Tensor;
-    expectClose(back.forward(...xs) as Tensor, want, 1e-6, `[${xs.map((x) => x.shape.join('x'))}]`);
+    expectClose(back.forward(...xs) as Tensor, want, 1e-6, `[${xs.map((x) => (typeof x === 'number' ? x : x.shape.join('x')))}]`);
   }
   return back;
 }
@@ -55,6 +55,9 @@ describe('exportOnnx → loadOnnx keeps the graph\'s numbers (1e-6)', () => {
     roundTrips(back, [[randn([3, 6]).add(20)], [randn([1, 6]).add(-20)]]);
     const h = jit.script(new Halver(), { sourceFile: CONTROL, inputs: [randn([2, 3])] });
     roundTrips(h, [[randn([2, 3]).mul(10)], [randn([5, 3]).mul(0.1)]]);
+    // An int argument (a 0-d int32 ONNX input) driving scalar arithmetic, a loop and an if inside it.
+    roundTrips(jit.script(new Nested(), { sourceFile: CONTROL, inputs: [randn([2, 3]), 3] }), [[randn([1, 3]), 0], [randn([3, 3]), 5]]);
+    roundTrips(jit.script(new IntMath(), { inputs: [randn([2, 3]), 4] }), [[randn([1, 3]), 0], [randn([3, 3]), 7]]);
   });
 
   it('the op zoos (every exported op entry) import back with the same numbers', () => {

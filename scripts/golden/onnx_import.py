@@ -98,6 +98,14 @@ class Control(nn.Module):
         return y
 
 
+class Arith(nn.Module):
+    """Floor and Mod (fmod=1 from torch.fmod; torch.remainder exports through Floor), Clip, Where, Expand, Range."""
+    def forward(self, x):
+        y = torch.floor(x * 3) + torch.fmod(x * 5, 2) + torch.remainder(x * 7, 3)
+        y = torch.where(x > 0, y.clamp(-1, 2), y.clamp(min=0.5)) + torch.arange(x.shape[1]).float()
+        return y.expand(2, -1, -1).sum(0)
+
+
 class Unsupported(nn.Module):
     """CELU exports as ONNX Celu, which Kiln does not import: the test checks the error."""
     def forward(self, x):
@@ -147,6 +155,7 @@ def main():
     write('encoder_opset17', Encoder(), [(2, 5, 16), (3, 4, 16)], 17, True, enc)
     write('encoder_opset13_nofold', Encoder(), [(2, 5, 16), (1, 3, 16)], 13, False, enc)
     write('mlp_opset17_nofold', Mlp(), [(1, 6), (3, 6)], 17, False, batch)
+    write('arith_opset17', Arith(), [(2, 5), (4, 5)], 17, False, batch)
     write('unsupported_celu_opset17', Unsupported(), [(2, 3), (1, 3)], 17, True, batch)
     write('control_opset16', Control(), [(2, 4), (3, 4)], 16, True, batch, scripted=True)
 

@@ -40,3 +40,16 @@ export class VectorZoo extends nn.Module {
     return cat([clipped, masked, cmp, red, arg, idx, gath, scat, seq, tri, mm], 1).tanh().sigmoid().logSoftmax(-1);
   }
 }
+
+/** Scalar arithmetic on an int argument (floordiv, mod, min/max) feeding a loop, for jit.script. */
+export class IntMath extends nn.Module {
+  forward(x: Tensor, n: number): Tensor {
+    const q = Math.floor(n / 3);
+    const r = n - Math.floor(n / 3) * 3;
+    let y = x;
+    for (let i = 0; i < Math.max(q + r, 1); i++) {
+      y = y.mul(0.5).add(i - Math.floor(i / 2) * 2).add(x.mean().item() > 0 ? 1 : -1);
+    }
+    return y.add(q).sub(r * 2);
+  }
+}

@@ -22,7 +22,21 @@ const rank = (n: Node, i = 0) => tensorOf(n, i).shape.length;
 const norm = (d: number, r: number) => (d < 0 ? d + r : d);
 
 const same = (opType: string): ExportRule => (w, _n, ins) => [w.node1(opType, ins)];
-const notOf = (opType: string): ExportRule => (w, _n, ins) => [w.node1('Not', [w.node1(opType, ins)])];
+
+/**
+ * Kiln's binary ops promote mixed operands (f32 + i32 → f32); ONNX needs one type: operands are
+ * cast to the result dtype (arithmetic) or to their promoted dtype (comparisons).
+ */
+function promoted(n: Node): DType {
+  const ds = n.inputs.map((v) => (v!.type as { dtype: DType }).dtype);
+  return ds.includes('float32') ? 'float32' : ds.includes('int32') ? 'int32' : 'bool';
+}
+function castAll(w: OnnxWriter, n: Node, ins: readonly string[], to: DType): string[] {
+  return ins.map((x, i) => ((n.inputs[i]!.type as { dtype: DType }).dtype === to ? x : cast(w, x, to)));
+}
+const arith = (opType: string): ExportRule => (w, n, ins) => [w.node1(opType, castAll(w, n, ins, outType(n).dtype))];
+const compare = (opType: string): ExportRule => (w, n, ins) => [w.node1(opType, castAll(w, n, ins, promoted(n)))];
+const notOf = (opType: string): ExportRule => (w, n, ins) => [w.node1('Not', [w.node1(opType, castAll(w, n, ins, promoted(n)))])];
 
 /** Elementwise unary ops by name, shared by the table and the fused-op decompositions. */
 function unary(w: OnnxWriter, op: string, x: string, dtype: DType = 'float32'): string {
@@ -148,7 +162,9 @@ function fusedElementwise(w: OnnxWriter, n: Node, ins: readonly string[]): strin
   const arg = (a: string | number): string => {
     if (typeof a === 'number') return w.scalar(dtype === 'bool' ? 'float32' : dtype, a);
     const i = Number(a.slice(1));
-    return a[0] === 'x' ? ins[i] : temps[i];
+    if (a[0] !== 'x') return temps[i];
+    const d = (n.inputs[i]!.type as { dtype: DType }).dtype;
+    return d === dtype || dtype === 'bool' ? ins[i] : cast(w, ins[i], dtype);
   };
   for (const [op, ...args] of program) {
     const name = String(op);
@@ -160,9 +176,9 @@ function fusedElementwise(w: OnnxWriter, n: Node, ins: readonly string[]): strin
 }
 
 export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
-  add: same('Add'), sub: same('Sub'), mul: same('Mul'), div: same('Div'), pow: same('Pow'),
-  maximum: same('Max'), minimum: same('Min'),
-  eq: same('Equal'), ne: notOf('Equal'), lt: same('Less'), le: same('LessOrEqual'), gt: same('Greater'), ge: same('GreaterOrEqual'),
+  add: arith('Add'), sub: arith('Sub'), mul: arith('Mul'), div: arith('Div'), pow: arith('Pow'),
+  maximum: arith('Max'), minimum: arith('Min'),
+  eq: compare('Equal'), ne: notOf('Equal'), lt: compare('Less'), le: compare('LessOrEqual'), gt: compare('Greater'), ge: compare('GreaterOrEqual'),
   clone: same('Identity'), neg: same('Neg'), exp: same('Exp'), log: same('Log'), relu: same('Relu'),
   sqrt: same('Sqrt'), rsqrt: (w, _n, ins) => [unary(w, 'rsqrt', ins[0])], sin: same('Sin'), cos: same('Cos'),
   abs: same('Abs'), sign: same('Sign'), erf: same('Erf'), sigmoid: same('Sigmoid'), tanh: same('Tanh'),
@@ -175,7 +191,11 @@ export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
     if (min !== null && max !== null && min > max) return [w.node1('Max', [w.node1('Mul', [x, w.scalar(dt, 0)]), w.scalar(dt, max)])];
     return [w.node1('Clip', [x, min === null ? '' : w.scalar(dt, min), max === null ? '' : w.scalar(dt, max)])];
   },
-  where: (w, n, ins) => [w.node1('Where', [tensorOf(n, 0).dtype === 'bool' ? ins[0] : cast(w, ins[0], 'bool'), ins[1], ins[2]])],
+  where: (w, n, ins) => {
+    const to = outType(n).dtype;
+    const [a, b] = [1, 2].map((i) => (tensorOf(n, i).dtype === to ? ins[i] : cast(w, ins[i], to)));
+    return [w.node1('Where', [tensorOf(n, 0).dtype === 'bool' ? ins[0] : cast(w, ins[0], 'bool'), a, b])];
+  },
   cast: (w, n, ins) => [cast(w, ins[0], n.attrs.dtype as DType)],
   dropout: (w, n, ins) => {
     if (n.attrs.training) throw new OnnxExportError('exportOnnx: dropout in training mode has no deterministic ONNX form; call model.eval() before exporting');

@@ -364,10 +364,32 @@ export const IMPORT_RULES: Readonly<Record<string, ImportRule>> = {
     if (isConst(x)) return [constVal('bool', x.shape, numbers(x, ctx.where).map((v) => Number(!v)))];
     return [op1(ctx, 'logical_not', [ctx.value(x)])];
   },
-  Where: (ctx, _n, ins) => [op1(ctx, 'where', [run(ctx, ins[0], 'condition'), run(ctx, ins[1], 'X'), run(ctx, ins[2], 'Y')])],
+  Where: (ctx, _n, ins) => {
+    const [c, x, y] = ins;
+    // Shape arithmetic (e.g. Where(Equal(shape, -1), ones, shape) before Expand) folds.
+    if (isConst(c) && isConst(x) && isConst(y) && c.shape.length <= 1 && x.shape.length <= 1 && y.shape.length <= 1) {
+      const n = Math.max(c.data.length, x.data.length, y.data.length);
+      const at = (v: ConstVal, i: number) => v.data[v.data.length === 1 ? 0 : i];
+      const data = Array.from({ length: n }, (_, i) => (at(c, i) ? at(x, i) : at(y, i)));
+      return [constVal(x.dtype, n === 1 && c.shape.length + x.shape.length + y.shape.length === 0 ? [] : [n], data)];
+    }
+    return [op1(ctx, 'where', [run(ctx, c, 'condition'), run(ctx, x, 'X'), run(ctx, y, 'Y')])];
+  },
   Relu: unaryRule('relu'), Sigmoid: unaryRule('sigmoid'), Tanh: unaryRule('tanh'), Erf: unaryRule('erf'), Exp: unaryRule('exp'),
   Log: unaryRule('log'), Sqrt: unaryRule('sqrt'), Neg: unaryRule('neg'), Abs: unaryRule('abs'), Sin: unaryRule('sin'), Cos: unaryRule('cos'),
   Sign: unaryRule('sign'), HardSwish: unaryRule('hardswish'),
+  Floor: (ctx, _n, ins) => [runVal(floor(ctx, run(ctx, ins[0], 'X')))],
+  Mod: (ctx, _n, ins, a) => {
+    // fmod=0 (integers): a − floor(a/b)·b, the sign of b; fmod=1: a − trunc(a/b)·b, the sign of a.
+    const A = run(ctx, ins[0], 'A'), B = run(ctx, ins[1], 'B');
+    const dt = (A.type as TensorIRType).dtype;
+    const b = ctx.b;
+    const f = (v: Value) => (dt === 'float32' ? v : b.op1('cast', [v], { dtype: 'float32' }));
+    const q = b.op1('div', [f(A), f(B)]);
+    const whole = a.int('fmod', 0) ? b.op1('cast', [b.op1('cast', [q], { dtype: 'int32' })], { dtype: 'float32' }) : floor(ctx, q);
+    const r = b.op1('sub', [f(A), b.op1('mul', [whole, f(B)])]);
+    return [runVal(dt === 'float32' ? r : b.op1('cast', [r], { dtype: dt }))];
+  },
   Reciprocal: (ctx, _n, ins) => [op1(ctx, 'div', [ctx.b.literal(1), run(ctx, ins[0], 'X')])],
   Clip: (ctx, _n, ins) => {
     const bound = (v: IVal | null, what: string) => (v ? numbers(need(ctx, v, what), `${ctx.where}: ${what}`)[0] : null);
@@ -489,6 +511,13 @@ export const IMPORT_RULES: Readonly<Record<string, ImportRule>> = {
     return [op1(ctx, 'index_add', [run(ctx, ins[0], 'data'), idx, run(ctx, ins[2], 'updates')], { dim: 0 })];
   },
 };
+
+/** floor(x) as Kiln has no floor op: truncate through int32, then step down where that rounded up (|x| < 2^31). */
+function floor(ctx: ImportContext, x: Value): Value {
+  const b = ctx.b;
+  const t = b.op1('cast', [b.op1('cast', [x], { dtype: 'int32' })], { dtype: 'float32' });
+  return b.op1('sub', [t, b.op1('cast', [b.op1('gt', [t, x])], { dtype: 'float32' })]);
+}
 
 function argRule(ctx: ImportContext, kiln: string, ins: readonly (IVal | null)[], a: Attrs): IVal[] {
   if (a.int('select_last_index', 0)) throw new OnnxImportError(`${ctx.where}: select_last_index=1 is not supported`);
