@@ -73,6 +73,16 @@ class Lstm(nn.Module):
         return self.fc(out[:, -1])
 
 
+class Gru(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 5, num_layers=2, batch_first=True)
+
+    def forward(self, x):
+        out, h = self.gru(x)
+        return out + h[-1].unsqueeze(1)
+
+
 class Encoder(nn.Module):
     def __init__(self):
         super().__init__()
@@ -151,6 +161,7 @@ def main():
     write('resnet_opset13_nofold', ResNet(), [(1, 3, 8, 8), (2, 3, 8, 8)], 13, False, batch)
     seq = {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch'}}
     write('lstm_opset14', Lstm(), [(2, 5, 4), (3, 7, 4)], 14, True, seq)
+    write('gru_opset17', Gru(), [(2, 4, 3), (3, 6, 3)], 17, True, {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch', 1: 'time'}})
     enc = {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch', 1: 'time'}}
     write('encoder_opset17', Encoder(), [(2, 5, 16), (3, 4, 16)], 17, True, enc)
     write('encoder_opset13_nofold', Encoder(), [(2, 5, 16), (1, 3, 16)], 13, False, enc)

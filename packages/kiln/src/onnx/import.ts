@@ -10,6 +10,7 @@ import { GraphBuilder, tensorType, type Graph, type IRType, type TensorIRType, t
 import { decodeModel, type GraphProto, type NodeProto, type ValueInfoProto } from './proto.js';
 import { Attrs, IMPORT_RULES, type ImportContext } from './import-ops.js';
 import { lstm } from './import-lstm.js';
+import { gru } from './import-gru.js';
 import { constVal, kilnDtype, materialize, nextConstName, OnnxImportError, runVal, tensorData, type ConstVal, type IVal, type SymbolTable } from './import-values.js';
 
 const SUPPORTED_OPSETS = [13, 14, 15, 16, 17];
@@ -83,6 +84,7 @@ class Importer {
     if (node.op_type === 'If') outs = this.ifNode(ctx, ins, a, node);
     else if (node.op_type === 'Loop') outs = this.loopNode(ctx, ins, a, node);
     else if (node.op_type === 'LSTM') outs = lstm(ctx, node, ins, a);
+    else if (node.op_type === 'GRU') outs = gru(ctx, ins, a);
     else {
       const rule = IMPORT_RULES[node.op_type];
       if (!rule) throw new OnnxImportError(`${where} is not supported; Kiln imports ${supportedOnnxOps().join(', ')}`);
@@ -165,7 +167,7 @@ function inputType(vi: ValueInfoProto, where: string): IRType {
 
 /** The ONNX op types loadOnnx imports. */
 export function supportedOnnxOps(): string[] {
-  return [...Object.keys(IMPORT_RULES), 'If', 'Loop', 'LSTM'].sort();
+  return [...Object.keys(IMPORT_RULES), 'If', 'Loop', 'LSTM', 'GRU'].sort();
 }
 
 /** Builds the Kiln graph of an ONNX model (bytes or a file path). */
