@@ -1,6 +1,6 @@
 // jit.loadOnnx on PyTorch 1.13's ONNX exports (scripts/golden/onnx_import.py writes them and
 // PyTorch's outputs to tests/golden-kiln/onnx/): convnets with BatchNormalization and Pad, a
-// ResNet (Shape/Gather/Concat/Reshape chains), an MLP (Gelu as Erf), an LSTM, a two-layer GRU, transformer
+// ResNet (Shape/Gather/Concat/Reshape chains), an MLP (Gelu as Erf), an LSTM, a two-layer GRU, bidirectional LSTM and GRU, transformer
 // encoder layers (LayerNormalization at opset 17, its ReduceMean decomposition at 13) and a
 // scripted model with If and Loop; opsets 13–17, constant folding on and off. Each imported
 // graph must give PyTorch's outputs at both stored batch sizes, after -O2 too, from a .tsgraph

@@ -83,6 +83,19 @@ class Gru(nn.Module):
         return out + h[-1].unsqueeze(1)
 
 
+class BiRnn(nn.Module):
+    """Bidirectional LSTM then bidirectional GRU (direction='bidirectional' in ONNX)."""
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(8, 3, batch_first=True, bidirectional=True)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        y, g = self.gru(out)
+        return y + (h.sum(0) + c.sum(0)).sum(-1, keepdim=True).unsqueeze(1) + g.sum(0).unsqueeze(1).repeat(1, 1, 2)
+
+
 class Encoder(nn.Module):
     def __init__(self):
         super().__init__()
@@ -162,6 +175,7 @@ def main():
     seq = {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch'}}
     write('lstm_opset14', Lstm(), [(2, 5, 4), (3, 7, 4)], 14, True, seq)
     write('gru_opset17', Gru(), [(2, 4, 3), (3, 6, 3)], 17, True, {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch', 1: 'time'}})
+    write('birnn_opset15', BiRnn(), [(2, 4, 3), (1, 6, 3)], 15, True, {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch', 1: 'time'}})
     enc = {'input': {0: 'batch', 1: 'time'}, 'output': {0: 'batch', 1: 'time'}}
     write('encoder_opset17', Encoder(), [(2, 5, 16), (3, 4, 16)], 17, True, enc)
     write('encoder_opset13_nofold', Encoder(), [(2, 5, 16), (1, 3, 16)], 13, False, enc)

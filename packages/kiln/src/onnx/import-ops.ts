@@ -484,6 +484,16 @@ export const IMPORT_RULES: Readonly<Record<string, ImportRule>> = {
   GlobalAveragePool: (ctx, _n, ins) => [op1(ctx, 'adaptive_avg_pool2d', [run(ctx, ins[0], 'X')], { output_size: [1, 1] })],
   GlobalMaxPool: (ctx, _n, ins) => [op1(ctx, 'adaptive_max_pool2d', [run(ctx, ins[0], 'X')], { output_size: [1, 1] })],
   Pad: (ctx, _n, ins, a) => [pad(ctx, ins, a)],
+  Tile: (ctx, _n, ins) => {
+    // Copies along each axis: `repeats[axis]` copies concatenated.
+    const repeats = numbers(need(ctx, ins[1], 'repeats'), `${ctx.where}: repeats`);
+    let y = run(ctx, ins[0], 'input');
+    repeats.forEach((r, axis) => {
+      if (r < 1) throw new OnnxImportError(`${ctx.where}: repeats must be positive, got ${r}`);
+      if (r > 1) y = ctx.b.op1('cat', Array.from({ length: r }, () => y), { dim: axis });
+    });
+    return [runVal(y)];
+  },
   ReduceProd: (ctx, _n, ins, a) => [op1(ctx, 'prod', [run(ctx, ins[0], 'data')], { dim: reduceAxes(ctx, ins[0]!, a.ints('axes', [])), keepdim: a.int('keepdims', 1) === 1 })],
   ArgMax: (ctx, _n, ins, a) => argRule(ctx, 'argmax', ins, a),
   ArgMin: (ctx, _n, ins, a) => argRule(ctx, 'argmin', ins, a),
