@@ -48,7 +48,7 @@ describe('kiln CLI', () => {
   describe('help and usage', () => {
     it('kiln --help lists every command; each command has --help', () => {
       const r = ok('--help');
-      for (const c of ['compile', 'run', 'inspect', 'viz', 'bench']) {
+      for (const c of ['compile', 'export', 'run', 'inspect', 'viz', 'bench']) {
         expect(r.stdout).toMatch(new RegExp(`^  ${c} `, 'm'));
         expect(ok(c, '--help').stdout).toContain(`Usage: kiln ${c} <`);
       }

@@ -7,6 +7,7 @@ import { type FlagSpec, type Parsed, parseArgs } from './args.js';
 import { isUserError, UsageError } from './errors.js';
 import { BENCH_FLAGS, BENCH_HELP, benchCommand } from './commands/bench.js';
 import { COMPILE_FLAGS, COMPILE_HELP, compileCommand } from './commands/compile.js';
+import { EXPORT_FLAGS, EXPORT_HELP, exportCommand } from './commands/export.js';
 import { INSPECT_FLAGS, INSPECT_HELP, inspectCommand } from './commands/inspect.js';
 import { RUN_FLAGS, RUN_HELP, runCommand } from './commands/run.js';
 import { VIZ_FLAGS, VIZ_HELP, vizCommand } from './commands/viz.js';
@@ -20,6 +21,7 @@ interface Command {
 
 const COMMANDS: Record<string, Command> = {
   compile: { summary: 'compile a TypeScript model file to a .tsgraph (script or trace, optimize)', flags: COMPILE_FLAGS, help: COMPILE_HELP, run: compileCommand },
+  export: { summary: 'export a TypeScript model file as ONNX (kiln export model.ts --onnx -o model.onnx)', flags: EXPORT_FLAGS, help: EXPORT_HELP, run: exportCommand },
   run: { summary: 'run a .tsgraph on random or given inputs (CPU or WebGPU) and time it', flags: RUN_FLAGS, help: RUN_HELP, run: runCommand },
   inspect: { summary: 'show a .tsgraph: signature, IR, tensors, kernels, sizes', flags: INSPECT_FLAGS, help: INSPECT_HELP, run: inspectCommand },
   viz: { summary: 'draw a .tsgraph (or a model file) as Graphviz DOT or a self-contained HTML page', flags: VIZ_FLAGS, help: VIZ_HELP, run: vizCommand },

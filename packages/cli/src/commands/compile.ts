@@ -27,9 +27,10 @@ export const COMPILE_FLAGS: Record<string, FlagSpec> = {
   help: { type: 'boolean', short: 'h' },
 };
 
-export const COMPILE_HELP = `Usage: kiln compile <model.ts> -o <out.tsgraph> [options]
+export const COMPILE_HELP = `Usage: kiln compile <model.ts | model.onnx> -o <out.tsgraph> [options]
 
-Compiles a TypeScript model file into a .tsgraph file.
+Compiles a TypeScript model file, or an ONNX model (as torch.onnx.export writes it, opsets
+13-17; its initializers become named parameters), into a .tsgraph file.
 
 The model is the file's default export (an nn.Module instance), or the export named by
 --export (an instance, a class constructed with no arguments, or a factory function).
@@ -72,7 +73,8 @@ export async function compileCommand(p: Parsed): Promise<number> {
   const out = flagString(p, 'output');
   if (!out) throw new UsageError('missing -o <out.tsgraph>', 'compile');
   const progress = new Progress(flagBool(p, 'quiet'));
-  const optimized = await compileModelFile(p.positionals[0], p, progress, 'compile');
+  const src = p.positionals[0];
+  const optimized = src.toLowerCase().endsWith('.onnx') ? await compileOnnxFile(src, p, progress) : await compileModelFile(src, p, progress, 'compile');
   const { kernels, unsupported } = await progress.stage('codegen', 'WGSL', () => jit.generateWgsl(optimized.graph));
   await progress.stage('write', out, () => optimized.save(out, { kernels }));
   const nodes = countNodes(optimized.graph.body.nodes);
@@ -81,6 +83,29 @@ export async function compileCommand(p: Parsed): Promise<number> {
     process.stderr.write(`wrote ${out}: ${nodes} nodes, ${optimized.graph.tensors.size} tensors, ${kernels.length} WGSL kernels, -O${optLevel(p, 'compile')}; runs on ${gpu}\n`);
   }
   return 0;
+}
+
+/**
+ * `kiln compile model.onnx`: imports the ONNX model (jit.loadOnnx: initializers become named
+ * parameters, dim_params symbolic dims) and optimizes it like a scripted graph.
+ */
+export async function compileOnnxFile(src: string, p: Parsed, progress: Progress): Promise<jit.OptimizedModule> {
+  for (const flag of ['trace', 'export', 'weights', 'input']) {
+    if (p.flags.has(flag)) throw new UsageError(`--${flag} does not apply to an ONNX model (its graph, weights and input types are in the file)`, 'compile');
+  }
+  const shown = relative(process.cwd(), src) || src;
+  const imported = await progress.stage('import', shown, () => {
+    try {
+      return jit.loadOnnx(src);
+    } catch (e) {
+      throw new UserError(`${shown}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+  });
+  const examples = imported.graph.inputs.filter((i) => i.kind === 'input').map((i) => {
+    const t = i.value.type;
+    return exampleInput({ name: i.name, dtype: t.kind === 'tensor' || t.kind === 'scalar' ? t.dtype : 'float32', shape: t.kind === 'tensor' ? t.shape : [] });
+  });
+  return optimize(imported, p, progress, optLevel(p, 'compile'), examples);
 }
 
 /** A model file loaded for compiling: the model (weights loaded, eval mode) and its input types. */

@@ -12,3 +12,8 @@ export { freeze, optimizeForInference, OptimizedModule, type OptimizeOptions, ty
 export { generateWgsl, type CodegenResult, type Unsupported } from '@kiln/compiler';
 export type { SaveOptions } from './producer.js';
 export { compile, CompiledModel, type CompileOptions, type CompileExplanation, type CompiledFunction } from './compile.js';
+export { exportOnnx, type ExportOnnxOptions, type OnnxExportable } from '../onnx/export.js';
+export { OnnxExportError } from '../onnx/export-writer.js';
+export { loadOnnx, OnnxModule } from '../onnx/onnx-module.js';
+export { supportedOnnxOps } from '../onnx/import.js';
+export { OnnxImportError } from '../onnx/import-values.js';
