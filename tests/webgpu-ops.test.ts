@@ -103,6 +103,10 @@ const CASES: Case[] = [
   { op: 'argmax', inputs: [f(3, 7)], attrs: { dim: null } },
   { op: 'cumsum', inputs: [f(3, 6, 4)], attrs: { dim: 1 } },
   { op: 'cumsum', inputs: [bool(2, 9)], attrs: { dim: -1 } },
+  // Values on a 1/8 grid plus 1e-3 noise: near-ties; the int case has exact ties (stable order).
+  { op: 'sort', inputs: [f(3, 7, 4)], attrs: { dim: 1, descending: false } },
+  { op: 'sort', inputs: [int(5, 9)], attrs: { dim: -1, descending: true } },
+  { op: 'sort', inputs: [int(4, 6)], attrs: { dim: 0, descending: false } },
   { op: 'slice_backward', inputs: [f(4, 2, 3)], attrs: { shape: [4, 9, 3], dim: 1, start: -7, end: 8, step: 3 } },
   { op: 'conv_transpose2d', inputs: [f(2, 4, 5, 4), f(4, 3, 3, 2), f(6)], attrs: { stride: [2, 3], padding: [1, 0, 1, 0], dilation: [1, 2], groups: 2, output_padding: [1, 0] }, tol: 1e-4 },
   { op: 'conv_transpose2d', inputs: [f(1, 3, 4, 4), f(3, 5, 2, 2), null], attrs: { stride: [2, 2] }, tol: 1e-4 },

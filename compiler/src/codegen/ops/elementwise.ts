@@ -28,6 +28,23 @@ const POW = `fn k_pow(a: f32, b: f32) -> f32 {
   return select(r, -r, (abs(b) % 2.0) == 1.0);
 }`;
 
+// log1p/expm1 (no WGSL builtins): the correction u - 1 vs x (Goldberg / Kahan) recovers the
+// digits 1 + x or e^x loses near 0.
+const LOG1P = `fn k_log1p(x: f32) -> f32 {
+  let u = 1.0 + x;
+  if (u == 1.0 || abs(x) > 1e30) { return select(log(u), x, u == 1.0); }
+  return log(u) * x / (u - 1.0);
+}`;
+const EXPM1 = `fn k_expm1(x: f32) -> f32 {
+  if (abs(x) >= 0.5) { return exp(x) - 1.0; }
+  let u = exp(x);
+  if (u == 1.0) { return x; }
+  return (u - 1.0) * x / log(u);
+}`;
+
+/** A rounding builtin on floats; integers are already whole. */
+const rounding = (fn: string): Template => ({ expr: ([x], _, t) => (t === 'f32' ? `${fn}(${x})` : x) });
+
 const numericOf = (d: DType) => (d === 'float32' ? 'f32' : 'i32');
 
 export const TEMPLATES: Readonly<Record<string, Template>> = {
@@ -39,6 +56,12 @@ export const TEMPLATES: Readonly<Record<string, Template>> = {
   sqrt: unaryF((x) => `sqrt(${x})`),
   sin: unaryF((x) => `k_sincos(${x}, 0)`, TRIG),
   cos: unaryF((x) => `k_sincos(${x}, 1)`, TRIG),
+  floor: rounding('floor'),
+  ceil: rounding('ceil'),
+  round: rounding('round'), // WGSL rounds halves to even, as torch.round
+  trunc: rounding('trunc'),
+  log1p: unaryF((x) => `k_log1p(${x})`, LOG1P),
+  expm1: unaryF((x) => `k_expm1(${x})`, EXPM1),
   abs: { expr: ([x]) => `abs(${x})` },
   sign: { expr: ([x]) => `sign(${x})` },
   // The condition stays the stored u32 (bool) value.

@@ -1,0 +1,65 @@
+// sort: values and int32 indices of a stable sort along one dim. Invariant: the order is total
+// and stable — NaN counts as larger than every number (last ascending, first descending, as
+// PyTorch), and equal values keep their input order in both directions (torch.sort with
+// stable=True). argsort and topk are composites over it in packages/core.
+
+import * as z from 'zod';
+import { defineOp } from '../op-def.js';
+import { normDim, OpError, type Dim } from '../shape.js';
+import { allocate } from '../dtype.js';
+import { splitAt } from '../kernels/strided.js';
+import type { GradBuilder } from '../grad-builder.js';
+
+const sortAttrs = z.object({ dim: z.number().int().default(-1), descending: z.boolean().default(false) }).strict();
+
+/** a before b in the sort order (NaN largest). */
+export function sortsBefore(a: number, b: number, descending: boolean): boolean {
+  const na = a !== a, nb = b !== b; // eslint-disable-line no-self-compare
+  if (na || nb) return descending ? na && !nb : nb && !na;
+  return descending ? a > b : a < b;
+}
+
+const zerosOf = <T>(b: GradBuilder<T>, shape: readonly Dim[]): T => b.expand(b.scalar(0, 'float32'), shape);
+
+export const sort = defineOp({
+  name: 'sort', doc: 'stable sort along dim: [values, int32 indices]; NaN sorts as the largest value',
+  inputs: ['x'], attrs: sortAttrs,
+  infer([x], { dim }) {
+    if (!x) throw new OpError('sort', 'input is required');
+    if (x.shape.length) normDim('sort', dim, x.shape.length);
+    else if (dim !== 0 && dim !== -1) throw new OpError('sort', `dim ${dim} is out of range for a 0-d tensor (use 0 or -1)`);
+    return [{ dtype: x.dtype, shape: x.shape }, { dtype: 'int32', shape: x.shape }];
+  },
+  cpu([x], { dim, descending }) {
+    const shape = x!.shape, src = x!.data;
+    const d = shape.length ? normDim('sort', dim, shape.length) : 0;
+    const { outer, size, inner } = splitAt(shape, d);
+    const values = allocate(x!.dtype, src.length), indices = new Int32Array(src.length);
+    const order = Array.from({ length: size }, (_, i) => i);
+    for (let o = 0; o < outer; o++) {
+      for (let r = 0; r < inner; r++) {
+        const base = o * size * inner + r;
+        for (let i = 0; i < size; i++) order[i] = i;
+        // Array.prototype.sort is stable: ties keep ascending index order.
+        order.sort((i, j) => {
+          const a = src[base + i * inner], b = src[base + j * inner];
+          return sortsBefore(a, b, descending) ? -1 : sortsBefore(b, a, descending) ? 1 : 0;
+        });
+        for (let k = 0; k < size; k++) {
+          values[base + k * inner] = src[base + order[k] * inner];
+          indices[base + k * inner] = order[k];
+        }
+      }
+    }
+    return [{ data: values, shape, dtype: x!.dtype }, { data: indices, shape, dtype: 'int32' }];
+  },
+  grad: {
+    // Each value came from one input position: scatter the gradient back there.
+    saveOutputs: [1],
+    rule: (b, { gradOutputs: [g], outputs: [, idx], inputTypes: [t], attrs: { dim } }) => {
+      if (!g) return [null];
+      if (!t!.shape.length) return [g];
+      return [b.op('scatter_add', [zerosOf(b, t!.shape), idx!, g], { dim })];
+    },
+  },
+});
