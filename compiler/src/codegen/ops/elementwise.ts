@@ -31,6 +31,7 @@ const POW = `fn k_pow(a: f32, b: f32) -> f32 {
 // log1p/expm1 (no WGSL builtins): the correction u - 1 vs x (Goldberg / Kahan) recovers the
 // digits 1 + x or e^x loses near 0.
 const LOG1P = `fn k_log1p(x: f32) -> f32 {
+  if (x < -1.0) { return k_nan(); } // log of a negative is unspecified in WGSL
   let u = 1.0 + x;
   if (u == 1.0 || abs(x) > 1e30) { return select(log(u), x, u == 1.0); }
   return log(u) * x / (u - 1.0);
@@ -60,7 +61,7 @@ export const TEMPLATES: Readonly<Record<string, Template>> = {
   ceil: rounding('ceil'),
   round: rounding('round'), // WGSL rounds halves to even, as torch.round
   trunc: rounding('trunc'),
-  log1p: unaryF((x) => `k_log1p(${x})`, LOG1P),
+  log1p: unaryF((x) => `k_log1p(${x})`, `${NAN}\n${LOG1P}`),
   expm1: unaryF((x) => `k_expm1(${x})`, EXPM1),
   abs: { expr: ([x]) => `abs(${x})` },
   sign: { expr: ([x]) => `sign(${x})` },
