@@ -169,10 +169,15 @@ case('indexing', 'scatter_src', lambda x, s: torch.scatter(x, 1, idx, s), [r(2, 
 case('indexing', 'scatter_value', lambda x: torch.scatter(x, 1, idx, 2.5), [r(2, 5)])
 case('indexing', 'scatter_dim0', lambda x, s: torch.scatter(x, 0, torch.tensor([[1, 0, 2, 1]]), s), [r(3, 4), r(1, 4)])
 dup = torch.tensor([[0, 2, 0, 1], [2, 2, 3, 3]])
-for red in ['sum', 'mean']:
+for red in ['sum', 'mean', 'prod', 'amax', 'amin']:
     for inc in [True, False]:
         case('indexing', f'scatter_reduce_{red}_{"self" if inc else "noself"}',
              lambda x, s, red=red, inc=inc: torch.scatter_reduce(x, 1, dup, s, red, include_self=inc), [r(2, 5), r(2, 4)])
+tie_src = torch.tensor([[1.0, 2.0, 1.0, 0.5], [3.0, 3.0, 3.0, -1.0]])
+tie_x = torch.tensor([[0.0, 0.5, -1.0, 4.0, 1.0], [0.0, 0.0, 3.0, 0.0, 2.0]])
+case('indexing', 'scatter_reduce_amax_ties', lambda x, s: torch.scatter_reduce(x, 1, dup, s, 'amax'), [tie_x, tie_src])
+case('indexing', 'scatter_reduce_prod_dim0', lambda x, s: torch.scatter_reduce(x, 0, torch.tensor([[1, 0, 1], [1, 2, 0]]), s, 'prod', include_self=False), [r(3, 3), r(2, 3)])
+case('indexing', 'scatter_reduce_amin_int', lambda x, s: torch.scatter_reduce(x, 1, dup, s, 'amin'), [ints(-5, 5, 2, 5), ints(-5, 5, 2, 4)], grad=False)
 nz = torch.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
 case('indexing', 'nonzero_2d', torch.nonzero, [nz], grad=False)
 case('indexing', 'nonzero_1d', torch.nonzero, [torch.tensor([0, 3, 0, 0, 2])], grad=False)
@@ -225,6 +230,14 @@ case('F', 'interp_bilinear_down', lambda x: F.interpolate(x, size=(2, 3), mode='
 case('F', 'interp_bilinear_scale_frac', lambda x: F.interpolate(x, scale_factor=(1.5, 0.6), mode='bilinear', align_corners=False), [r(1, 1, 4, 5)])
 case('F', 'interp_linear_ac', lambda x: F.interpolate(x, size=10, mode='linear', align_corners=True), [seq])
 case('F', 'interp_linear', lambda x: F.interpolate(x, scale_factor=1.5, mode='linear', align_corners=False), [seq])
+case('F', 'interp_bicubic_scale2', lambda x: F.interpolate(x, scale_factor=2, mode='bicubic', align_corners=False), [small_img], tol={'rtol': 1e-5, 'atol': 1e-5})
+case('F', 'interp_bicubic_size_ac', lambda x: F.interpolate(x, size=(5, 7), mode='bicubic', align_corners=True), [small_img], tol={'rtol': 1e-5, 'atol': 1e-5})
+case('F', 'interp_bicubic_down', lambda x: F.interpolate(x, size=(3, 4), mode='bicubic', align_corners=False), [r(1, 2, 6, 9)], tol={'rtol': 1e-5, 'atol': 1e-5})
+case('F', 'interp_nearest_exact', lambda x: F.interpolate(x, size=(5, 7), mode='nearest-exact'), [small_img])
+case('F', 'interp_nearest_exact_down', lambda x: F.interpolate(x, scale_factor=0.5, mode='nearest-exact'), [r(1, 2, 6, 9)])
+case('F', 'interp_area_down', lambda x: F.interpolate(x, size=(2, 3), mode='area'), [r(1, 2, 5, 7)])
+case('F', 'interp_area_1d', lambda x: F.interpolate(x, scale_factor=0.5, mode='area'), [seq])
+case('F', 'interp_trilinear', lambda x: F.interpolate(x, size=(3, 4, 5), mode='trilinear', align_corners=False), [r(1, 2, 2, 3, 3)])
 case('F', 'normalize_default', lambda x: F.normalize(x), [r(3, 4)])
 case('F', 'normalize_p1_dim', lambda x: F.normalize(x, p=1.0, dim=-1), [r(2, 3, 4)])
 case('F', 'normalize_zero_row', lambda x: F.normalize(x, dim=1), [torch.tensor([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]])], grad=False)

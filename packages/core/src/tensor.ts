@@ -301,7 +301,7 @@ export class Tensor {
   gather(dim: number, index: Tensor): Tensor { return I.gather(this, dim, index); }
   scatterAdd(dim: number, index: Tensor, src: Tensor): Tensor { return I.scatterAdd(this, dim, index, src); }
   scatter(dim: number, index: Tensor, src: Tensor | number): Tensor { return I.scatter(this, dim, index, src); }
-  scatterReduce(dim: number, index: Tensor, src: Tensor, reduce: 'sum' | 'mean', opts?: { includeSelf?: boolean }): Tensor { return I.scatterReduce(this, dim, index, src, reduce, opts); }
+  scatterReduce(dim: number, index: Tensor, src: Tensor, reduce: I.ScatterReduce, opts?: { includeSelf?: boolean }): Tensor { return I.scatterReduce(this, dim, index, src, reduce, opts); }
   nonzero(): Tensor { return I.nonzero(this); }
   maskedSelect(mask: Tensor): Tensor { return I.maskedSelect(this, mask); }
   tril(diagonal = 0): Tensor { return I.tril(this, diagonal); }

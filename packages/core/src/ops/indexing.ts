@@ -55,20 +55,48 @@ export function scatter(x: Tensor, dim: number, index: Tensor, src: Tensor | num
   return dispatch1('where', [hit, written, x]);
 }
 
+export type ScatterReduce = 'sum' | 'mean' | 'prod' | 'amax' | 'amin';
+
 /**
- * Out of place torch.scatter_reduce with reduce 'sum' or 'mean' (includeSelf: x's own value
- * takes part, default true; a mean divides by the number of values reduced).
+ * Out of place torch.scatter_reduce: each position (p with p[dim] = index[p]) of x reduces the
+ * src values sent to it with `reduce`, together with x's own value when includeSelf (default
+ * true); positions nothing is sent to keep x's value. 'sum'/'mean' go through scatter_add;
+ * 'prod'/'amax'/'amin' build a [..., m, n] table (m the index length along dim, n x's) and
+ * reduce it, so their gradients are prod's and amax's (ties share evenly, as PyTorch). index
+ * and src must have x's sizes except along dim.
  */
-export function scatterReduce(x: Tensor, dim: number, index: Tensor, src: Tensor, reduce: 'sum' | 'mean', opts: { includeSelf?: boolean } = {}): Tensor {
-  if (reduce !== 'sum' && reduce !== 'mean') throw new Error(`scatterReduce: reduce '${String(reduce)}' is not supported; use 'sum' or 'mean'`);
+export function scatterReduce(x: Tensor, dim: number, index: Tensor, src: Tensor, reduce: ScatterReduce, opts: { includeSelf?: boolean } = {}): Tensor {
   const includeSelf = opts.includeSelf ?? true;
-  const count = hitCount(x, dim, index);
-  const hit = dispatch1('gt', [count, Tensor._scalar(0, 'float32')]);
-  const total = dispatch1('scatter_add', [includeSelf ? x : zerosOf(x), index, src], { dim });
-  if (reduce === 'sum') return includeSelf ? total : dispatch1('where', [hit, total, x]);
-  const n = includeSelf ? dispatch1('add', [count, Tensor._scalar(1, 'float32')]) : count;
-  return dispatch1('where', [hit, dispatch1('div', [total, n]), x]);
+  if (!['sum', 'mean', 'prod', 'amax', 'amin'].includes(reduce)) throw new Error(`scatterReduce: unknown reduce '${String(reduce)}'; use 'sum', 'mean', 'prod', 'amax' or 'amin'`);
+  if (reduce === 'sum' || reduce === 'mean') {
+    const count = hitCount(x, dim, index);
+    const hit = dispatch1('gt', [count, Tensor._scalar(0, 'float32')]);
+    const total = dispatch1('scatter_add', [includeSelf ? x : zerosOf(x), index, src], { dim });
+    if (reduce === 'sum') return includeSelf ? total : dispatch1('where', [hit, total, x]);
+    const n = includeSelf ? dispatch1('add', [count, Tensor._scalar(1, 'float32')]) : count;
+    return dispatch1('where', [hit, dispatch1('div', [total, n]), x]);
+  }
+  const r = x.ndim, d = ((dim % Math.max(r, 1)) + Math.max(r, 1)) % Math.max(r, 1);
+  if (index.ndim !== r || src.ndim !== r || index.shape.some((s, k) => s !== src.shape[k] || (k !== d && s !== x.shape[k]))) {
+    throw new Error(`scatterReduce: with reduce '${reduce}', index [${index.shape}] and src [${src.shape}] must have equal shapes, equal to x [${x.shape}] except along dim ${dim}`);
+  }
+  const last = (t: Tensor): Tensor => (d === r - 1 ? t : dispatch1('permute', [t], { dims: moveToEnd(r, d) }));
+  const xt = last(x), it = last(index), st = last(src);
+  const n = x.shape[d], m = index.shape[d], lead = xt.shape.slice(0, -1);
+  const classes = Tensor._fromCpu({ data: Int32Array.from({ length: n }, (_, k) => k), shape: [n], dtype: 'int32' });
+  const sends = dispatch1('eq', [dispatch1('reshape', [it], { shape: [...lead, m, 1] }), classes]); // [..., m, n]
+  const neutral = reduce === 'prod' ? 1 : x.dtype === 'float32' ? (reduce === 'amax' ? -Infinity : Infinity) : (reduce === 'amax' ? -2147483648 : 2147483647);
+  let table = dispatch1('where', [sends, dispatch1('reshape', [st], { shape: [...lead, m, 1] }), Tensor._scalar(neutral, x.dtype)]);
+  if (includeSelf) table = dispatch1('cat', [table, dispatch1('reshape', [xt], { shape: [...lead, 1, n] })], { dim: -2 });
+  const reduced = reduce === 'prod'
+    ? dispatch1('prod', [table], { dim: -2, keepdim: false })
+    : dispatch1(reduce, [table], { dim: -2, keepdim: false });
+  const hit = dispatch1('gt', [dispatch1('sum', [sends], { dim: -2, keepdim: false }), Tensor._scalar(0, 'int32')]);
+  const out = dispatch1('where', [hit, reduced, xt]);
+  return d === r - 1 ? out : dispatch1('permute', [out], { dims: inversePerm(moveToEnd(r, d)) });
 }
+const moveToEnd = (r: number, d: number): number[] => [...Array.from({ length: r }, (_, k) => k).filter((k) => k !== d), d];
+const inversePerm = (p: number[]): number[] => { const q = new Array<number>(p.length); p.forEach((v, i) => { q[v] = i; }); return q; };
 
 /**
  * Coordinates of the nonzero elements, row-major order: an int32 tensor [n, ndim] (torch.nonzero),
