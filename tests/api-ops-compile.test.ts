@@ -5,7 +5,7 @@ import { describe, it, expect } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { jit, randn, manualSeed, noGrad, type Tensor, type nn } from 'kiln';
 import { load } from '@kiln/runtime';
-import { ImageOps, SeqOps } from './script-models/api-ops.js';
+import { CausalAttention, ImageOps, PadResize, SeqOps, TopSort } from './script-models/api-ops.js';
 
 const FILE = fileURLToPath(new URL('./script-models/api-ops.ts', import.meta.url));
 
@@ -37,5 +37,21 @@ describe.each(cases)('%s compiles', (_name, make, shape, ops) => {
     const g = await load(traced.toBytes(), { backend: 'cpu' });
     const [y] = await g.run([{ data: x.toArray(), shape, dtype: 'float32' }]);
     close(y.data, want);
+  });
+});
+
+describe('symbolic dims', () => {
+  const dyn: [string, () => nn.Module, number[], Record<number, string>][] = [
+    ['causal attention over a symbolic sequence length', () => new CausalAttention(), [2, 5, 4], { 1: 'L' }],
+    ['topk and sort with a symbolic batch', () => new TopSort(), [3, 6], { 0: 'N' }],
+    ['pad and interpolate with a symbolic batch', () => new PadResize(), [2, 3, 4, 5], { 0: 'N' }],
+  ];
+  it.each(dyn)('%s: a trace runs at another size with eager numbers', (_name, make, shape, axes) => {
+    manualSeed(4);
+    const m = make();
+    const traced = jit.trace(m, [randn(shape)], { dynamicAxes: { 0: axes } });
+    const other = shape.map((s, i) => (i in axes ? s + 3 : s));
+    const x = randn(other);
+    close((traced.forward(x) as Tensor).toArray(), (noGrad(() => m.forward(x)) as Tensor).toArray());
   });
 });

@@ -30,3 +30,16 @@ export class SeqOps extends nn.Module {
     return c.sum(-1).add(r.sum(-1)).add(diag(e.sum(0)).sum()).add(e.select(1, 0).sum(-1, { keepdim: true }));
   }
 }
+
+/** Causal attention over a sequence whose length is symbolic when traced. */
+export class CausalAttention extends nn.Module {
+  forward(x: Tensor): Tensor { return F.scaledDotProductAttention(x, x, x, { isCausal: true }); }
+}
+/** topk and sort along a static dim with a symbolic batch. */
+export class TopSort extends nn.Module {
+  forward(x: Tensor): Tensor { return topk(x, 2)[0].add(sort(x, { dim: 1 })[0].sum(1, { keepdim: true })); }
+}
+/** Replicate padding and bilinear resizing with a symbolic batch. */
+export class PadResize extends nn.Module {
+  forward(x: Tensor): Tensor { return F.interpolate(F.pad(x, [1, 1, 1, 1], { mode: 'replicate' }), { scaleFactor: 2, mode: 'bilinear' }); }
+}

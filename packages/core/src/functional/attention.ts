@@ -28,16 +28,14 @@ export interface AttentionOptions {
  */
 export function scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, opts: AttentionOptions = {}): Tensor {
   if (q.ndim < 2 || k.ndim < 2 || v.ndim < 2) throw new OpError('scaledDotProductAttention', `q, k, v need at least 2 dims, got ${fmtShape(q.shape)}, ${fmtShape(k.shape)}, ${fmtShape(v.shape)}`);
-  const L = q.shape[q.ndim - 2], Sk = k.shape[k.ndim - 2], e = q.shape[q.ndim - 1];
+  const e = q.shape[q.ndim - 1];
   if (opts.isCausal && opts.attnMask) throw new OpError('scaledDotProductAttention', 'give either attnMask or isCausal, not both');
   const scale = opts.scale ?? 1 / Math.sqrt(e);
   let scores = E.mul(matmul(q, S.transpose(k, -2, -1)), scale);
   let mask = opts.attnMask ?? null;
-  if (opts.isCausal) {
-    const keep = new Uint8Array(L * Sk);
-    for (let i = 0; i < L; i++) for (let j = 0; j <= i && j < Sk; j++) keep[i * Sk + j] = 1;
-    mask = Tensor._fromCpu({ data: keep, shape: [L, Sk], dtype: 'bool' });
-  }
+  // The causal mask is tril of ones shaped like the scores, built with ops so that a symbolic
+  // sequence length in a traced graph stays symbolic (row i keeps keys 0..i, as PyTorch).
+  if (opts.isCausal) mask = E.gt(dispatch1('tril', [E.filledLike(scores, 1)], { diagonal: 0 }), 0);
   if (mask) scores = mask.dtype === 'bool' ? E.maskedFill(scores, E.logicalNot(mask), -Infinity) : E.add(scores, mask);
   let attn = R.softmax(scores, -1);
   const p = opts.dropoutP ?? 0;
