@@ -126,6 +126,9 @@ const RUNNERS: Record<string, Runner> = {
   einsum_implicit: ([a, b]) => einsum('ij,jk', a, b),
   einsum_three: ([a, b, c]) => einsum('ij,jk,kl->il', a, b, c),
   einsum_sum_all: ([a]) => einsum('ij->', a),
+  einsum_broadcast_batch: ([a, b]) => einsum('bij,bjk->bik', a, b),
+  einsum_early_sum: ([a, b]) => einsum('ij,jk->i', a, b),
+  einsum_mixed: ([a, b]) => einsum('abc,cad->bd', a, b),
   einsum_bilinear: ([a, w, b]) => einsum('bi,oij,bj->bo', a, w, b),
   // creation
   linspace_5: () => linspace(-1, 2, 5),

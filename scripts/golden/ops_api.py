@@ -195,6 +195,9 @@ case('einsum', 'einsum_transpose', lambda a: torch.einsum('ijk->kji', a), [r(2, 
 case('einsum', 'einsum_implicit', lambda a, b: torch.einsum('ij,jk', a, b), [r(2, 3), r(3, 2)])
 case('einsum', 'einsum_three', lambda a, b, c: torch.einsum('ij,jk,kl->il', a, b, c), [r(2, 3), r(3, 4), r(4, 2)])
 case('einsum', 'einsum_sum_all', lambda a: torch.einsum('ij->', a), [r(3, 4)])
+case('einsum', 'einsum_broadcast_batch', lambda a, b: torch.einsum('bij,bjk->bik', a, b), [r(1, 3, 4), r(2, 4, 5)])
+case('einsum', 'einsum_early_sum', lambda a, b: torch.einsum('ij,jk->i', a, b), [r(3, 4), r(4, 5)])
+case('einsum', 'einsum_mixed', lambda a, b: torch.einsum('abc,cad->bd', a, b), [r(2, 3, 4), r(4, 2, 5)])
 case('einsum', 'einsum_bilinear', lambda a, w, b: torch.einsum('bi,oij,bj->bo', a, w, b), [r(2, 3), r(4, 3, 5), r(2, 5)])
 
 # ---- creation ----------------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 // a label repeated within an operand, missing labels as size-1 axes), the operands multiply with
 // broadcasting, and the labels absent from the output are summed. Invariant: only dispatched ops
 // (permute/reshape/mul/sum/index_select), so it differentiates, traces and scripts like any
-// composite. (Memory: the broadcast product of all operands is materialized before the sum.)
+// composite. Operands are contracted pairwise, left to right, each pair as one batched matmul
+// (labels in both and needed later are the batch, labels in both and not needed the reduction),
+// so no broadcast product of all operands is materialized; a pair whose shared labels
+// broadcast (size 1 against n) multiplies and sums instead.
 
 import { OpError } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
@@ -83,12 +86,57 @@ export function einsum(equation: string, ...operands: Tensor[] | [Tensor[]]): Te
     if (s !== undefined && s !== x.shape[i] && s !== 1 && x.shape[i] !== 1) throw new OpError('einsum', `label '${l}' has sizes ${s} and ${x.shape[i]}`);
     if (s === undefined || s === 1) size.set(l, x.shape[i]);
   }));
-  const summed = [...size.keys()].filter((l) => !output.includes(l));
-  const order = [...output, ...summed];
-  let prod = align(deduped[0][0], deduped[0][1], order);
-  for (let i = 1; i < deduped.length; i++) prod = dispatch1('mul', [prod, align(deduped[i][0], deduped[i][1], order)]);
-  if (summed.length) prod = dispatch1('sum', [prod], { dim: summed.map((_, k) => output.length + k), keepdim: false });
-  // Output labels missing from every operand's broadcast (size 1) expand to their size.
+  // Labels nothing after operand i reads (output or later operands) are summed out early.
+  let [acc, accLabels] = deduped[0];
+  for (let i = 1; i <= deduped.length; i++) {
+    const later = new Set([...output, ...deduped.slice(i + 1).flatMap(([, l]) => l)]);
+    if (i === deduped.length) {
+      [acc, accLabels] = sumOut(acc, accLabels, new Set(output));
+      break;
+    }
+    const [b, bLabels] = deduped[i];
+    [acc, accLabels] = contract(acc, accLabels, b, bLabels, later);
+  }
+  const perm = output.map((l) => accLabels.indexOf(l));
+  let out = perm.every((v, i) => v === i) ? acc : dispatch1('permute', [acc], { dims: perm });
+  // Output labels seen only as size 1 expand to their size.
   const shape = output.map((l) => size.get(l)!);
-  return prod.shape.every((d, i) => d === shape[i]) ? prod : dispatch1('expand', [prod], { shape });
+  if (!out.shape.every((d, i) => d === shape[i])) out = dispatch1('expand', [out], { shape });
+  return out;
+}
+
+/** Sums the labels of `x` not in `keep`. */
+function sumOut(x: Tensor, labels: string[], keep: Set<string>): [Tensor, string[]] {
+  const gone = labels.map((l, i) => (keep.has(l) ? -1 : i)).filter((i) => i >= 0);
+  if (!gone.length) return [x, labels];
+  return [dispatch1('sum', [x], { dim: gone, keepdim: false }), labels.filter((l) => keep.has(l))];
+}
+
+/** a·b over their shared labels, keeping the labels in `keep`: one batched matmul. */
+function contract(a: Tensor, la: string[], b: Tensor, lb: string[], keep: Set<string>): [Tensor, string[]] {
+  const inB = new Set(lb), inA = new Set(la);
+  [a, la] = sumOut(a, la, new Set([...keep, ...lb]));
+  [b, lb] = sumOut(b, lb, new Set([...keep, ...la]));
+  const sizeA = (l: string) => a.shape[la.indexOf(l)], sizeB = (l: string) => b.shape[lb.indexOf(l)];
+  const shared = la.filter((l) => inB.has(l));
+  if (shared.some((l) => sizeA(l) !== sizeB(l))) {
+    // Broadcasting labels: multiply in one label order, then sum what is not kept.
+    const order = [...new Set([...la, ...lb])];
+    const prod = dispatch1('mul', [align(a, la, order), align(b, lb, order)]);
+    return sumOut(prod, order, keep);
+  }
+  const batch = shared.filter((l) => keep.has(l)), red = shared.filter((l) => !keep.has(l));
+  const aOnly = la.filter((l) => !inB.has(l)), bOnly = lb.filter((l) => !inA.has(l));
+  const n = (ls: string[], f: (l: string) => number) => ls.reduce((p, l) => p * f(l), 1);
+  const am = permuted(a, la, [...batch, ...aOnly, ...red]);
+  const bm = permuted(b, lb, [...batch, ...red, ...bOnly]);
+  const B = n(batch, sizeA), M = n(aOnly, sizeA), K = n(red, sizeA), N = n(bOnly, sizeB);
+  const y = dispatch1('matmul', [dispatch1('reshape', [am], { shape: [B, M, K] }), dispatch1('reshape', [bm], { shape: [B, K, N] })]);
+  const labels = [...batch, ...aOnly, ...bOnly];
+  return [dispatch1('reshape', [y], { shape: [...batch.map(sizeA), ...aOnly.map(sizeA), ...bOnly.map(sizeB)] }), labels];
+}
+
+function permuted(x: Tensor, have: string[], order: string[]): Tensor {
+  const p = order.map((l) => have.indexOf(l));
+  return p.every((v, i) => v === i) ? x : dispatch1('permute', [x], { dims: p });
 }
