@@ -94,6 +94,20 @@ describe('edge cases and messages', () => {
     expect(sort(tensor(3))[0].item()).toBe(3);
   });
 
+  it('sorts a line longer than 2^21 (the comparator path) stably, NaN last', () => {
+    const n = 2 ** 21 + 3;
+    const data = new Float32Array(n);
+    for (let i = 0; i < n; i++) data[i] = i % 7 === 3 ? NaN : (i * 7919) % 1000 - 500;
+    const [v, i] = sort(tensor(data));
+    const vs = v.toArray(), is = i.toArray();
+    for (let k = 1; k < n; k++) {
+      const a = vs[k - 1], b = vs[k];
+      const ok = Number.isNaN(b) ? (Number.isNaN(a) ? is[k] > is[k - 1] : true) : !Number.isNaN(a) && (a < b || (a === b && is[k] > is[k - 1]));
+      if (!ok) throw new Error(`position ${k}: (${a}, ${is[k - 1]}) then (${b}, ${is[k]})`);
+      if (data[is[k]] !== vs[k] && !Number.isNaN(vs[k])) throw new Error(`position ${k}: index ${is[k]} does not hold ${vs[k]}`);
+    }
+  });
+
   it('einsum, narrow, pad and interpolate name what is wrong', () => {
     const m = randn([2, 3]);
     expect(() => einsum('ij,jk->ik', m)).toThrow(/names 2 operands but 1 were given/);

@@ -19,6 +19,18 @@ export function sortsBefore(a: number, b: number, descending: boolean): boolean 
   return descending ? a > b : a < b;
 }
 
+/** Lines up to this length sort by packed float64 keys (2^21 positions · 2^32 ranks < 2^53). */
+const KEY_LIMIT = 2 ** 21;
+const f32 = new Float32Array(1), u32 = new Uint32Array(f32.buffer);
+/** An unsigned 32-bit rank with the sort order of the value: NaN largest, -0 equal to +0. */
+function orderBits(v: number, isFloat: boolean): number {
+  if (!isFloat) return v + 2147483648;
+  if (v !== v) return 0xffffffff; // eslint-disable-line no-self-compare
+  f32[0] = v === 0 ? 0 : v;
+  const b = u32[0];
+  return b >= 0x80000000 ? 0xffffffff - b : b + 0x80000000;
+}
+
 const zerosOf = <T>(b: GradBuilder<T>, shape: readonly Dim[]): T => b.expand(b.scalar(0, 'float32'), shape);
 
 export const sort = defineOp({
@@ -35,19 +47,35 @@ export const sort = defineOp({
     const d = shape.length ? normDim('sort', dim, shape.length) : 0;
     const { outer, size, inner } = splitAt(shape, d);
     const values = allocate(x!.dtype, src.length), indices = new Int32Array(src.length);
-    const order = Array.from({ length: size }, (_, i) => i);
+    const keys = new Float64Array(size);
+    const order = size < KEY_LIMIT ? null : Array.from({ length: size }, (_, i) => i);
     for (let o = 0; o < outer; o++) {
       for (let r = 0; r < inner; r++) {
         const base = o * size * inner + r;
-        for (let i = 0; i < size; i++) order[i] = i;
-        // Array.prototype.sort is stable: ties keep ascending index order.
-        order.sort((i, j) => {
-          const a = src[base + i * inner], b = src[base + j * inner];
-          return sortsBefore(a, b, descending) ? -1 : sortsBefore(b, a, descending) ? 1 : 0;
-        });
+        if (order) {
+          // Lines too long for packed keys: a comparator sort (Array.prototype.sort is stable).
+          for (let i = 0; i < size; i++) order[i] = i;
+          order.sort((i, j) => {
+            const a = src[base + i * inner], b = src[base + j * inner];
+            return sortsBefore(a, b, descending) ? -1 : sortsBefore(b, a, descending) ? 1 : 0;
+          });
+          for (let k = 0; k < size; k++) {
+            values[base + k * inner] = src[base + order[k] * inner];
+            indices[base + k * inner] = order[k];
+          }
+          continue;
+        }
+        // One float64 per element: its order rank (32 bits) above its position (21 bits), so a
+        // native numeric sort gives the stable order; the position comes back from the low bits.
+        for (let i = 0; i < size; i++) {
+          const m = orderBits(src[base + i * inner], x!.dtype === 'float32');
+          keys[i] = (descending ? 0xffffffff - m : m) * KEY_LIMIT + i;
+        }
+        keys.sort();
         for (let k = 0; k < size; k++) {
-          values[base + k * inner] = src[base + order[k] * inner];
-          indices[base + k * inner] = order[k];
+          const i = keys[k] % KEY_LIMIT;
+          values[base + k * inner] = src[base + i * inner];
+          indices[base + k * inner] = i;
         }
       }
     }
