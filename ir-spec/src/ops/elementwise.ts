@@ -382,6 +382,7 @@ export const expm1 = defineUnary({
   name: 'expm1', doc: 'e^x - 1, accurate for small x', scalar: { primitive: Math.expm1 }, float: true,
   grad: viaOutput((b, y) => b.addScalar(y, 1)),
 });
-// NaN is the one value unequal to itself; x - x is NaN for ±inf and NaN, 0 for finite x.
-export const isnan = defineUnary({ name: 'isnan', doc: 'x is NaN, as bool', scalar: { formula: ([x]) => S.ne(x, x) }, dtype: 'bool', grad: null });
-export const isfinite = defineUnary({ name: 'isfinite', doc: 'x is neither ±inf nor NaN, as bool', scalar: { formula: ([x]) => S.eq(S.sub(x, x), 0) }, dtype: 'bool', grad: null });
+// Primitives, not formulas: code generators may assume x == x (WGSL compilers do), so the
+// generated kernels test the bits instead.
+export const isnan = defineUnary({ name: 'isnan', doc: 'x is NaN, as bool', scalar: { primitive: (x) => (x !== x ? 1 : 0) }, dtype: 'bool', grad: null }); // eslint-disable-line no-self-compare
+export const isfinite = defineUnary({ name: 'isfinite', doc: 'x is neither ±inf nor NaN, as bool', scalar: { primitive: (x) => (Number.isFinite(x) ? 1 : 0) }, dtype: 'bool', grad: null });
