@@ -182,10 +182,12 @@ export const sortKernel: KernelGen = (sig, d) => {
   const desc = sig.attrs.descending === true;
   const outer = product(Array.from({ length: k }, (_, q) => d.inDim(0, q)));
   const inner = product(Array.from({ length: r - k - 1 }, (_, q) => d.inDim(0, k + 1 + q)));
-  // before(a, b): a sorts strictly before b.
+  // before(a, b): a sorts strictly before b. NaN is tested on the bits (compilers may fold
+  // v != v to false); integers are never NaN.
+  const nan = (v: string) => (x.dtype === 'float32' ? `((bitcast<u32>(${v}) & 0x7fffffffu) > 0x7f800000u)` : 'false');
   const before = desc
-    ? '(a != a && b == b) || (a == a && b == b && a > b)'
-    : '(a == a && b != b) || (a == a && b == b && a < b)';
+    ? `(${nan('a')} && !${nan('b')}) || (!${nan('a')} && !${nan('b')} && a > b)`
+    : `(!${nan('a')} && ${nan('b')}) || (!${nan('a')} && !${nan('b')} && a < b)`;
   const lines = [
     'let i = wg * 64u + lid;',
     `let inner = ${inner}; let size = ${r ? d.inDim(0, k) : '1u'};`,
