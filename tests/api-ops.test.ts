@@ -108,6 +108,8 @@ const RUNNERS: Record<string, Runner> = {
     `scatter_reduce_${red}_${inc ? 'self' : 'noself'}`,
     ([x, s]: Tensor[]) => scatterReduce(x, 1, i32([0, 2, 0, 1, 2, 2, 3, 3], [2, 4]), s, red, { includeSelf: inc }),
   ]))),
+  scatter_reduce_add_arg: ([x, s]) => scatter(x, 1, i32([0, 2, 0, 1, 2, 2, 3, 3], [2, 4]), s, { reduce: 'add' }),
+  scatter_reduce_multiply_arg: ([x]) => x.scatter(1, i32([0, 2, 0, 1, 2, 2, 3, 3], [2, 4]), 1.5, { reduce: 'multiply' }),
   scatter_reduce_amax_ties: ([x, s]) => x.scatterReduce(1, i32([0, 2, 0, 1, 2, 2, 3, 3], [2, 4]), s, 'amax'),
   scatter_reduce_prod_dim0: ([x, s]) => scatterReduce(x, 0, i32([1, 0, 1, 1, 2, 0], [2, 3]), s, 'prod', { includeSelf: false }),
   scatter_reduce_amin_int: ([x, s]) => scatterReduce(x, 1, i32([0, 2, 0, 1, 2, 2, 3, 3], [2, 4]), s, 'amin'),

@@ -169,6 +169,9 @@ case('indexing', 'scatter_src', lambda x, s: torch.scatter(x, 1, idx, s), [r(2, 
 case('indexing', 'scatter_value', lambda x: torch.scatter(x, 1, idx, 2.5), [r(2, 5)])
 case('indexing', 'scatter_dim0', lambda x, s: torch.scatter(x, 0, torch.tensor([[1, 0, 2, 1]]), s), [r(3, 4), r(1, 4)])
 dup = torch.tensor([[0, 2, 0, 1], [2, 2, 3, 3]])
+# reduce= on scatter has no gradient in PyTorch 1.13: values only.
+case('indexing', 'scatter_reduce_add_arg', lambda x, s: torch.scatter(x, 1, dup, s, reduce='add'), [r(2, 5), r(2, 4)], grad=False)
+case('indexing', 'scatter_reduce_multiply_arg', lambda x: torch.scatter(x, 1, dup, 1.5, reduce='multiply'), [r(2, 5)], grad=False)
 for red in ['sum', 'mean', 'prod', 'amax', 'amin']:
     for inc in [True, False]:
         case('indexing', f'scatter_reduce_{red}_{"self" if inc else "noself"}',

@@ -300,7 +300,7 @@ export class Tensor {
   indexSelect(dim: number, index: Tensor): Tensor { return I.indexSelect(this, dim, index); }
   gather(dim: number, index: Tensor): Tensor { return I.gather(this, dim, index); }
   scatterAdd(dim: number, index: Tensor, src: Tensor): Tensor { return I.scatterAdd(this, dim, index, src); }
-  scatter(dim: number, index: Tensor, src: Tensor | number): Tensor { return I.scatter(this, dim, index, src); }
+  scatter(dim: number, index: Tensor, src: Tensor | number, opts?: { reduce?: 'add' | 'multiply' }): Tensor { return I.scatter(this, dim, index, src, opts); }
   scatterReduce(dim: number, index: Tensor, src: Tensor, reduce: I.ScatterReduce, opts?: { includeSelf?: boolean }): Tensor { return I.scatterReduce(this, dim, index, src, reduce, opts); }
   nonzero(): Tensor { return I.nonzero(this); }
   maskedSelect(mask: Tensor): Tensor { return I.maskedSelect(this, mask); }

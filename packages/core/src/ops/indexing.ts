@@ -47,9 +47,14 @@ const srcOf = (x: Tensor, index: Tensor, src: Tensor | number): Tensor =>
 /**
  * Out of place torch.scatter: x with src[p] (or the number `src`) written at (p with p[dim] =
  * index[p]) for each position p of index. As in PyTorch, which of several writes to one
- * position wins is unspecified: here they add up, so give distinct indices.
+ * position wins is unspecified: here they add up, so give distinct indices. With `reduce`, the
+ * values are added to ('add') or multiplied into ('multiply') x instead.
  */
-export function scatter(x: Tensor, dim: number, index: Tensor, src: Tensor | number): Tensor {
+export function scatter(x: Tensor, dim: number, index: Tensor, src: Tensor | number, opts: { reduce?: 'add' | 'multiply' } = {}): Tensor {
+  // reduce: 'add' adds into x (scatter_add), 'multiply' multiplies x by each value sent to it.
+  if (opts.reduce === 'add') return dispatch1('scatter_add', [x, index, srcOf(x, index, src)], { dim });
+  if (opts.reduce === 'multiply') return scatterReduce(x, dim, index, srcOf(x, index, src), 'prod');
+  if (opts.reduce !== undefined) throw new Error(`scatter: reduce must be 'add' or 'multiply', got '${String(opts.reduce)}'`);
   const hit = dispatch1('gt', [hitCount(x, dim, index), Tensor._scalar(0, 'float32')]);
   const written = dispatch1('scatter_add', [zerosOf(x), index, srcOf(x, index, src)], { dim });
   return dispatch1('where', [hit, written, x]);
