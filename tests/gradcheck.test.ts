@@ -9,7 +9,7 @@
 
 import { describe, it, expect } from 'vitest';
 import { allOps, type OpDef } from '@kiln/ir-spec';
-import { autograd, dispatch, enableGrad, F, Generator, noGrad, tensor, type Tensor } from '@kiln/core';
+import { autograd, dispatch, einsum, enableGrad, F, Generator, noGrad, scatterReduce, tensor, type Tensor } from '@kiln/core';
 
 const EPS = 1e-3;
 const RTOL = 1e-2;
@@ -109,6 +109,14 @@ const OPS: Record<string, OpCase[]> = {
   erf: [{ make: (s) => [s.normal(2, 3)] }],
   sigmoid: [{ make: (s) => [s.normal(2, 3)] }],
   tanh: [{ make: (s) => [s.normal(2, 3)] }],
+  log1p: [{ make: (s) => [s.uniform(-0.5, 2, 2, 3)] }],
+  expm1: [{ make: (s) => [s.normal(2, 3)] }],
+  // avoiding() draws from [−1.5, 1.5]: away from the halves, where round jumps.
+  round: [{ make: (s) => [s.avoiding([-1.5, -0.5, 0.5, 1.5], 2, 3)] }],
+  sort: [
+    { make: (s) => [s.distinct(2, 5)], attrs: { dim: 1, descending: true } },
+    { make: (s) => [s.distinct(4, 3)], attrs: { dim: 0, descending: false } },
+  ],
   // Training-mode dropout is eager-only (F.dropout draws the mask); the op is the identity form.
   dropout: [{ make: (s) => [s.normal(2, 3)], attrs: { p: 0.5, training: false } }],
   sum: [
@@ -238,6 +246,21 @@ const COMPOSITES: Record<string, { make: (s: Sampler) => Ins; fn: (ins: Ins) => 
   'smoothL1Loss (linear)': {
     make: (s) => { const a = s.normal(2, 3); return [a, s.apart(a, 0.5, 0.6)]; },
     fn: ([x, t]) => F.smoothL1Loss(x!, t!, { beta: 0.4, reduction: 'sum' }),
+  },
+  cumprod: { make: (s) => [s.avoiding([0], 2, 4)], fn: ([x]) => x!.cumprod(1) },
+  einsum: { make: (s) => [s.normal(2, 3), s.normal(4, 3, 2), s.normal(2, 2)], fn: ([a, w, b]) => einsum('bi,oij,bj->bo', a!, w!, b!) },
+  'pad (reflect)': { make: (s) => [s.normal(1, 2, 3, 4)], fn: ([x]) => F.pad(x!, [2, 1, 1, 2], { mode: 'reflect' }) },
+  'interpolate (bicubic)': { make: (s) => [s.normal(1, 1, 3, 4)], fn: ([x]) => F.interpolate(x!, { scaleFactor: 2, mode: 'bicubic' }) },
+  'scaledDotProductAttention (causal)': {
+    make: (s) => [s.normal(2, 3, 4), s.normal(2, 3, 4), s.normal(2, 3, 2)],
+    fn: ([q, k, v]) => F.scaledDotProductAttention(q!, k!, v!, { isCausal: true }),
+  },
+  normalize: { make: (s) => [s.normal(3, 4)], fn: ([x]) => F.normalize(x!) },
+  cosineSimilarity: { make: (s) => [s.normal(3, 4), s.normal(3, 4)], fn: ([a, b]) => F.cosineSimilarity(a!, b!) },
+  'fold (unfold)': { make: (s) => [s.normal(1, 2, 4, 5)], fn: ([x]) => F.fold(F.unfold(x!, 2, { padding: 1 }).mul(1.5), [4, 5], 2, { padding: 1 }) },
+  'scatterReduce (amax)': {
+    make: (s) => [s.distinct(2, 5), s.distinct(2, 4)],
+    fn: ([x, src]) => scatterReduce(x!, 1, tensor([[0, 2, 0, 1], [2, 2, 3, 3]], { dtype: 'int32' }), src!, 'amax'),
   },
   klDiv: {
     make: (s) => [s.normal(2, 3).logSoftmax(1), s.uniform(0.1, 1, 2, 3)],

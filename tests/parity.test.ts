@@ -29,6 +29,15 @@ const NOT_IN_GOLDEN: Record<string, string> = {
   fused_conv2d: 'compiler-made fused kernel; tests/passes.test.ts checks it against conv2d + activation',
   fused_linear: 'compiler-made fused kernel; tests/passes.test.ts checks it against linear + activation',
   uniform: 'random: PyTorch streams cannot be reproduced; tests/random-ops.test.ts checks eager = script = trace = runtime draws per seed, packages/core/src/random.test.ts the statistics',
+  floor: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  ceil: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  round: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  trunc: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  log1p: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  expm1: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  isnan: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  isfinite: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
+  sort: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
   normal: 'random: PyTorch streams cannot be reproduced; tests/random-ops.test.ts checks eager = script = trace = runtime draws per seed, packages/core/src/random.test.ts the statistics',
 };
 

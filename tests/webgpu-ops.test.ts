@@ -14,7 +14,7 @@ import { generateWgsl, KERNELS } from '../compiler/src/codegen/index.js';
 /** Registry ops with no WGSL kernel (they run on the CPU backend only). */
 const WITHOUT_WGSL: string[] = ['normal', 'uniform']; // random ops draw from the host generator
 
-type In = { shape: number[]; dtype?: DType; kind?: 'pos' | 'int' | 'bool' | 'false' | 'small' | 'index'; max?: number } | null;
+type In = { shape: number[]; dtype?: DType; kind?: 'pos' | 'int' | 'bool' | 'false' | 'small' | 'index' | 'special'; max?: number } | null;
 interface Case { op: string; inputs: In[]; attrs?: Record<string, unknown>; tol?: number }
 
 const f = (...shape: number[]): In => ({ shape });
@@ -103,6 +103,12 @@ const CASES: Case[] = [
   { op: 'argmax', inputs: [f(3, 7)], attrs: { dim: null } },
   { op: 'cumsum', inputs: [f(3, 6, 4)], attrs: { dim: 1 } },
   { op: 'cumsum', inputs: [bool(2, 9)], attrs: { dim: -1 } },
+  ...['isnan', 'isfinite', 'floor', 'ceil', 'round', 'trunc', 'log1p', 'expm1'].map((op) => ({ op, inputs: [{ shape: [4, 10], kind: 'special' as const }] })),
+  { op: 'sort', inputs: [{ shape: [2, 20], kind: 'special' }], attrs: { dim: 1, descending: true } },
+  // Values on a 1/8 grid plus 1e-3 noise: near-ties; the int case has exact ties (stable order).
+  { op: 'sort', inputs: [f(3, 7, 4)], attrs: { dim: 1, descending: false } },
+  { op: 'sort', inputs: [int(5, 9)], attrs: { dim: -1, descending: true } },
+  { op: 'sort', inputs: [int(4, 6)], attrs: { dim: 0, descending: false } },
   { op: 'slice_backward', inputs: [f(4, 2, 3)], attrs: { shape: [4, 9, 3], dim: 1, start: -7, end: 8, step: 3 } },
   { op: 'conv_transpose2d', inputs: [f(2, 4, 5, 4), f(4, 3, 3, 2), f(6)], attrs: { stride: [2, 3], padding: [1, 0, 1, 0], dilation: [1, 2], groups: 2, output_padding: [1, 0] }, tol: 1e-4 },
   { op: 'conv_transpose2d', inputs: [f(1, 3, 4, 4), f(3, 5, 2, 2), null], attrs: { stride: [2, 2] }, tol: 1e-4 },
@@ -128,6 +134,9 @@ const CASES: Case[] = [
   { op: 'fused_linear', inputs: [f(3, 8), f(6, 8), null], attrs: { activation: 'sigmoid' }, tol: 1e-4 },
 ];
 
+/** Non-finite values, signed zeros, halves (round to even) and values near the log1p/expm1 cut-overs. */
+const SPECIAL = [NaN, Infinity, -Infinity, 0, -0, 0.5, 1.5, 2.5, -0.5, -1.5, 3e38, -3e38, 1e-8, -1e-8, -1, -0.999, 0.49, -0.51, 20, -20];
+
 let seed = 1;
 function rand(): number {
   seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -143,6 +152,7 @@ function data(i: NonNullable<In>): TypedArray {
   if (dtype === 'int32') return Int32Array.from({ length: n }, () => Math.floor(rand() * 9) - 4);
   if (i.kind === 'pos') return Float32Array.from({ length: n }, () => 0.1 + rand() * 2);
   if (i.kind === 'small') return Float32Array.from({ length: n }, () => 3);
+  if (i.kind === 'special') return Float32Array.from({ length: n }, (_, k) => SPECIAL[k % SPECIAL.length]);
   // Values on a grid of 1/8 make ties (maximum, comparisons, pooling) common but exact.
   return Float32Array.from({ length: n }, () => Math.round((rand() * 4 - 2) * 8) / 8 + rand() * 1e-3);
 }

@@ -58,7 +58,7 @@ export function expectClose(got: Tensor | null | undefined, want: GoldenTensor, 
   let worst = 0;
   for (let i = 0; i < w.length; i++) {
     const diff = Math.abs(g[i] - w[i]);
-    const ok = isFloat ? diff <= tol.atol + tol.rtol * Math.abs(w[i]) || (Number.isNaN(g[i]) && Number.isNaN(w[i])) : g[i] === w[i];
+    const ok = isFloat ? g[i] === w[i] || diff <= tol.atol + tol.rtol * Math.abs(w[i]) || (Number.isNaN(g[i]) && Number.isNaN(w[i])) : g[i] === w[i];
     if (!ok) throw new Error(`${what}: element ${i} is ${g[i]}, expected ${w[i]} (|diff| ${diff.toExponential(3)}, tol atol ${tol.atol} rtol ${tol.rtol})`);
     worst = Math.max(worst, diff);
   }

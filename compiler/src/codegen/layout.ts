@@ -170,3 +170,41 @@ export const cumsumKernel: KernelGen = (sig, d) => {
   const tile = Array.from({ length: r }, (_, q) => (q === k ? 2 ** 31 - 1 : 1));
   return { body: lines.join('\n'), grid: { tile, per: 64 } };
 };
+
+/**
+ * sort along dim: one thread per element counts the elements of its line that sort before it
+ * (NaN largest; ties by position, so the sort is stable) and writes itself at that rank.
+ */
+export const sortKernel: KernelGen = (sig, d) => {
+  const x = sig.inputs[0]!;
+  const r = x.rank;
+  const k = norm(Number(sig.attrs.dim ?? -1), r);
+  const desc = sig.attrs.descending === true;
+  const outer = product(Array.from({ length: k }, (_, q) => d.inDim(0, q)));
+  const inner = product(Array.from({ length: r - k - 1 }, (_, q) => d.inDim(0, k + 1 + q)));
+  // before(a, b): a sorts strictly before b. NaN is tested on the bits (compilers may fold
+  // v != v to false); integers are never NaN.
+  const nan = (v: string) => (x.dtype === 'float32' ? `((bitcast<u32>(${v}) & 0x7fffffffu) > 0x7f800000u)` : 'false');
+  const before = desc
+    ? `(${nan('a')} && !${nan('b')}) || (!${nan('a')} && !${nan('b')} && a > b)`
+    : `(!${nan('a')} && ${nan('b')}) || (!${nan('a')} && !${nan('b')} && a < b)`;
+  const lines = [
+    'let i = wg * 64u + lid;',
+    `let inner = ${inner}; let size = ${r ? d.inDim(0, k) : '1u'};`,
+    `if (i >= ${outer} * size * inner) { return; }`,
+    'let pos = (i / inner) % size;',
+    'let base = i - pos * inner;',
+    'let b = in0[i];',
+    'var rank = 0u;',
+    'for (var j = 0u; j < size; j++) {',
+    '  let a = in0[base + j * inner];',
+    `  let earlier = ${before};`,
+    '  let a2 = b; let b2 = a;',
+    `  let later = ${before.replace(/\ba\b/g, 'a2').replace(/\bb\b/g, 'b2')};`,
+    '  if (earlier || (!later && j < pos)) { rank++; }',
+    '}',
+    'out0[base + rank * inner] = b;',
+    'out1[base + rank * inner] = i32(pos);',
+  ];
+  return { body: lines.join('\n'), grid: { tile: [], per: 64 } };
+};

@@ -9,7 +9,7 @@ import { conv2dKernel } from './conv.js';
 import { convTransposeKernel } from './conv-transpose.js';
 import { elementwiseKernel } from './elementwise.js';
 import { fusedElementwiseKernel } from './epilogue.js';
-import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, triangleKernel } from './layout.js';
+import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, sortKernel, triangleKernel } from './layout.js';
 import { FEW_ROWS, linearFewRowsKernel, matmulKernel } from './matmul.js';
 import { batchNormKernel, batchNormStatsKernel } from './norm.js';
 import { maskedScatterKernel, maskedSelectKernel } from './masked.js';
@@ -44,6 +44,7 @@ export const KERNELS: Readonly<Record<string, KernelGen>> = {
   argmax: argKernel,
   argmin: argKernel,
   cumsum: cumsumKernel,
+  sort: sortKernel,
   slice_backward: sliceBackwardKernel,
   conv_transpose2d: convTransposeKernel,
   batch_norm_stats: batchNormStatsKernel,

@@ -360,3 +360,29 @@ export const cast = defineOp({
       [g && t!.dtype === 'float32' ? b.cast(g, 'float32') : null],
   },
 });
+
+// ---- rounding, log1p/expm1, NaN tests ------------------------------------------------------
+
+/** Rounds half to even (torch.round, WGSL round): Math.round rounds half up. */
+export function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+// The rounding ops are flat, so their gradient is zero (PyTorch's choice); int inputs stay int.
+const zeroGrad: GradDef<Record<string, never>> = { rule: (b, { gradOutputs: [g] }) => [g && b.zerosLike(g)] };
+export const floor = defineUnary({ name: 'floor', doc: 'largest integer <= x', scalar: { primitive: Math.floor }, grad: zeroGrad });
+export const ceil = defineUnary({ name: 'ceil', doc: 'smallest integer >= x', scalar: { primitive: Math.ceil }, grad: zeroGrad });
+export const round = defineUnary({ name: 'round', doc: 'nearest integer, halves to even (torch.round)', scalar: { primitive: roundHalfEven }, grad: zeroGrad });
+export const trunc = defineUnary({ name: 'trunc', doc: 'x rounded toward zero', scalar: { primitive: Math.trunc }, grad: zeroGrad });
+export const log1p = defineUnary({
+  name: 'log1p', doc: 'log(1 + x), accurate for small x', scalar: { primitive: Math.log1p }, float: true,
+  grad: viaInput((b, x) => b.div(b.scalar(1), b.addScalar(x, 1))),
+});
+export const expm1 = defineUnary({
+  name: 'expm1', doc: 'e^x - 1, accurate for small x', scalar: { primitive: Math.expm1 }, float: true,
+  grad: viaOutput((b, y) => b.addScalar(y, 1)),
+});
+// Primitives, not formulas: code generators may assume x == x (WGSL compilers do), so the
+// generated kernels test the bits instead.
+export const isnan = defineUnary({ name: 'isnan', doc: 'x is NaN, as bool', scalar: { primitive: (x) => (x !== x ? 1 : 0) }, dtype: 'bool', grad: null }); // eslint-disable-line no-self-compare
+export const isfinite = defineUnary({ name: 'isfinite', doc: 'x is neither ±inf nor NaN, as bool', scalar: { primitive: (x) => (Number.isFinite(x) ? 1 : 0) }, dtype: 'bool', grad: null });

@@ -10,3 +10,4 @@ export * as pool from './pool.js';
 export * as norm from './norm.js';
 export * as fused from './fused.js';
 export * as random from './random.js';
+export * as sort from './sort.js';

@@ -3,7 +3,7 @@
 import { allocate, convertArray, fmtShape, numel, type DType, type TypedArray } from '@kiln/ir-spec';
 import { Tensor } from './tensor.js';
 import { defaultGenerator, type Generator } from './random.js';
-import { dispatch1 } from './dispatch.js';
+import { dispatch, dispatch1 } from './dispatch.js';
 
 export interface TensorOptions {
   dtype?: DType;
@@ -141,4 +141,38 @@ export function eye(n: number, m = n, opts: TensorOptions = {}): Tensor {
   const t = zeros([n, m], opts);
   for (let i = 0; i < Math.min(n, m); i++) t.data[i * m + i] = 1;
   return t;
+}
+
+/**
+ * `numSamples` category indices per row of `probs` (1-D or 2-D, non-negative weights, need not
+ * sum to 1), as int32 (torch.multinomial). With replacement: the count of cumulative weights
+ * below a uniform draw. Without (the default, as PyTorch): the top numSamples of
+ * log(w) + Gumbel noise, which samples without replacement in proportion to the weights. All
+ * through the dispatch, so graphs draw at run time; draws differ from PyTorch's generator.
+ */
+export function multinomial(probs: Tensor, numSamples: number, opts: { replacement?: boolean; generator?: Generator } = {}): Tensor {
+  if (probs.ndim !== 1 && probs.ndim !== 2) throw new Error(`multinomial: probs must be 1-D or 2-D, got shape ${fmtShape(probs.shape)}`);
+  const c = probs.shape[probs.ndim - 1];
+  if (!Number.isInteger(numSamples) || numSamples <= 0) throw new Error(`multinomial: numSamples must be a positive integer, got ${numSamples}`);
+  if (!opts.replacement && numSamples > c) throw new Error(`multinomial: cannot draw ${numSamples} samples without replacement from ${c} categories; pass { replacement: true }`);
+  const rows = probs.ndim === 2 ? dispatch1('reshape', [probs], { shape: [...probs.shape] }) : dispatch1('reshape', [probs], { shape: [1, c] });
+  const r = rows.shape[0];
+  const gen = { generator: opts.generator };
+  let out: Tensor;
+  if (opts.replacement) {
+    const cdf = dispatch1('cumsum', [rows], { dim: 1 });
+    const total = dispatch1('slice', [cdf], { dim: 1, start: c - 1, end: c, step: 1 });
+    const u = dispatch1('mul', [sample('uniform', 'multinomial', null, [r, numSamples], gen), total]);
+    // index = #{j : cdf[j] <= u}, clamped for u rounding up to the total.
+    const below = dispatch1('le', [dispatch1('reshape', [cdf], { shape: [r, 1, c] }), dispatch1('reshape', [u], { shape: [r, numSamples, 1] })]);
+    out = dispatch1('minimum', [dispatch1('sum', [below], { dim: 2, keepdim: false }), Tensor._scalar(c - 1, 'int32')]);
+  } else {
+    const u = sample('uniform', 'multinomial', null, [r, c], gen);
+    // Gumbel noise −log(−log u); u = 0 gives −inf noise (never picked first), as intended.
+    const gumbel = dispatch1('neg', [dispatch1('log', [dispatch1('neg', [dispatch1('log', [u])])])]);
+    const keys = dispatch1('add', [dispatch1('log', [rows]), gumbel]);
+    const [, idx] = dispatch('sort', [keys], { dim: 1, descending: true });
+    out = dispatch1('slice', [idx], { dim: 1, start: 0, end: numSamples, step: 1 });
+  }
+  return probs.ndim === 1 ? dispatch1('reshape', [out], { shape: [numSamples] }) : out;
 }

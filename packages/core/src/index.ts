@@ -11,6 +11,11 @@ export {
   reciprocal, square, sin, cos, abs, sign, erf, relu, sigmoid, tanh, logicalNot, clone, clamp, gelu,
   where, maskedFill, cast,
 } from './ops/elementwise.js';
+export { floor, ceil, round, trunc, log1p, expm1, isnan, isfinite, isclose, allclose, type CloseOptions } from './ops/elementwise.js';
+export { cumprod, any, all } from './ops/reduce.js';
+export { sort, argsort, topk, type SortOptions } from './ops/sort.js';
+export { einsum } from './ops/einsum.js';
+export { narrow, roll, select, repeatInterleave } from './ops/shape.js';
 export {
   sum, mean, prod, max, min, amax, amin, argmax, argmin, variance, std, logsumexp, norm, cumsum,
   softmax, logSoftmax,

@@ -12,6 +12,7 @@ import * as R from './ops/reduce.js';
 import * as S from './ops/shape.js';
 import * as I from './ops/indexing.js';
 import * as L from './ops/linalg.js';
+import * as Sort from './ops/sort.js';
 import { formatTensor } from './format.js';
 import { traceHooks } from './trace/hooks.js';
 
@@ -59,6 +60,10 @@ export class Tensor {
 
   get device(): 'cpu' { return 'cpu'; }
   get ndim(): number { return this.shape.length; }
+  /** The number of dims (torch's dim()); the same as `ndim`. */
+  dim(): number { return this.shape.length; }
+  /** The number of elements (torch's nelement()); `numel` is the same as a property. */
+  nelement(): number { return numel(this.shape); }
   get numel(): number { return numel(this.shape); }
   /** Elements in row-major order. Read-only by contract: writing to it bypasses autograd. */
   get data(): TypedArray { return this._storage.data; }
@@ -201,6 +206,17 @@ export class Tensor {
   logicalNot(): Tensor { return E.logicalNot(this); }
   where(cond: Tensor, other: TensorOrScalar): Tensor { return E.where(cond, this, other); }
   maskedFill(mask: Tensor, value: number): Tensor { return E.maskedFill(this, mask, value); }
+  floor(): Tensor { return E.floor(this); }
+  ceil(): Tensor { return E.ceil(this); }
+  /** Halves round to even, as torch.round. */
+  round(opts?: { decimals?: number }): Tensor { return E.round(this, opts); }
+  trunc(): Tensor { return E.trunc(this); }
+  log1p(): Tensor { return E.log1p(this); }
+  expm1(): Tensor { return E.expm1(this); }
+  isnan(): Tensor { return E.isnan(this); }
+  isfinite(): Tensor { return E.isfinite(this); }
+  isclose(other: TensorOrScalar, opts?: E.CloseOptions): Tensor { return E.isclose(this, other, opts); }
+  allclose(other: TensorOrScalar, opts?: E.CloseOptions): boolean { return E.allclose(this, other, opts); }
 
   // ---- in-place (checked by version counters) -----------------------------------------------
   add_(other: TensorOrScalar, opts?: { alpha?: number }): this { return E.inplace(this, (t) => E.add(t, other, opts), 'add_'); }
@@ -241,6 +257,13 @@ export class Tensor {
   logsumexp(dim: number | number[], opts?: { keepdim?: boolean }): Tensor { return R.logsumexp(this, dim, opts); }
   norm(p?: number, dim?: number | number[] | null, opts?: { keepdim?: boolean }): Tensor { return R.norm(this, p, dim, opts); }
   cumsum(dim: number): Tensor { return R.cumsum(this, dim); }
+  cumprod(dim: number): Tensor { return R.cumprod(this, dim); }
+  any(dim?: number | null, opts?: { keepdim?: boolean }): Tensor { return R.any(this, dim, opts); }
+  all(dim?: number | null, opts?: { keepdim?: boolean }): Tensor { return R.all(this, dim, opts); }
+  /** Stable sort: `[values, indices]` along `dim` (default -1). */
+  sort(opts?: Sort.SortOptions): [Tensor, Tensor] { return Sort.sort(this, opts); }
+  argsort(opts?: Sort.SortOptions): Tensor { return Sort.argsort(this, opts); }
+  topk(k: number, opts?: { dim?: number; largest?: boolean; sorted?: boolean }): [Tensor, Tensor] { return Sort.topk(this, k, opts); }
   softmax(dim: number): Tensor { return R.softmax(this, dim); }
   logSoftmax(dim: number): Tensor { return R.logSoftmax(this, dim); }
 
@@ -259,6 +282,10 @@ export class Tensor {
   expandAs(other: Tensor): Tensor { return S.expand(this, other.shape); }
   repeat(...repeats: number[] | [readonly number[]]): Tensor { return S.repeat(this, S.shapeArg(repeats)); }
   flip(dims: number | number[]): Tensor { return S.flip(this, dims); }
+  roll(shifts: number | number[], dims?: number | number[] | null): Tensor { return S.roll(this, shifts, dims); }
+  narrow(dim: number, start: number, length: number): Tensor { return S.narrow(this, dim, start, length); }
+  select(dim: number, index: number): Tensor { return S.select(this, dim, index); }
+  repeatInterleave(repeats: number | number[] | Tensor, dim?: number | null): Tensor { return S.repeatInterleave(this, repeats, dim); }
   split(sizeOrSections: number | number[], dim = 0): Tensor[] { return S.split(this, sizeOrSections, dim); }
   chunk(chunks: number, dim = 0): Tensor[] { return S.chunk(this, chunks, dim); }
   unbind(dim = 0): Tensor[] { return S.unbind(this, dim); }
@@ -273,6 +300,9 @@ export class Tensor {
   indexSelect(dim: number, index: Tensor): Tensor { return I.indexSelect(this, dim, index); }
   gather(dim: number, index: Tensor): Tensor { return I.gather(this, dim, index); }
   scatterAdd(dim: number, index: Tensor, src: Tensor): Tensor { return I.scatterAdd(this, dim, index, src); }
+  scatter(dim: number, index: Tensor, src: Tensor | number, opts?: { reduce?: 'add' | 'multiply' }): Tensor { return I.scatter(this, dim, index, src, opts); }
+  scatterReduce(dim: number, index: Tensor, src: Tensor, reduce: I.ScatterReduce, opts?: { includeSelf?: boolean }): Tensor { return I.scatterReduce(this, dim, index, src, reduce, opts); }
+  nonzero(): Tensor { return I.nonzero(this); }
   maskedSelect(mask: Tensor): Tensor { return I.maskedSelect(this, mask); }
   tril(diagonal = 0): Tensor { return I.tril(this, diagonal); }
   triu(diagonal = 0): Tensor { return I.triu(this, diagonal); }
@@ -281,6 +311,8 @@ export class Tensor {
   matmul(other: Tensor): Tensor { return L.matmul(this, other); }
   mm(other: Tensor): Tensor { return L.mm(this, other); }
   bmm(other: Tensor): Tensor { return L.bmm(this, other); }
+  outer(other: Tensor): Tensor { return L.outer(this, other); }
+  diag(diagonal = 0): Tensor { return L.diag(this, diagonal); }
 }
 
 /** True when grad recording applies to an op on these inputs (used by in-place checks). */

@@ -28,6 +28,31 @@ const POW = `fn k_pow(a: f32, b: f32) -> f32 {
   return select(r, -r, (abs(b) % 2.0) == 1.0);
 }`;
 
+// log1p/expm1 (no WGSL builtins): the correction u - 1 vs x (Goldberg / Kahan) recovers the
+// digits 1 + x or e^x loses near 0.
+const LOG1P = `fn k_log1p(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; } // NaN
+  if (x < -1.0) { return k_nan(); } // log of a negative is unspecified in WGSL
+  let u = 1.0 + x;
+  if (u == 1.0 || abs(x) > 1e30) { return select(log(u), x, u == 1.0); }
+  return log(u) * x / (u - 1.0);
+}`;
+const EXPM1 = `fn k_expm1(x: f32) -> f32 {
+  if ((bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u) { return x; } // NaN
+  if (abs(x) >= 0.5) { return exp(x) - 1.0; }
+  let u = exp(x);
+  if (u == 1.0) { return x; }
+  return (u - 1.0) * x / log(u);
+}`;
+
+/** A test of the exponent bits of an f32 (|bits| against those of +inf); integers give `int`. */
+const bitTest = (cmp: string, int: 0 | 1): Template => ({
+  expr: ([x], _, t) => (t === 'f32' ? `select(0.0, 1.0, (bitcast<u32>(${x}) & 0x7fffffffu) ${cmp} 0x7f800000u)` : `${t}(${int})`),
+});
+
+/** A rounding builtin on floats; integers are already whole. */
+const rounding = (fn: string): Template => ({ expr: ([x], _, t) => (t === 'f32' ? `${fn}(${x})` : x) });
+
 const numericOf = (d: DType) => (d === 'float32' ? 'f32' : 'i32');
 
 export const TEMPLATES: Readonly<Record<string, Template>> = {
@@ -39,6 +64,14 @@ export const TEMPLATES: Readonly<Record<string, Template>> = {
   sqrt: unaryF((x) => `sqrt(${x})`),
   sin: unaryF((x) => `k_sincos(${x}, 0)`, TRIG),
   cos: unaryF((x) => `k_sincos(${x}, 1)`, TRIG),
+  floor: rounding('floor'),
+  ceil: rounding('ceil'),
+  round: rounding('round'), // WGSL rounds halves to even, as torch.round
+  trunc: rounding('trunc'),
+  isnan: bitTest('>', 0),
+  isfinite: bitTest('<', 1),
+  log1p: unaryF((x) => `k_log1p(${x})`, `${NAN}\n${LOG1P}`),
+  expm1: unaryF((x) => `k_expm1(${x})`, EXPM1),
   abs: { expr: ([x]) => `abs(${x})` },
   sign: { expr: ([x]) => `sign(${x})` },
   // The condition stays the stored u32 (bool) value.

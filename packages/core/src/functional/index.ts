@@ -7,3 +7,6 @@ export * from './loss.js';
 export * from './embedding.js';
 export { linear } from '../ops/linalg.js';
 export { softmax, logSoftmax } from '../ops/reduce.js';
+export * from './pad.js';
+export * from './interpolate.js';
+export * from './attention.js';

@@ -140,3 +140,44 @@ function snapshot(t: Tensor): Tensor {
   s._setGradFn(t.gradFn, t.outputIndex);
   return s;
 }
+
+// ---- rounding, log1p/expm1, NaN tests, closeness -------------------------------------------
+
+export const floor = (x: Tensor): Tensor => un('floor', x);
+export const ceil = (x: Tensor): Tensor => un('ceil', x);
+export const trunc = (x: Tensor): Tensor => un('trunc', x);
+/** Nearest integer, halves to even (torch.round); with `decimals`, round(x·10^d)/10^d. */
+export function round(x: Tensor, opts: { decimals?: number } = {}): Tensor {
+  const d = opts.decimals ?? 0;
+  if (!Number.isInteger(d)) throw new Error(`round: decimals must be an integer, got ${d}`);
+  if (d === 0) return un('round', x);
+  const s = 10 ** d;
+  return div(un('round', mul(x, s)), s);
+}
+export const log1p = (x: Tensor): Tensor => un('log1p', x);
+export const expm1 = (x: Tensor): Tensor => un('expm1', x);
+export const isnan = (x: Tensor): Tensor => un('isnan', x);
+export const isfinite = (x: Tensor): Tensor => un('isfinite', x);
+/** Elementwise a || b of two bool tensors (broadcast). */
+const either = (a: Tensor, b: Tensor): Tensor => where(a, a, b);
+
+export interface CloseOptions { rtol?: number; atol?: number; equalNan?: boolean }
+/**
+ * |a − b| <= atol + rtol·|b| elementwise, as bool (torch.isclose: equal values, infinities
+ * included, are close; NaN is close to NaN only with equalNan).
+ */
+export function isclose(a: Tensor, b: TensorOrScalar, opts: CloseOptions = {}): Tensor {
+  const rtol = opts.rtol ?? 1e-5, atol = opts.atol ?? 1e-8;
+  const tb = toTensor(b, a);
+  let close = eq(a, tb);
+  const finite = where(isfinite(a), isfinite(tb), Tensor._scalar(0, 'bool'));
+  const near = le(abs(sub(a, tb)), add(mul(abs(tb), rtol), atol));
+  close = either(close, where(finite, near, Tensor._scalar(0, 'bool')));
+  if (opts.equalNan) close = either(close, where(isnan(a), isnan(tb), Tensor._scalar(0, 'bool')));
+  return close;
+}
+/** Whether every element of a is close to b (torch.allclose); reads the result. */
+export function allclose(a: Tensor, b: TensorOrScalar, opts: CloseOptions = {}): boolean {
+  const c = isclose(a, b, opts);
+  return dispatch1('sum', [logicalNot(c)], { dim: null, keepdim: false }).item() === 0;
+}

@@ -2,7 +2,7 @@
 // bmm (3-D only, equal batches) and linear. mm/bmm are checked forms of the matmul primitive.
 
 import { fmtShape, OpError } from '@kiln/ir-spec';
-import type { Tensor } from '../tensor.js';
+import { Tensor } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
 
 /**
@@ -40,3 +40,36 @@ export function bmm(a: Tensor, b: Tensor): Tensor {
 export function linear(x: Tensor, weight: Tensor, bias?: Tensor | null): Tensor {
   return dispatch1('linear', [x, weight, bias ?? null]);
 }
+
+/** The outer product a ⊗ b of two 1-D tensors: out[i][j] = a[i]·b[j]. */
+export function outer(a: Tensor, b: Tensor): Tensor {
+  if (a.ndim !== 1 || b.ndim !== 1) throw new OpError('outer', `expects two 1-D tensors, got shapes ${fmtShape(a.shape)} and ${fmtShape(b.shape)}`);
+  return dispatch1('mul', [dispatch1('reshape', [a], { shape: [a.shape[0], 1] }), dispatch1('reshape', [b], { shape: [1, b.shape[0]] })]);
+}
+
+/**
+ * torch.diag: a 1-D tensor becomes a square matrix with it on diagonal `diagonal` (above the main
+ * one when positive); a 2-D tensor gives that diagonal as 1-D. Built as index_select of fixed
+ * positions (a zero appended for the off-diagonal cells), so it differentiates.
+ */
+export function diag(x: Tensor, diagonal = 0): Tensor {
+  if (!Number.isInteger(diagonal)) throw new OpError('diag', `diagonal must be an integer, got ${diagonal}`);
+  const k = diagonal;
+  if (x.ndim === 1) {
+    const n = x.shape[0], m = n + Math.abs(k);
+    const idx = new Int32Array(m * m).fill(n); // position n is the appended zero
+    for (let i = 0; i < n; i++) idx[(k >= 0 ? i : i - k) * m + (k >= 0 ? i + k : i)] = i;
+    const padded = dispatch1('cat', [x, dispatch1('expand', [dispatch1('reshape', [zeroLike(x)], { shape: [1] })], { shape: [1] })], { dim: 0 });
+    const flat = dispatch1('index_select', [padded, Tensor._fromCpu({ data: idx, shape: [m * m], dtype: 'int32' })], { dim: 0 });
+    return dispatch1('reshape', [flat], { shape: [m, m] });
+  }
+  if (x.ndim === 2) {
+    const [r, c] = x.shape;
+    const pos: number[] = [];
+    for (let i = Math.max(0, -k); i < r && i + k < c; i++) pos.push(i * c + i + k);
+    const flat = dispatch1('reshape', [x], { shape: [r * c] });
+    return dispatch1('index_select', [flat, Tensor._fromCpu({ data: Int32Array.from(pos), shape: [pos.length], dtype: 'int32' })], { dim: 0 });
+  }
+  throw new OpError('diag', `expects a 1-D or 2-D tensor, got shape ${fmtShape(x.shape)}`);
+}
+const zeroLike = (x: Tensor): Tensor => Tensor._scalar(0, x.dtype);

@@ -156,3 +156,29 @@ function reducedShape(x: Tensor, dim: Dims): number[] {
   const dims = normDims('reduce', dimAttr(dim), x.ndim);
   return x.shape.filter((_, i) => !dims.includes(i));
 }
+
+/**
+ * Inclusive prefix products along `dim` (int/bool give int32). A composite: row j of an n×n
+ * lower-triangular table holds x_0..x_j (1 above the diagonal) and prod reduces it, so the
+ * gradient is prod's, exact at zeros; it costs n² per line (cumprod lines are short in practice).
+ */
+export function cumprod(x: Tensor, dim: number): Tensor {
+  if (!x.ndim) return E.cast(x, x.dtype === 'float32' ? 'float32' : 'int32');
+  const d = normDim('cumprod', dim, x.ndim), n = x.shape[d];
+  const last = S.transpose(x, d, -1);
+  const rows = S.expand(S.unsqueeze(last, -2), [...last.shape.slice(0, -1), n, n]);
+  const keep = new Uint8Array(n * n);
+  for (let j = 0; j < n; j++) for (let k = 0; k <= j; k++) keep[j * n + k] = 1;
+  const mask = Tensor._fromCpu({ data: keep, shape: [n, n], dtype: 'bool' });
+  const y = prod(E.where(mask, rows, Tensor._scalar(1, x.dtype)), -1);
+  return S.transpose(y, d, -1);
+}
+
+/** Whether any element (along `dim`) is nonzero, as bool (false for an empty reduction). */
+export function any(x: Tensor, dim?: number | null, opts: KeepOpt = {}): Tensor {
+  return E.gt(sum(E.ne(x, 0), dim, opts), 0);
+}
+/** Whether every element (along `dim`) is nonzero, as bool (true for an empty reduction). */
+export function all(x: Tensor, dim?: number | null, opts: KeepOpt = {}): Tensor {
+  return E.eq(sum(E.eq(x, 0), dim, opts), 0);
+}

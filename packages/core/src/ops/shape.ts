@@ -136,8 +136,9 @@ export function slice(x: Tensor, dim: number, start?: number | null, end?: numbe
   return dispatch1('slice', [x], { dim, start: start ?? null, end: end ?? null, step });
 }
 
-/** x[i] along `dim` without that dim; negative i counts from the end. */
-function select(x: Tensor, dim: number, i: number): Tensor {
+/** x[i] along `dim` without that dim; negative i (and dim) count from the end (torch.select). */
+export function select(x: Tensor, dim: number, i: number): Tensor {
+  dim = normDim('select', dim, x.ndim);
   const size = x.shape[dim];
   if (!Number.isInteger(i) || i < -size || i >= size) {
     throw new OpError('index', `index ${i} is out of range for dim ${dim} of size ${size} (tensor shape ${fmtShape(x.shape)}; valid indices are ${-size}..${size - 1})`);
@@ -265,4 +266,59 @@ function countTrue(mask: Tensor): number {
   let n = 0;
   for (const v of mask.data) if (v) n++;
   return n;
+}
+
+// ---- narrow, roll, repeatInterleave ----------------------------------------------------------
+
+/** `length` elements of `dim` from `start` (negative counts from the end): torch.narrow, a copy. */
+export function narrow(x: Tensor, dim: number, start: number, length: number): Tensor {
+  const d = normDim('narrow', dim, x.ndim), n = x.shape[d];
+  const s = start < 0 ? start + n : start;
+  if (!Number.isInteger(s) || s < 0 || s > n) throw new OpError('narrow', `start ${start} is out of range for dim ${d} of size ${n} (shape ${fmtShape(x.shape)})`);
+  if (!Number.isInteger(length) || length < 0 || s + length > n) {
+    throw new OpError('narrow', `start ${s} + length ${length} exceeds dim ${d} of size ${n} (shape ${fmtShape(x.shape)})`);
+  }
+  return slice(x, d, s, s + length);
+}
+
+/**
+ * Shifts elements by `shifts` along `dims` with wrap-around (torch.roll); without dims the
+ * flattened tensor rolls and keeps its shape. Two slices and a cat per dim.
+ */
+export function roll(x: Tensor, shifts: number | readonly number[], dims?: number | readonly number[] | null): Tensor {
+  const sh = typeof shifts === 'number' ? [shifts] : [...shifts];
+  if (dims === undefined || dims === null) {
+    if (sh.length !== 1) throw new OpError('roll', `without dims, give one shift (got ${sh.length})`);
+    return reshape(roll(reshape(x, [x.numel]), sh, [0]), x.shape);
+  }
+  const ds = typeof dims === 'number' ? [dims] : [...dims];
+  if (ds.length !== sh.length) throw new OpError('roll', `shifts (${sh.length}) and dims (${ds.length}) must have the same length`);
+  let out = x;
+  ds.forEach((dim, k) => {
+    const d = normDim('roll', dim, x.ndim), n = x.shape[d];
+    if (n === 0) return;
+    const s = ((sh[k] % n) + n) % n;
+    if (s === 0) return;
+    out = cat([slice(out, d, n - s, n), slice(out, d, 0, n - s)], d);
+  });
+  return out;
+}
+
+/**
+ * Each element repeated `repeats` times along `dim` (flattened when dim is omitted):
+ * torch.repeat_interleave, as index_select with the repeated positions (so it differentiates).
+ * `repeats` may be a number, or a per-element list / int32 tensor (read eagerly).
+ */
+export function repeatInterleave(x: Tensor, repeats: number | readonly number[] | Tensor, dim?: number | null): Tensor {
+  const src = dim === undefined || dim === null ? reshape(x, [x.numel]) : x;
+  const d = dim === undefined || dim === null ? 0 : normDim('repeatInterleave', dim, x.ndim);
+  const n = src.ndim ? src.shape[d] : 1;
+  let reps: number[] = typeof repeats === 'number' ? [repeats] : repeats instanceof Tensor ? Array.from(repeats.toArray()) : [...repeats];
+  if (reps.length === 1) reps = new Array<number>(n).fill(reps[0]);
+  if (reps.length !== n) throw new OpError('repeatInterleave', `${reps.length} repeats for dim ${d} of size ${n}; give one per element or a single number`);
+  if (!reps.every((r) => Number.isInteger(r) && r >= 0)) throw new OpError('repeatInterleave', `repeats must be non-negative integers, got [${reps.join(',')}]`);
+  const idx: number[] = [];
+  reps.forEach((r, i) => { for (let k = 0; k < r; k++) idx.push(i); });
+  const index = Tensor._fromCpu({ data: Int32Array.from(idx), shape: [idx.length], dtype: 'int32' });
+  return dispatch1('index_select', [src.ndim ? src : reshape(src, [1]), index], { dim: d });
 }
