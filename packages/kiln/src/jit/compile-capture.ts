@@ -38,11 +38,12 @@ export type Target = { kind: 'module'; module: nn.Module } | { kind: 'function';
 export function captureWithScript(target: Target, args: readonly unknown[], dynamic: ReadonlySet<string>): Capture {
   const kinds = args.map((a, i) => scriptKind(a, i, dynamic));
   const adapters = new Adapters(undefined);
-  const host = createScriptHost(adapters);
+  const globals = new Map<string, number | string | boolean>();
+  const host = { ...createScriptHost(adapters), readGlobal: (name: string) => readGlobal(name, globals) };
   const scripted = target.kind === 'module'
     ? scriptModule(host, adapters.of(target.module), kinds, 'forward', {})
     : scriptFunction(host, Function.prototype.toString.call(target.fn), target.fn.name, kinds, undefined, {});
-  const guards = guardsForReads(scripted.reads, moduleOfAdapter);
+  const guards = guardsForReads(scripted.reads, moduleOfAdapter).and(new GuardSet([...globals].map(([name, value]) => globalGuard(name, value))));
   const argSources = args.map((_, index): InputSource => ({ kind: 'arg', index }));
   const host2 = target.kind === 'module' ? hostFunctionsFor(target.module, scripted.graph) : {};
   return finish('script', scripted.graph, target, argSources, guards, host2, (outs) => rebuildScripted(scripted.result, outs));
@@ -65,6 +66,30 @@ export function captureWithTrace(target: Target, args: readonly unknown[], dynam
   if (target.kind === 'module') guards.push(valueGuard('the settings of the traced module (training flags, attributes, submodules)', () => settingsOf(target.module)));
   return finish('trace', r.graph, target, argSources, new GuardSet(guards), { ...r.hostFunctions } as Record<string, HostFunction>,
     (outs) => tracer.unflattenOutput(r.outputSpec, [...outs]));
+}
+
+/**
+ * A global (a property of globalThis) the scripted code reads, recorded in `seen`: numbers,
+ * strings and booleans only (baked into the graph and guarded, as Dynamo guards Python globals).
+ */
+function readGlobal(name: string, seen: Map<string, number | string | boolean>): number | string | boolean | undefined {
+  if (!Object.prototype.hasOwnProperty.call(globalThis, name)) return undefined;
+  const v: unknown = Reflect.get(globalThis, name);
+  if (typeof v !== 'number' && typeof v !== 'string' && typeof v !== 'boolean') return undefined;
+  seen.set(name, v);
+  return v;
+}
+
+/** Holds while `globalThis[name]` still has the value the graph baked in. */
+function globalGuard(name: string, value: number | string | boolean): Guard {
+  const attribute = `global ${name}`;
+  return {
+    attribute,
+    check() {
+      const now: unknown = Reflect.get(globalThis, name);
+      return Object.is(now, value) ? undefined : { attribute, was: JSON.stringify(value), now: typeof now === 'number' || typeof now === 'string' || typeof now === 'boolean' ? JSON.stringify(now) : String(now) };
+    },
+  };
 }
 
 function finish(via: Capture['via'], g: Graph, target: Target, argSources: InputSource[], guards: GuardSet, hostFunctions: Record<string, HostFunction>, rebuild: Capture['rebuild']): Capture {
