@@ -8,6 +8,7 @@
 // read from the live module on every call, so optimizers and loadStateDict are seen.
 
 import { isGradEnabled, nn, Tensor, trace as tracer } from '@kiln/core';
+import { ScriptError } from '@kiln/compiler';
 import { describeFailure, GuardedCache, GuardSet } from './guards.js';
 import { captureWithScript, captureWithTrace, type Capture, type Target } from './compile-capture.js';
 import { AutodiffUnsupported } from './compile-autodiff.js';
@@ -31,11 +32,12 @@ export interface CompileOptions {
 
 /** What compiled.explain() reports. */
 export interface CompileExplanation {
-  readonly graphs: readonly { readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[] }[];
+  /** `module`: the submodule (dotted path) a graph belongs to, when the parent's forward had a graph break and runs eagerly around it. */
+  readonly graphs: readonly { readonly module?: string; readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[] }[];
   /** Why each compilation after the first happened. */
   readonly recompiles: readonly string[];
   /** Code that runs eagerly instead of in a graph, and why. */
-  readonly graphBreaks: readonly { readonly inputs: string; readonly reason: string; readonly where?: string }[];
+  readonly graphBreaks: readonly { readonly module?: string; readonly inputs: string; readonly reason: string; readonly where?: string }[];
   readonly compiles: number;
   /** Times an inference graph took new parameter values (written in place since it was bound): no recompilation. */
   readonly rebinds: number;
@@ -44,7 +46,7 @@ export interface CompileExplanation {
 }
 
 type Entry =
-  | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string }
+  | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string; readonly where?: string }
   | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number };
 
 /** The compile state of one model or function: its cache, symbolic dims and history. */
@@ -60,6 +62,8 @@ export class Compiler {
   private gaveUp = false;
   private scriptable = true;
   private lastKey: string | undefined;
+  /** Compilers of the direct submodules, used while forward runs eagerly around a graph break. */
+  private readonly parts = new Map<nn.Module, { readonly name: string; readonly compiler: Compiler }>();
 
   constructor(private readonly target: Target, private readonly opts: CompileOptions, private readonly eager: (args: unknown[]) => unknown) {
     if (opts.mode && opts.mode !== 'default') {
@@ -91,7 +95,7 @@ export class Compiler {
       }
     }
     this.lastKey = key;
-    if (e.kind === 'eager') return this.eager(args);
+    if (e.kind === 'eager') return this.aroundBreak(args);
     if (e.training) return runTraining(e.capture, e.training, args, this.name);
     return this.runInference(e, args);
   }
@@ -103,13 +107,16 @@ export class Compiler {
   }
 
   explain(): CompileExplanation {
+    const parts = [...this.parts.values()].map(({ name, compiler }) => ({ name, e: compiler.explain() }));
+    const inPart = <T extends { module?: string }>(name: string, x: T): T => ({ ...x, module: x.module ? `${name}.${x.module}` : name });
     return {
-      graphs: this.all.flatMap((e) => (e.kind === 'graph' ? [{
+      graphs: [...this.all.flatMap((e) => (e.kind === 'graph' ? [{
         inputs: e.inputs, via: e.capture.via, training: !!e.training, nodes: e.nodes,
         guards: [`inputs ${e.inputs}`, ...e.guards.guards.map((g) => g.attribute ?? 'a module attribute')],
-      }] : [])),
+      }] : [])), ...parts.flatMap((p) => p.e.graphs.map((g) => inPart(p.name, g)))],
       recompiles: [...this.recompiles],
-      graphBreaks: this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason }] : hostCalls(e.capture.graph).map((b) => ({ inputs: e.inputs, ...b })))),
+      graphBreaks: [...this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason, ...(e.where ? { where: e.where } : {}) }] : hostCalls(e.capture.graph).map((b) => ({ inputs: e.inputs, ...b })))),
+        ...parts.flatMap((p) => p.e.graphBreaks.map((b) => inPart(p.name, b)))],
       compiles: this.compiles,
       rebinds: this.rebinds,
       eagerFallback: this.gaveUp,
@@ -171,10 +178,12 @@ export class Compiler {
     let entry: Entry;
     let capture: Capture | undefined;
     const why: string[] = [];
+    let where: string | undefined;
     try {
       capture = captureWithScript(this.target, args, dynamic);
     } catch (e) {
       why.push(`the scripter: ${message(e)}`);
+      if (e instanceof ScriptError) where = `${e.file}:${e.line}:${e.col}`;
       this.scriptable = false;
       try {
         const restore = this.target.kind === 'module' ? tracer.snapshotState(this.target.module) : () => {};
@@ -183,7 +192,7 @@ export class Compiler {
         why.push(`the tracer: ${message(e2)}`);
       }
     }
-    if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`);
+    if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`, GuardSet.empty, where);
     else {
       const calls = hostCalls(capture.graph);
       if (this.opts.fullgraph && calls.length) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${calls[0].where ? `${calls[0].where}: ` : ''}${calls[0].reason}`);
@@ -210,10 +219,38 @@ export class Compiler {
     return entry;
   }
 
-  private graphBreak(inputs: string, reason: string, guards = GuardSet.empty): Entry {
-    if (this.opts.fullgraph) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${reason}`);
-    console.warn(`jit.compile(${this.name}): graph break, running eagerly: ${reason}`);
-    return { kind: 'eager', guards, inputs, reason };
+  private graphBreak(inputs: string, reason: string, guards = GuardSet.empty, where?: string): Entry {
+    if (this.opts.fullgraph) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${where ? `${where}: ` : ''}${reason}`);
+    const parts = this.target.kind === 'module' && this.target.module.namedChildren().length ? '; its submodules run compiled' : '';
+    console.warn(`jit.compile(${this.name}): graph break, running forward eagerly${parts}: ${reason}`);
+    return { kind: 'eager', guards, inputs, reason, ...(where ? { where } : {}) };
+  }
+
+  /**
+   * Runs forward eagerly around a graph break, with each direct submodule's forward going
+   * through a compiler of its own for the duration of the call (captured, guarded and cached
+   * like this one; a submodule that breaks too is split further the same way).
+   */
+  private aroundBreak(args: unknown[]): unknown {
+    if (this.target.kind !== 'module') return this.eager(args);
+    const patched: nn.Module[] = [];
+    try {
+      for (const [name, child] of this.target.module.namedChildren()) {
+        if (Object.prototype.hasOwnProperty.call(child, 'forward')) continue; // patched already, or the user's own
+        let part = this.parts.get(child);
+        if (!part) {
+          const forward = child.forward;
+          part = { name, compiler: new Compiler({ kind: 'module', module: child }, { ...this.opts, fullgraph: false }, (a) => forward.apply(child, a)) };
+          this.parts.set(child, part);
+        }
+        const compiler = part.compiler;
+        Object.defineProperty(child, 'forward', { value: (...a: unknown[]) => compiler.call(a), configurable: true, writable: true, enumerable: false });
+        patched.push(child);
+      }
+      return this.eager(args);
+    } finally {
+      for (const child of patched) delete (child as { forward?: unknown }).forward;
+    }
   }
 
   /** Binds the parameters' current values again when one was written in place since (an optimizer step, loadStateDict). */

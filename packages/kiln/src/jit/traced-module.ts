@@ -4,7 +4,7 @@
 // constants of the trace and scripted submodules' attributes are guarded: a call that differs
 // from what was traced throws a TraceArgumentError / GuardError instead of running a wrong graph.
 
-import { defaultGenerator, isGradEnabled, nn, Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, isGradEnabled, nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import type { Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
@@ -199,13 +199,13 @@ export class TracedModule extends nn.Module {
     if (this.#capture?.guards.failure()) { this.#capture = undefined; this.#training.clear(); }
     let t = this.#training.get(key);
     if (!t) {
-      this.#capture ??= this.trainableCapture(source);
       try {
+        this.#capture ??= this.trainableCapture(source);
         t = prepareTraining(this.#capture, new Set(wrt));
       } catch (e) {
-        if (!(e instanceof AutodiffUnsupported)) throw e;
-        t = e;
-        console.warn(`jit.trace(${this.graph.name}): gradients do not flow through this traced module (its outputs are constants for autograd): ${e.message}`);
+        // No gradient rule for an op, a region, or a param that is no tensor field of an nn.Module (a scripted block's).
+        t = e instanceof AutodiffUnsupported ? e : new AutodiffUnsupported(e instanceof Error ? e.message : String(e));
+        console.warn(`jit.trace(${this.graph.name}): gradients do not flow through this traced module (its outputs are constants for autograd): ${t.message}`);
       }
       this.#training.set(key, t);
     }
@@ -295,7 +295,7 @@ function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, 
   const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
   let got: Tensor[];
   try {
-    got = tracer.flattenOutput(traced.forward(...inputs)).tensors;
+    got = tracer.flattenOutput(noGrad(() => traced.forward(...inputs))).tensors; // values only: no trainable graph for the check
   } catch (e) {
     // Typically an input whose shape the trace fixed: say how to declare it dynamic.
     const fixed = opts.dynamicAxes ? '' : ' The graph has the example\'s fixed shapes; declare the dims that vary with dynamicAxes, e.g. { dynamicAxes: { 0: { 0: \'N\' } } }.';
