@@ -12,10 +12,16 @@ import { ScriptError } from '@kiln/compiler';
 import { describeFailure, GuardedCache, GuardSet } from './guards.js';
 import { captureWithScript, captureWithTrace, type Capture, type Target } from './compile-capture.js';
 import { AutodiffUnsupported } from './compile-autodiff.js';
+import type { AutotuneChoice } from './compile-autotune.js';
 import { bindInference, hostCalls, prepareTraining, runInference, runTraining, stale, type Bound, type Training } from './compile-run.js';
 
 export interface CompileOptions {
-  /** Only `'default'` today; `'reduce-overhead'` and `'max-autotune'` are refused with an error. */
+  /**
+   * `'default'`; `'reduce-overhead'`: a call with the last call's signature reuses its graph after
+   * checking only its guards (no cache key is built or looked up); `'max-autotune'`: each graph is
+   * optimized several ways and the candidate fastest on this device (timed at compile time, cached
+   * per device and graph) is kept, as explain() shows.
+   */
   readonly mode?: 'default' | 'reduce-overhead' | 'max-autotune';
   /**
    * undefined: a dim seen with a second size becomes symbolic; true: every dim symbolic from the
@@ -33,12 +39,19 @@ export interface CompileOptions {
 /** What compiled.explain() reports. */
 export interface CompileExplanation {
   /** `module`: the submodule (dotted path) a graph belongs to, when the parent's forward had a graph break and runs eagerly around it. */
-  readonly graphs: readonly { readonly module?: string; readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[] }[];
+  readonly graphs: readonly {
+    readonly module?: string; readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[];
+    /** mode 'max-autotune': the candidate kept for each graph run (inference, or forward and backward) and the times measured. */
+    readonly autotune?: readonly AutotuneChoice[];
+  }[];
   /** Why each compilation after the first happened. */
   readonly recompiles: readonly string[];
   /** Code that runs eagerly instead of in a graph, and why. */
   readonly graphBreaks: readonly { readonly module?: string; readonly inputs: string; readonly reason: string; readonly where?: string }[];
   readonly compiles: number;
+  readonly mode: 'default' | 'reduce-overhead' | 'max-autotune';
+  /** mode 'reduce-overhead': calls that reused the last call's graph on its guards alone. */
+  readonly fastCalls: number;
   /** Times an inference graph took new parameter values (written in place since it was bound): no recompilation. */
   readonly rebinds: number;
   /** True once the recompile limit was hit: misses run eagerly. */
@@ -62,18 +75,25 @@ export class Compiler {
   private gaveUp = false;
   private scriptable = true;
   private lastKey: string | undefined;
+  /** mode 'reduce-overhead': the last call's graph and signature. */
+  private last: { readonly entry: Entry; readonly signature: CallSignature } | undefined;
+  private fastCalls = 0;
   /** Compilers of the direct submodules, used while forward runs eagerly around a graph break. */
   private readonly parts = new Map<nn.Module, { readonly name: string; readonly compiler: Compiler }>();
 
   constructor(private readonly target: Target, private readonly opts: CompileOptions, private readonly eager: (args: unknown[]) => unknown) {
-    if (opts.mode && opts.mode !== 'default') {
-      throw new Error(`jit.compile: mode '${opts.mode}' is not available yet (buffer reuse / kernel autotuning are not implemented); use mode 'default'`);
+    if (opts.mode && !['default', 'reduce-overhead', 'max-autotune'].includes(opts.mode)) {
+      throw new Error(`jit.compile: unknown mode '${String(opts.mode)}'; use 'default', 'reduce-overhead' or 'max-autotune'`);
     }
     if (opts.backend && opts.backend !== 'kiln' && opts.backend !== 'eager') throw new Error(`jit.compile: unknown backend '${String(opts.backend)}'; use 'kiln' or 'eager'`);
   }
 
   call(args: unknown[]): unknown {
     if (this.opts.backend === 'eager' || tracer.traceHooks.listener) return this.eager(args); // inside jit.trace: record the eager ops
+    if (this.last && this.last.signature.matches(args) && this.last.entry.guards.holds()) {
+      this.fastCalls++;
+      return this.runEntry(this.last.entry, args);
+    }
     let key = this.keyOf(args);
     let e = this.cache.get(key);
     if (!e) {
@@ -95,6 +115,11 @@ export class Compiler {
       }
     }
     this.lastKey = key;
+    if (this.opts.mode === 'reduce-overhead' && e.kind === 'graph') this.last = { entry: e, signature: new CallSignature(args, this.scriptable) };
+    return this.runEntry(e, args);
+  }
+
+  private runEntry(e: Entry, args: unknown[]): unknown {
     if (e.kind === 'eager') return this.aroundBreak(args);
     if (e.training) return runTraining(e.capture, e.training, args, this.name);
     return this.runInference(e, args);
@@ -113,11 +138,14 @@ export class Compiler {
       graphs: [...this.all.flatMap((e) => (e.kind === 'graph' ? [{
         inputs: e.inputs, via: e.capture.via, training: !!e.training, nodes: e.nodes,
         guards: [`inputs ${e.inputs}`, ...e.guards.guards.map((g) => g.attribute ?? 'a module attribute')],
+        ...(this.opts.mode === 'max-autotune' ? { autotune: (e.training ? [e.training.forward.autotune, e.training.backward.autotune] : [e.inference?.autotune]).filter((x): x is AutotuneChoice => !!x) } : {}),
       }] : [])), ...parts.flatMap((p) => p.e.graphs.map((g) => inPart(p.name, g)))],
       recompiles: [...this.recompiles],
       graphBreaks: [...this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason, ...(e.where ? { where: e.where } : {}) }] : hostCalls(e.capture.graph).map((b) => ({ inputs: e.inputs, ...b })))),
         ...parts.flatMap((p) => p.e.graphBreaks.map((b) => inPart(p.name, b)))],
       compiles: this.compiles,
+      mode: this.opts.mode ?? 'default',
+      fastCalls: this.fastCalls,
       rebinds: this.rebinds,
       eagerFallback: this.gaveUp,
     };
@@ -202,13 +230,13 @@ export class Compiler {
       }));
       if (isGradEnabled() && wrt.size) {
         try {
-          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt), nodes: capture.graph.body.nodes.length };
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning, args), nodes: capture.graph.body.nodes.length };
         } catch (e) {
           if (!(e instanceof AutodiffUnsupported)) throw e;
           entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards);
         }
       } else {
-        const inference = this.bind(capture);
+        const inference = this.bind(capture, args);
         entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length };
       }
     }
@@ -255,12 +283,40 @@ export class Compiler {
 
   /** Binds the parameters' current values again when one was written in place since (an optimizer step, loadStateDict). */
   private runInference(e: Extract<Entry, { kind: 'graph' }>, args: readonly unknown[]): unknown {
-    if (stale(e.inference!)) { e.inference = this.bind(e.capture); this.rebinds++; }
+    if (stale(e.inference!)) { e.inference = this.bind(e.capture, args); this.rebinds++; }
     return runInference(e.capture, e.inference!, args);
   }
 
-  private bind(c: Capture): Bound {
-    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training));
+  private bind(c: Capture, args: readonly unknown[]): Bound {
+    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training), this.tuning, args);
+  }
+
+  private get tuning(): 'default' | 'max-autotune' { return this.opts.mode === 'max-autotune' ? 'max-autotune' : 'default'; }
+}
+
+/**
+ * What keyOf reads of a call, kept to compare the next call with cheaply (mode 'reduce-overhead'):
+ * grad mode, tensors' dtype, requiresGrad and exact shape; numbers by kind (by value once traced).
+ */
+class CallSignature {
+  private readonly grad = isGradEnabled();
+  private readonly items: readonly unknown[];
+  constructor(args: readonly unknown[], private readonly numbersByKind: boolean) {
+    this.items = args.map((a) => (a instanceof Tensor ? [a.dtype, a.requiresGrad, ...a.shape] : a));
+  }
+
+  matches(args: readonly unknown[]): boolean {
+    if (args.length !== this.items.length || isGradEnabled() !== this.grad) return false;
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i], was = this.items[i];
+      if (a instanceof Tensor) {
+        if (!Array.isArray(was) || was.length !== a.shape.length + 2 || was[0] !== a.dtype || was[1] !== a.requiresGrad) return false;
+        for (let d = 0; d < a.shape.length; d++) if (was[d + 2] !== a.shape[d]) return false;
+      } else if (typeof a === 'number' && typeof was === 'number' && this.numbersByKind) {
+        if (Number.isInteger(a) !== Number.isInteger(was)) return false;
+      } else if (typeof a === 'object' || !Object.is(a, was)) return false;
+    }
+    return true;
   }
 }
 
