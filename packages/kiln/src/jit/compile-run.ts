@@ -12,6 +12,7 @@ import type { Capture, InputSource } from './compile-capture.js';
 import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
 import { scalarInput } from './specialization.js';
 import { toTensor } from './tensors.js';
+import { maskMultiply } from './mask-multiply.js';
 import { autotune, type AutotuneChoice, type Candidate } from './compile-autotune.js';
 
 /** How jit.compile optimizes: 'max-autotune' times pass-list candidates per graph (compile-autotune.ts). */
@@ -38,7 +39,8 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
   for (const k of userIndex) {
     if (c.graph.outputs[k].value.type.kind !== 'tensor') throw new AutodiffUnsupported(`output '${c.graph.outputs[k].name}' is not a tensor (a tuple or a number)`);
   }
-  const j = differentiate(c.graph, wrt, userIndex);
+  const d = differentiate(c.graph, wrt, userIndex);
+  const j = { ...d, backward: maskMultiply(d.backward) };
   const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
   const rest = { nodeInputs, grads: new Set(j.gradInputs), saved: j.savedValues, userIndex };
   if (tuning === 'max-autotune' && args) {
