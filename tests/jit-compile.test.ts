@@ -314,6 +314,7 @@ describe('jit.compile: graph breaks, options', () => {
     // The whole-model inference graph, then (training through its regions breaks) each submodule's training graph.
     expect(c.explain().graphs.map((e) => e.module ?? '')).toEqual(['', 'stem', 'block', 'pool', 'head']);
     expect(c.explain().graphBreaks.map((b) => b.reason)).toEqual([expect.stringMatching(/^training through AdaptiveResNet: the graph has a '(if|loop)' region/)]);
+    expect(c.explain().graphBreaks[0].where).toMatch(/^AdaptiveResNet\.forward .*:3:3$/); // the `if` the region came from
     expect(warn).toHaveBeenCalledTimes(1);
   });
 

@@ -233,7 +233,7 @@ export class Compiler {
           entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning, args), nodes: capture.graph.body.nodes.length };
         } catch (e) {
           if (!(e instanceof AutodiffUnsupported)) throw e;
-          entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards);
+          entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards, e.where);
         }
       } else {
         const inference = this.bind(capture, args);
