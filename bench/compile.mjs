@@ -37,15 +37,21 @@ export function measure() {
   rows['digits train step, jit.compile: first call incl. compile (ms)'] = performance.now() - t0;
   // Eager and compiled steps interleaved one by one, medians: the machine's load shifts over
   // seconds, and timing one after the other would hand the difference to whichever ran calmer.
-  const e = [], c = [];
+  // CPU time of this process as well: on a shared machine a step may wait for a core most of its
+  // wall time, and the CPU time is what the step itself cost (the kernels here run on one thread).
+  const e = [], c = [], ec = [], cc = [];
+  const cpu = (fn) => { const t0 = process.cpuUsage(); fn(); const d = process.cpuUsage(t0); return (d.user + d.system) / 1000; };
   for (let i = 0; i < 3; i++) { eager(); step(); }
   for (let i = 0; i < 60; i++) {
-    let t = performance.now(); eager(); e.push(performance.now() - t);
-    t = performance.now(); step(); c.push(performance.now() - t);
+    let t = performance.now(); ec.push(cpu(eager)); e.push(performance.now() - t);
+    t = performance.now(); cc.push(cpu(step)); c.push(performance.now() - t);
   }
   rows['digits train step, eager (ms)'] = summarize(e).median;
   rows['digits train step, jit.compile (ms)'] = summarize(c).median;
   rows['speed-up (eager / compiled)'] = rows['digits train step, eager (ms)'] / rows['digits train step, jit.compile (ms)'];
+  rows['digits train step, eager (CPU ms)'] = summarize(ec).median;
+  rows['digits train step, jit.compile (CPU ms)'] = summarize(cc).median;
+  rows['speed-up in CPU time (eager / compiled)'] = rows['digits train step, eager (CPU ms)'] / rows['digits train step, jit.compile (CPU ms)'];
 
   manualSeed(1);
   const seed = new ResearchModel().eval();

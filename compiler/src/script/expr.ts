@@ -112,6 +112,8 @@ function identifier(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
       `import the functions by name: import { fn } from '${imported.spec}'`);
   }
   if (ctx.host.hasFunction(name)) return { k: 'ns', name };
+  const global = ctx.host.readGlobal?.(name);
+  if (global !== undefined) return stat(global);
   throw f.src.error(e, `'${name}' is not a local variable, a parameter, a function of this file or a Kiln function; ` +
     'compiled code cannot capture variables from outside the method (they may change after compiling). ' +
     'Pass the value as an argument or store it on the module in the constructor' +

@@ -153,4 +153,10 @@ export interface ScriptHost {
    * @jit.ignore or @jit.unused method is typed. Throws an Error saying why it failed.
    */
   probeMethod(module: ScriptableModule, method: string, inputs: readonly TraceInput[], args: readonly TraceArg[]): ProbeResult;
+  /**
+   * The value of a global the code reads (a property of `globalThis` that is a number, string or
+   * boolean), baked into the graph; undefined when `name` is no such global. A host that answers
+   * guards the value itself (jit.compile recompiles when it changes). Absent: globals are refused.
+   */
+  readGlobal?(name: string): number | string | boolean | undefined;
 }

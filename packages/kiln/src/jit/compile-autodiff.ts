@@ -13,7 +13,8 @@ export const GRAD_PREFIX = '__kiln_grad.';
 
 /** A forward graph that cannot be differentiated here: the op and why (jit.compile runs it eagerly). */
 export class AutodiffUnsupported extends Error {
-  constructor(message: string) {
+  /** `where`: the source location of the node that has no gradient, when the graph records one. */
+  constructor(message: string, readonly where?: string) {
     super(message);
     this.name = 'AutodiffUnsupported';
   }
@@ -42,7 +43,7 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
   for (const i of g.inputs) if (wrt.has(i.name) && isFloat(i.value)) requires.add(i.value);
   const fwdInputs = new Map<Value, GraphInput>(g.inputs.map((i) => [i.value, i]));
   for (const n of g.body.nodes) {
-    if (n.regions.length) throw new AutodiffUnsupported(`the graph has a '${n.op}' region (control flow on tensor values or run-time numbers); training through it runs eagerly`);
+    if (n.regions.length) throw new AutodiffUnsupported(`the graph has a '${n.op}' region (control flow on tensor values or run-time numbers); training through it runs eagerly`, locOf(n));
     if (n.inputs.some((v) => v && requires.has(v))) for (const o of n.outputs) if (isFloat(o)) requires.add(o);
   }
 
@@ -96,8 +97,8 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
     const needs = n.inputs.map((v) => !!v && requires.has(v));
     if (!needs.some((x) => x)) continue;
     const def = hasOp(n.op) ? getOp(n.op) : undefined;
-    if (n.op === 'host_call') throw new AutodiffUnsupported(`the @jit.ignore method ${String(n.attrs.name)}${n.meta.loc ? ` (called at ${n.meta.loc})` : ''} takes a tensor that needs a gradient, and a host call has no gradient rule`);
-    if (!def?.grad) throw new AutodiffUnsupported(`op '${n.op}' has no gradient rule in its ir-spec entry`);
+    if (n.op === 'host_call') throw new AutodiffUnsupported(`the @jit.ignore method ${String(n.attrs.name)}${n.meta.loc ? ` (called at ${n.meta.loc})` : ''} takes a tensor that needs a gradient, and a host call has no gradient rule`, locOf(n));
+    if (!def?.grad) throw new AutodiffUnsupported(`op '${n.op}' has no gradient rule in its ir-spec entry`, locOf(n));
     const out = def.grad.rule(gb, {
       attrs: n.attrs,
       inputs: n.inputs.map((v) => v ?? undefined),
@@ -125,6 +126,10 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
   const backward = b.build();
   const forward = new Graph(g.name, g.inputs, g.body, [...g.outputs, ...saved], g.tensors, g.metadata);
   return { forward, backward, savedInputs, savedValues: saved.map((s) => s.name), gradOutputs, gradInputs };
+}
+
+function locOf(n: { readonly meta: { readonly loc?: unknown } }): string | undefined {
+  return typeof n.meta.loc === 'string' ? n.meta.loc : undefined;
 }
 
 function isFloat(v: Value): boolean {

@@ -5,19 +5,24 @@
 // run, and a node's gradients go to exactly the inputs that required a gradient when it ran.
 
 import { autograd, defaultGenerator, isGradEnabled, Tensor, zeros } from '@kiln/core';
-import { runPipeline } from '@kiln/compiler';
+import { LEVELS, runPipeline } from '@kiln/compiler';
 import { Graph, walkNodes } from '@kiln/ir-spec';
 import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
 import type { Capture, InputSource } from './compile-capture.js';
 import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
 import { scalarInput } from './specialization.js';
 import { toTensor } from './tensors.js';
+import { maskMultiply } from './mask-multiply.js';
+import { autotune, type AutotuneChoice, type Candidate } from './compile-autotune.js';
+
+/** How jit.compile optimizes: 'max-autotune' times pass-list candidates per graph (compile-autotune.ts). */
+export type Tuning = 'default' | 'max-autotune';
 
 /** Passes for graphs not frozen (parameters or training mode): no elementwise fusion (its CPU kernel was slower here). */
 const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
   'fuse-epilogue', 'eliminate-dead-code', 'plan-memory'];
 
-export interface Run { readonly model: Model }
+export interface Run { readonly model: Model; readonly autotune?: AutotuneChoice }
 /** An inference model with the parameters' values bound in (as the versions say). */
 export interface Bound extends Run { readonly watched: readonly Tensor[]; readonly versions: readonly number[] }
 export interface Training {
@@ -28,25 +33,45 @@ export interface Training {
   readonly saved: readonly string[];
   readonly userIndex: readonly number[];
 }
-export function prepareTraining(c: Capture, wrt: ReadonlySet<string>): Training {
+export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tuning = 'default', args?: readonly unknown[]): Training {
   const stateNames = new Set(c.state.map((s) => s.output));
   const userIndex = c.graph.outputs.flatMap((o, k) => (stateNames.has(o.name) ? [] : [k]));
   for (const k of userIndex) {
     if (c.graph.outputs[k].value.type.kind !== 'tensor') throw new AutodiffUnsupported(`output '${c.graph.outputs[k].name}' is not a tensor (a tuple or a number)`);
   }
-  const j = differentiate(c.graph, wrt, userIndex);
+  const d = differentiate(c.graph, wrt, userIndex);
+  const j = { ...d, backward: maskMultiply(d.backward) };
+  const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
+  const rest = { nodeInputs, grads: new Set(j.gradInputs), saved: j.savedValues, userIndex };
+  if (tuning === 'max-autotune' && args) {
+    const make = (g: Graph) => run(g, c).model;
+    const f = autotune('forward', j.forward, CANDIDATES, (m) => m.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)), make);
+    const b = autotune('backward', j.backward, CANDIDATES, null, make);
+    return { forward: { model: f.model, autotune: f.choice }, backward: { model: b.model, autotune: b.choice }, ...rest };
+  }
   const fwd = runPipeline(j.forward, { passes: PASSES }).graph;
   const bwd = runPipeline(j.backward, { passes: PASSES }).graph;
-  const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
-  return { forward: run(fwd, c), backward: run(bwd, c), nodeInputs, grads: new Set(j.gradInputs), saved: j.savedValues, userIndex };
+  return { forward: run(fwd, c), backward: run(bwd, c), ...rest };
 }
+
+/** What max-autotune times for graphs that are not frozen: elementwise chains fused into one kernel or run op by op. */
+const CANDIDATES: readonly Candidate[] = [
+  { name: 'unfused elementwise', passes: PASSES },
+  { name: 'fused elementwise', passes: [...PASSES.slice(0, -1), 'fuse-elementwise', 'plan-memory'] },
+];
+/** Frozen eval graphs: -O2, with and without elementwise fusion and conv epilogue fusion. */
+const FROZEN_CANDIDATES: readonly Candidate[] = [
+  { name: '-O2', level: 2 },
+  { name: '-O2 without fuse-elementwise', passes: LEVELS[2].filter((p) => p !== 'fuse-elementwise') },
+  { name: '-O2 without fuse-epilogue and fuse-elementwise', passes: LEVELS[2].filter((p) => p !== 'fuse-elementwise' && p !== 'fuse-epilogue') },
+];
 
 /**
  * The inference model: the parameters' current values bound into the graph as params (the
  * runtime keeps packed weights for those), frozen and fully optimized (-O2: BN folding,
  * fusion) when every module is in eval mode. Buffers the graph updates stay inputs.
  */
-export function bindInference(c: Capture, evalMode: boolean): Bound {
+export function bindInference(c: Capture, evalMode: boolean, tuning: Tuning = 'default', args?: readonly unknown[]): Bound {
   const updated = new Set(c.state.map((s) => s.param));
   const tensors = new Map(c.graph.tensors);
   const watched: Tensor[] = [];
@@ -58,8 +83,15 @@ export function bindInference(c: Capture, evalMode: boolean): Bound {
     return { ...i, kind: 'param' as const };
   });
   const g = new Graph(c.graph.name, inputs, c.graph.body, c.graph.outputs, tensors, c.graph.metadata);
-  const r = runPipeline(g, evalMode && !c.state.length ? { level: 2 } : { passes: PASSES });
-  return { model: run(r.graph, c).model, watched, versions: watched.map((t) => t._version) };
+  const frozen = evalMode && !c.state.length;
+  const versions = watched.map((t) => t._version);
+  if (tuning === 'max-autotune' && args) {
+    const ins = (m: Model) => m.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args));
+    const { model, choice } = autotune('inference', g, frozen ? FROZEN_CANDIDATES : CANDIDATES, ins, (x) => run(x, c).model);
+    return { model, autotune: choice, watched, versions };
+  }
+  const r = runPipeline(g, frozen ? { level: 2 } : { passes: PASSES });
+  return { model: run(r.graph, c).model, watched, versions };
 }
 
 /** Whether a parameter bound into `b` was written in place since. */

@@ -8,13 +8,20 @@
 // read from the live module on every call, so optimizers and loadStateDict are seen.
 
 import { isGradEnabled, nn, Tensor, trace as tracer } from '@kiln/core';
+import { ScriptError } from '@kiln/compiler';
 import { describeFailure, GuardedCache, GuardSet } from './guards.js';
 import { captureWithScript, captureWithTrace, type Capture, type Target } from './compile-capture.js';
 import { AutodiffUnsupported } from './compile-autodiff.js';
+import type { AutotuneChoice } from './compile-autotune.js';
 import { bindInference, hostCalls, prepareTraining, runInference, runTraining, stale, type Bound, type Training } from './compile-run.js';
 
 export interface CompileOptions {
-  /** Only `'default'` today; `'reduce-overhead'` and `'max-autotune'` are refused with an error. */
+  /**
+   * `'default'`; `'reduce-overhead'`: a call with the last call's signature reuses its graph after
+   * checking only its guards (no cache key is built or looked up); `'max-autotune'`: each graph is
+   * optimized several ways and the candidate fastest on this device (timed at compile time, cached
+   * per device and graph) is kept, as explain() shows.
+   */
   readonly mode?: 'default' | 'reduce-overhead' | 'max-autotune';
   /**
    * undefined: a dim seen with a second size becomes symbolic; true: every dim symbolic from the
@@ -31,12 +38,20 @@ export interface CompileOptions {
 
 /** What compiled.explain() reports. */
 export interface CompileExplanation {
-  readonly graphs: readonly { readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[] }[];
+  /** `module`: the submodule (dotted path) a graph belongs to, when the parent's forward had a graph break and runs eagerly around it. */
+  readonly graphs: readonly {
+    readonly module?: string; readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[];
+    /** mode 'max-autotune': the candidate kept for each graph run (inference, or forward and backward) and the times measured. */
+    readonly autotune?: readonly AutotuneChoice[];
+  }[];
   /** Why each compilation after the first happened. */
   readonly recompiles: readonly string[];
   /** Code that runs eagerly instead of in a graph, and why. */
-  readonly graphBreaks: readonly { readonly inputs: string; readonly reason: string; readonly where?: string }[];
+  readonly graphBreaks: readonly { readonly module?: string; readonly inputs: string; readonly reason: string; readonly where?: string }[];
   readonly compiles: number;
+  readonly mode: 'default' | 'reduce-overhead' | 'max-autotune';
+  /** mode 'reduce-overhead': calls that reused the last call's graph on its guards alone. */
+  readonly fastCalls: number;
   /** Times an inference graph took new parameter values (written in place since it was bound): no recompilation. */
   readonly rebinds: number;
   /** True once the recompile limit was hit: misses run eagerly. */
@@ -44,7 +59,7 @@ export interface CompileExplanation {
 }
 
 type Entry =
-  | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string }
+  | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string; readonly where?: string }
   | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number };
 
 /** The compile state of one model or function: its cache, symbolic dims and history. */
@@ -60,16 +75,25 @@ export class Compiler {
   private gaveUp = false;
   private scriptable = true;
   private lastKey: string | undefined;
+  /** mode 'reduce-overhead': the last call's graph and signature. */
+  private last: { readonly entry: Entry; readonly signature: CallSignature } | undefined;
+  private fastCalls = 0;
+  /** Compilers of the direct submodules, used while forward runs eagerly around a graph break. */
+  private readonly parts = new Map<nn.Module, { readonly name: string; readonly compiler: Compiler }>();
 
   constructor(private readonly target: Target, private readonly opts: CompileOptions, private readonly eager: (args: unknown[]) => unknown) {
-    if (opts.mode && opts.mode !== 'default') {
-      throw new Error(`jit.compile: mode '${opts.mode}' is not available yet (buffer reuse / kernel autotuning are not implemented); use mode 'default'`);
+    if (opts.mode && !['default', 'reduce-overhead', 'max-autotune'].includes(opts.mode)) {
+      throw new Error(`jit.compile: unknown mode '${String(opts.mode)}'; use 'default', 'reduce-overhead' or 'max-autotune'`);
     }
     if (opts.backend && opts.backend !== 'kiln' && opts.backend !== 'eager') throw new Error(`jit.compile: unknown backend '${String(opts.backend)}'; use 'kiln' or 'eager'`);
   }
 
   call(args: unknown[]): unknown {
     if (this.opts.backend === 'eager' || tracer.traceHooks.listener) return this.eager(args); // inside jit.trace: record the eager ops
+    if (this.last && this.last.signature.matches(args) && this.last.entry.guards.holds()) {
+      this.fastCalls++;
+      return this.runEntry(this.last.entry, args);
+    }
     let key = this.keyOf(args);
     let e = this.cache.get(key);
     if (!e) {
@@ -91,7 +115,12 @@ export class Compiler {
       }
     }
     this.lastKey = key;
-    if (e.kind === 'eager') return this.eager(args);
+    if (this.opts.mode === 'reduce-overhead' && e.kind === 'graph') this.last = { entry: e, signature: new CallSignature(args, this.scriptable) };
+    return this.runEntry(e, args);
+  }
+
+  private runEntry(e: Entry, args: unknown[]): unknown {
+    if (e.kind === 'eager') return this.aroundBreak(args);
     if (e.training) return runTraining(e.capture, e.training, args, this.name);
     return this.runInference(e, args);
   }
@@ -103,14 +132,20 @@ export class Compiler {
   }
 
   explain(): CompileExplanation {
+    const parts = [...this.parts.values()].map(({ name, compiler }) => ({ name, e: compiler.explain() }));
+    const inPart = <T extends { module?: string }>(name: string, x: T): T => ({ ...x, module: x.module ? `${name}.${x.module}` : name });
     return {
-      graphs: this.all.flatMap((e) => (e.kind === 'graph' ? [{
+      graphs: [...this.all.flatMap((e) => (e.kind === 'graph' ? [{
         inputs: e.inputs, via: e.capture.via, training: !!e.training, nodes: e.nodes,
         guards: [`inputs ${e.inputs}`, ...e.guards.guards.map((g) => g.attribute ?? 'a module attribute')],
-      }] : [])),
+        ...(this.opts.mode === 'max-autotune' ? { autotune: (e.training ? [e.training.forward.autotune, e.training.backward.autotune] : [e.inference?.autotune]).filter((x): x is AutotuneChoice => !!x) } : {}),
+      }] : [])), ...parts.flatMap((p) => p.e.graphs.map((g) => inPart(p.name, g)))],
       recompiles: [...this.recompiles],
-      graphBreaks: this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason }] : hostCalls(e.capture.graph).map((b) => ({ inputs: e.inputs, ...b })))),
+      graphBreaks: [...this.all.flatMap((e) => (e.kind === 'eager' ? [{ inputs: e.inputs, reason: e.reason, ...(e.where ? { where: e.where } : {}) }] : hostCalls(e.capture.graph).map((b) => ({ inputs: e.inputs, ...b })))),
+        ...parts.flatMap((p) => p.e.graphBreaks.map((b) => inPart(p.name, b)))],
       compiles: this.compiles,
+      mode: this.opts.mode ?? 'default',
+      fastCalls: this.fastCalls,
       rebinds: this.rebinds,
       eagerFallback: this.gaveUp,
     };
@@ -171,10 +206,12 @@ export class Compiler {
     let entry: Entry;
     let capture: Capture | undefined;
     const why: string[] = [];
+    let where: string | undefined;
     try {
       capture = captureWithScript(this.target, args, dynamic);
     } catch (e) {
       why.push(`the scripter: ${message(e)}`);
+      if (e instanceof ScriptError) where = `${e.file}:${e.line}:${e.col}`;
       this.scriptable = false;
       try {
         const restore = this.target.kind === 'module' ? tracer.snapshotState(this.target.module) : () => {};
@@ -183,7 +220,7 @@ export class Compiler {
         why.push(`the tracer: ${message(e2)}`);
       }
     }
-    if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`);
+    if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`, GuardSet.empty, where);
     else {
       const calls = hostCalls(capture.graph);
       if (this.opts.fullgraph && calls.length) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${calls[0].where ? `${calls[0].where}: ` : ''}${calls[0].reason}`);
@@ -193,13 +230,13 @@ export class Compiler {
       }));
       if (isGradEnabled() && wrt.size) {
         try {
-          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt), nodes: capture.graph.body.nodes.length };
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning, args), nodes: capture.graph.body.nodes.length };
         } catch (e) {
           if (!(e instanceof AutodiffUnsupported)) throw e;
-          entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards);
+          entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards, e.where);
         }
       } else {
-        const inference = this.bind(capture);
+        const inference = this.bind(capture, args);
         entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length };
       }
     }
@@ -210,20 +247,76 @@ export class Compiler {
     return entry;
   }
 
-  private graphBreak(inputs: string, reason: string, guards = GuardSet.empty): Entry {
-    if (this.opts.fullgraph) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${reason}`);
-    console.warn(`jit.compile(${this.name}): graph break, running eagerly: ${reason}`);
-    return { kind: 'eager', guards, inputs, reason };
+  private graphBreak(inputs: string, reason: string, guards = GuardSet.empty, where?: string): Entry {
+    if (this.opts.fullgraph) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${where ? `${where}: ` : ''}${reason}`);
+    const parts = this.target.kind === 'module' && this.target.module.namedChildren().length ? '; its submodules run compiled' : '';
+    console.warn(`jit.compile(${this.name}): graph break, running forward eagerly${parts}: ${reason}`);
+    return { kind: 'eager', guards, inputs, reason, ...(where ? { where } : {}) };
+  }
+
+  /**
+   * Runs forward eagerly around a graph break, with each direct submodule's forward going
+   * through a compiler of its own for the duration of the call (captured, guarded and cached
+   * like this one; a submodule that breaks too is split further the same way).
+   */
+  private aroundBreak(args: unknown[]): unknown {
+    if (this.target.kind !== 'module') return this.eager(args);
+    const patched: nn.Module[] = [];
+    try {
+      for (const [name, child] of this.target.module.namedChildren()) {
+        if (Object.prototype.hasOwnProperty.call(child, 'forward')) continue; // patched already, or the user's own
+        let part = this.parts.get(child);
+        if (!part) {
+          const forward = child.forward;
+          part = { name, compiler: new Compiler({ kind: 'module', module: child }, { ...this.opts, fullgraph: false }, (a) => forward.apply(child, a)) };
+          this.parts.set(child, part);
+        }
+        const compiler = part.compiler;
+        Object.defineProperty(child, 'forward', { value: (...a: unknown[]) => compiler.call(a), configurable: true, writable: true, enumerable: false });
+        patched.push(child);
+      }
+      return this.eager(args);
+    } finally {
+      for (const child of patched) delete (child as { forward?: unknown }).forward;
+    }
   }
 
   /** Binds the parameters' current values again when one was written in place since (an optimizer step, loadStateDict). */
   private runInference(e: Extract<Entry, { kind: 'graph' }>, args: readonly unknown[]): unknown {
-    if (stale(e.inference!)) { e.inference = this.bind(e.capture); this.rebinds++; }
+    if (stale(e.inference!)) { e.inference = this.bind(e.capture, args); this.rebinds++; }
     return runInference(e.capture, e.inference!, args);
   }
 
-  private bind(c: Capture): Bound {
-    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training));
+  private bind(c: Capture, args: readonly unknown[]): Bound {
+    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training), this.tuning, args);
+  }
+
+  private get tuning(): 'default' | 'max-autotune' { return this.opts.mode === 'max-autotune' ? 'max-autotune' : 'default'; }
+}
+
+/**
+ * What keyOf reads of a call, kept to compare the next call with cheaply (mode 'reduce-overhead'):
+ * grad mode, tensors' dtype, requiresGrad and exact shape; numbers by kind (by value once traced).
+ */
+class CallSignature {
+  private readonly grad = isGradEnabled();
+  private readonly items: readonly unknown[];
+  constructor(args: readonly unknown[], private readonly numbersByKind: boolean) {
+    this.items = args.map((a) => (a instanceof Tensor ? [a.dtype, a.requiresGrad, ...a.shape] : a));
+  }
+
+  matches(args: readonly unknown[]): boolean {
+    if (args.length !== this.items.length || isGradEnabled() !== this.grad) return false;
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i], was = this.items[i];
+      if (a instanceof Tensor) {
+        if (!Array.isArray(was) || was.length !== a.shape.length + 2 || was[0] !== a.dtype || was[1] !== a.requiresGrad) return false;
+        for (let d = 0; d < a.shape.length; d++) if (was[d + 2] !== a.shape[d]) return false;
+      } else if (typeof a === 'number' && typeof was === 'number' && this.numbersByKind) {
+        if (Number.isInteger(a) !== Number.isInteger(was)) return false;
+      } else if (typeof a === 'object' || !Object.is(a, was)) return false;
+    }
+    return true;
   }
 }
 

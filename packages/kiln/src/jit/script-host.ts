@@ -69,8 +69,8 @@ class ModuleAdapter implements ScriptableModule {
 
   private convert(v: unknown): ScriptField | undefined {
     if (v instanceof Tensor) return { kind: 'tensor', tensor: { dtype: v.dtype, shape: [...v.shape], data: v.data.slice(0, v.numel) as TypedArray } };
-    if (v instanceof nn.Module) return { kind: 'module', module: this.adapters.of(v) };
     if (v instanceof TracedModule || v instanceof OptimizedModule) return { kind: 'module', module: this.adapters.ofTraced(v) };
+    if (v instanceof nn.Module) return { kind: 'module', module: this.adapters.of(v) };
     if (Array.isArray(v)) {
       const items = v.map((x) => this.convert(x));
       return items.every((x): x is ScriptField => !!x) ? { kind: 'list', items } : undefined;

@@ -4,7 +4,7 @@
 // constants of the trace and scripted submodules' attributes are guarded: a call that differs
 // from what was traced throws a TraceArgumentError / GuardError instead of running a wrong graph.
 
-import { defaultGenerator, Tensor, trace as tracer } from '@kiln/core';
+import { defaultGenerator, isGradEnabled, nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
 import type { Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
@@ -12,6 +12,9 @@ import { graphListing } from './listing.js';
 import { graphBytes, type SaveOptions } from './producer.js';
 import { GuardSet, type Guard } from './guards.js';
 import type { Specialization } from './specialization.js';
+import { finish, type Capture, type InputSource } from './compile-sources.js';
+import { AutodiffUnsupported } from './compile-autodiff.js';
+import { prepareTraining, runTraining, type Training } from './compile-run.js';
 import { buffersOf, updatesInTraceError, withCurrentBuffers, withModuleBuffers, type BufferLookup } from './module-state.js';
 
 export interface TraceOptions extends tracer.TraceOptions {
@@ -58,6 +61,12 @@ export interface TraceAssumptions {
   readonly guards?: GuardSet;
   /** The traced module's buffers: a training-mode graph updates them (BatchNorm statistics), as eager does. */
   readonly buffers?: BufferLookup;
+  /**
+   * The traced nn.Module. Its submodules, parameters and buffers become this module's own (the
+   * same tensors: optimizers, stateDict and parents see them), and with gradients enabled forward
+   * reads them live and records one autograd node running a backward graph.
+   */
+  readonly source?: nn.Module;
 }
 
 /**
@@ -66,13 +75,17 @@ export interface TraceAssumptions {
  * must pass the traced values, else TraceArgumentError), and when a scripted submodule's
  * attribute that the graph was specialized on changes, forward throws a GuardError: trace again.
  */
-export class TracedModule {
+export class TracedModule extends nn.Module {
   private readonly model: Model;
   /** The non-tensor arguments baked into the graph (a call must pass the same values). */
   readonly constantArgs: readonly tracer.ConstantArg[];
   /** What the graph assumed about module attributes (from the scripted graphs it inlines). */
   readonly guards: GuardSet;
-  private readonly buffers: BufferLookup;
+  private readonly bufferLookup: BufferLookup;
+  readonly #source: nn.Module | undefined;
+  /** The trainable form of the graph (params as live inputs), made on the first call that needs gradients. */
+  #capture: Capture | undefined;
+  readonly #training = new Map<string, Training | AutodiffUnsupported>();
 
   constructor(
     readonly graph: Graph,
@@ -81,9 +94,19 @@ export class TracedModule {
     private readonly host?: (graph: Graph) => Record<string, HostFunction>,
     assumptions: TraceAssumptions = {},
   ) {
+    super();
     this.constantArgs = assumptions.constantArgs ?? [];
     this.guards = assumptions.guards ?? GuardSet.empty;
-    this.buffers = assumptions.buffers ?? (() => new Map());
+    this.bufferLookup = assumptions.buffers ?? (() => new Map());
+    this.#source = assumptions.source;
+    if (this.#source) {
+      this.training = this.#source.training;
+      // The traced module's own members (submodules, parameters, buffers) by the same names and
+      // tensors, so parameters()/stateDict() read as the source's; names this class uses are kept.
+      for (const [name, v] of Object.entries(this.#source)) {
+        if ((v instanceof nn.Module || v instanceof Tensor) && !(name in this)) Object.defineProperty(this, name, { value: v, writable: true, enumerable: true, configurable: true });
+      }
+    }
     // Random ops draw from kiln's generator, as eager does: manualSeed(s) then forward gives eager's numbers.
     this.model = createModel(graph, { hostFunctions: this.hostFunctions(graph), generator: defaultGenerator });
   }
@@ -136,10 +159,19 @@ export class TracedModule {
   }
   private fixed: Specialization | undefined;
 
-  /** Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object). */
+  /**
+   * Runs the graph on the CPU executor; returns the forward's structure (tensor, array, object).
+   * With gradients enabled and a tensor that needs one (an argument or a parameter of the traced
+   * module), the outputs are connected to autograd: backward reaches the arguments and the
+   * module's parameters through a backward graph derived from the op entries' gradient rules.
+   */
   forward(...args: unknown[]): any {
     const inputs = this.tensorInputs(args);
-    const run = () => withModuleBuffers(this.model, this.buffers, () => this.model.runSync(inputs)).map(toTensor);
+    if (isGradEnabled() && !tracer.traceHooks.listener && this.#source) {
+      const out = this.trainingForward(args, inputs);
+      if (out !== undefined) return out;
+    }
+    const run = () => withModuleBuffers(this.model, this.bufferLookup, () => this.model.runSync(inputs)).map(toTensor);
     // Inside another jit.trace, that trace records this graph as it is (not a baked constant).
     const listener = tracer.traceHooks.listener;
     if (listener?.onGraphCall && listener.suspend) {
@@ -152,6 +184,45 @@ export class TracedModule {
     return tracer.unflattenOutput(this.outputSpec, run());
   }
 
+  /** The forward of the trainable graph when a tensor needs a gradient; undefined when none does or the graph has no gradient (warned once). */
+  private trainingForward(args: readonly unknown[], inputs: readonly Tensor[]): unknown {
+    const source = this.#source!;
+    const params = this.graph.inputs.filter((i) => i.kind === 'param').map((i) => i.name);
+    const live = new Map([...source.namedParameters(), ...source.namedBuffers()]);
+    const wrt = [
+      ...this.graph.inputs.filter((i) => i.kind === 'input').flatMap((i, k) => (inputs[k]?.requiresGrad ? [i.name] : [])),
+      ...params.filter((n) => live.get(n)?.requiresGrad),
+    ];
+    if (!wrt.length) return undefined;
+    const key = wrt.join('\u0000');
+    // A parameter tensor replaced since (loadStateDict writes in place; assigning a new one does not): read the new ones.
+    if (this.#capture?.guards.failure()) { this.#capture = undefined; this.#training.clear(); }
+    let t = this.#training.get(key);
+    if (!t) {
+      try {
+        this.#capture ??= this.trainableCapture(source);
+        t = prepareTraining(this.#capture, new Set(wrt));
+      } catch (e) {
+        // No gradient rule for an op, a region, or a param that is no tensor field of an nn.Module (a scripted block's).
+        t = e instanceof AutodiffUnsupported ? e : new AutodiffUnsupported(e instanceof Error ? e.message : String(e));
+        console.warn(`jit.trace(${this.graph.name}): gradients do not flow through this traced module (its outputs are constants for autograd): ${t.message}`);
+      }
+      this.#training.set(key, t);
+    }
+    if (t instanceof AutodiffUnsupported) return undefined;
+    return runTraining(this.#capture!, t, args, `the traced ${this.graph.name}`);
+  }
+
+  private trainableCapture(source: nn.Module): Capture {
+    const constant = new Set(this.constantArgs.map((c) => c.index));
+    const argSources: InputSource[] = [];
+    for (let index = 0, k = 0; k < this.graph.inputs.filter((i) => i.kind === 'input').length; index++) {
+      if (!constant.has(index)) { argSources.push({ kind: 'arg', index }); k++; }
+    }
+    return finish('trace', this.graph, { kind: 'module', module: source }, argSources, this.guards, this.hostFunctions(this.graph),
+      (outs) => tracer.unflattenOutput(this.outputSpec, [...outs]));
+  }
+
   /** The graph as a readable TypeScript-like listing. */
   get code(): string { return graphListing(this.graph); }
 
@@ -159,7 +230,7 @@ export class TracedModule {
    * The `.tsgraph` bytes of this graph, with the WGSL kernels of every node codegen covers. A
    * training-mode graph that updates buffers stores their current values and declares the updates.
    */
-  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(withCurrentBuffers(this.graph, this.buffers), opts); }
+  toBytes(opts: SaveOptions = {}): Uint8Array { return graphBytes(withCurrentBuffers(this.graph, this.bufferLookup), opts); }
 
   /** Writes the `.tsgraph` file (Node). */
   async save(path: string, opts: SaveOptions = {}): Promise<void> {
@@ -189,7 +260,7 @@ export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | unk
   const guards = new GuardSet(r.guards.flatMap(({ scope, guards: g }) => (g instanceof GuardSet ? g.guards : [{
     check: () => { const now = g.describeFailure(); return now ? { attribute: 'an attribute of a compiled submodule', was: 'as traced', now } : undefined; },
   }]).map((one) => (scope ? scoped(one, scope) : one))));
-  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>, { constantArgs: r.constantArgs, guards, buffers: buffersOf(model) });
+  const traced = new TracedModule(r.graph, r.warnings, r.outputSpec, () => ({ ...r.hostFunctions }) as Record<string, HostFunction>, { constantArgs: r.constantArgs, guards, buffers: buffersOf(model), ...(model instanceof nn.Module ? { source: model } : {}) });
   if (opts.checkTrace ?? true) {
     const sets = [inputs, ...(opts.checkInputs ?? [])];
     // Checking leaves the module as the trace left it: one step of the generator and of the
@@ -224,7 +295,7 @@ function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, 
   const where = setIndex === 0 ? 'the example inputs' : `checkInputs[${setIndex - 1}]`;
   let got: Tensor[];
   try {
-    got = tracer.flattenOutput(traced.forward(...inputs)).tensors;
+    got = tracer.flattenOutput(noGrad(() => traced.forward(...inputs))).tensors; // values only: no trainable graph for the check
   } catch (e) {
     // Typically an input whose shape the trace fixed: say how to declare it dynamic.
     const fixed = opts.dynamicAxes ? '' : ' The graph has the example\'s fixed shapes; declare the dims that vary with dynamicAxes, e.g. { dynamicAxes: { 0: { 0: \'N\' } } }.';
