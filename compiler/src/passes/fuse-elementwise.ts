@@ -1,7 +1,10 @@
 // Pass `fuse-elementwise`: a tree of float32 elementwise ops whose intermediate results each
-// have one user becomes ONE fused_elementwise node, whose program lists the ops in order:
-//   relu(add(mul(%x, 2), %b))  →  fused_elementwise(%x, %b) {program=[["mul","x0",2],["add","t0","x1"],["relu","t1"]]}
-// Which ops fuse comes from their entries (isFusable: an elementwise entry with a scalar).
+// have one user becomes ONE fused_elementwise node whose element body holds those ops, in order:
+//   relu(add(mul(%x, 2), %b))  →  fused_elementwise(%x, %b) ({^(%e0, %e1): mul(%e0, 2) → add(·, %e1) → relu(·); yield})
+// Which ops fuse comes from their entries (isFusable: an elementwise entry with a scalar). While
+// it grows a tree the pass keeps it as a list of instructions `[op, arg, arg?]` (`x<k>` input k,
+// `t<k>` instruction k's result, or a literal), easy to cut back when a subtree does not fit;
+// the node it emits holds the body those instructions spell (programToBody).
 // Invariant: only intermediates read by nothing else are absorbed (shared ones stay inputs),
 // and since elementwise ops commute with broadcasting, evaluating the whole tree per output
 // element computes what the separate nodes computed. A fused node never reads more tensors than
@@ -9,7 +12,7 @@
 // 8, unless the target says otherwise); a tree that would need more is split — the subtree that
 // does not fit stays a separate node (itself fused as far as it fits) whose result is an input.
 
-import { isFusable, type Graph, type Node, type Value } from '@kiln/ir-spec';
+import { bodyToProgram, isFusable, programToBody, type Graph, type Node, type Value } from '@kiln/ir-spec';
 import { countUses, rewriteGraph, type RewriteContext } from '../rewrite.js';
 
 type Arg = string | number;
@@ -28,7 +31,7 @@ const isF32 = (v: Value | null) => !!v && v.type.kind === 'tensor' && v.type.dty
 
 /** The program of a node this pass may absorb (a plain fusable op or a fused_elementwise). */
 function programOf(n: Node): Program | undefined {
-  if (n.op === 'fused_elementwise') return { inputs: n.inputs as Value[], code: n.attrs.program as Instr[] };
+  if (n.op === 'fused_elementwise') return { inputs: n.inputs as Value[], code: bodyToProgram(n.regions[0]) as Instr[] };
   if (isFusable(n.op) && n.inputs.every(isF32) && isF32(n.outputs[0])) return { inputs: n.inputs as Value[], code: [[n.op, ...n.inputs.map((_, i) => `x${i}`)]] };
   return undefined;
 }
@@ -107,13 +110,13 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
 
     emit(own, 0);
     if (absorbed === 0 || prog.inputs.length > maxInputs) return [node];
-    return [ctx.node('fused_elementwise', prog.inputs, { program: prog.code }, node.meta, node.outputs)];
+    return [ctx.node('fused_elementwise', prog.inputs, {}, node.meta, node.outputs, [programToBody(prog.code, prog.inputs.length)])];
   });
   // The absorbed producers are now unused: the pipeline's sweep (runPass) removes them.
   return out;
 }
 
-/** A float 0-d literal constant's value (it becomes a number in the program). */
+/** A float 0-d literal constant's value (it becomes a literal node in the body). */
 function literal(ctx: RewriteContext, v: Value): number | undefined {
   const d = ctx.def(v, { outer: true }); // reading a literal absorbs nothing
   if (!d || d.op !== 'constant' || typeof d.attrs.value !== 'number' || d.attrs.dtype !== 'float32') return undefined;
