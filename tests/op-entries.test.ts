@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   allOps, elementwiseOps, epilogueActivations, fusableOps, getOp, isFusable, isNonDecreasing, isViewNode, isViewOp,
-  allocate, dataDimsOf, parseOpAttrs, scalarOf, type CpuTensor, type DType, type TypedArray,
+  allocate, dataDimsOf, parseOpAttrs, programToBody, scalarOf, type CpuTensor, type DType, type TypedArray,
 } from '@kiln/ir-spec';
 import { castArray } from '../ir-spec/src/kernels/broadcast.js';
 import { KERNELS } from '../compiler/src/codegen/index.js';
@@ -157,8 +157,8 @@ describe('tables derived from the entries', () => {
     const x = tensorOf('float32', SPECIAL.filter((v) => Number.isFinite(v)));
     for (const op of fusable) {
       const ins = getOp(op).inputs.map(() => x);
-      const program = [[op, ...ins.map((_, i) => `x${i}`)]];
-      const [got] = getOp('fused_elementwise').cpu(ins, { program });
+      const body = programToBody([[op, ...ins.map((_, i) => `x${i}`)]], ins.length);
+      const [got] = getOp('fused_elementwise').cpu(ins, {}, { regions: [body] });
       const [want] = getOp(op).cpu(ins, {});
       for (let i = 0; i < want.data.length; i++) if (!same(got.data[i], want.data[i])) expect.fail(`${op}(${x.data[i]}): fused ${got.data[i]}, op ${want.data[i]}`);
     }
