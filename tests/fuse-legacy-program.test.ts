@@ -6,7 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeTsgraph, encodeTsgraph, getOp, printGraph, verifyGraph, type CpuTensor } from '@kiln/ir-spec';
+import { decodeTsgraph, encodeTsgraph, getOp, parseGraph, printGraph, verifyGraph, type CpuTensor } from '@kiln/ir-spec';
 import { createWebGpuDevice, load, nodesWithoutKernels, type WebGpuDevice } from '@kiln/runtime';
 import { generateWgsl } from '../compiler/src/codegen/index.js';
 
@@ -41,6 +41,7 @@ describe('a .tsgraph with a legacy fused_elementwise program', () => {
     const text = printGraph(graph);
     expect(text).toContain('fused_elementwise(%x, %c) ({');
     expect(text).not.toContain('program');
+    expect(printGraph(parseGraph(text))).toBe(text); // the text form reads back
     // Saved again, it is written as a region and reads back the same.
     const again = decodeTsgraph(encodeTsgraph(graph)).graph;
     expect(printGraph(again)).toBe(text);

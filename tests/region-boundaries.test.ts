@@ -3,15 +3,16 @@
 // passes as the pipeline runs them, with the interpreter as the numeric oracle.
 
 import { describe, expect, it } from 'vitest';
-import { parseGraph, printGraph, verifyGraph, walkNodes, type Graph, type Node, type TensorData } from '@kiln/ir-spec';
+import { hasElementBody, parseGraph, printGraph, verifyGraph, walkNodes, type Graph, type Node, type TensorData } from '@kiln/ir-spec';
 import { createModel } from '@kiln/runtime';
 import { runPass, runPipeline } from '@kiln/compiler';
 
 const x: TensorData = { dtype: 'float32', shape: [2, 4], data: Float32Array.from([0.1, -0.2, 0.3, -0.4, 0.5, -0.6, 0.7, -0.8]) };
 const w: TensorData = { dtype: 'float32', shape: [4, 4], data: Float32Array.from({ length: 16 }, (_, i) => ((i * 7) % 5) / 5 - 0.4) };
 
-/** Whether `n` is, or (as a fused node) computes, op `name`. */
-const computes = (n: Node, name: string) => n.op === name || (n.op.startsWith('fused_') && JSON.stringify(n.attrs).includes(`"${name}"`)) || (n.op === `fused_${name}`);
+/** Whether `n` is, or (as a fused node: its attributes or its element body) computes, op `name`. */
+const computes = (n: Node, name: string) => n.op === name || (n.op.startsWith('fused_') && JSON.stringify(n.attrs).includes(`"${name}"`)) || (n.op === `fused_${name}`)
+  || (hasElementBody(n) && n.regions[0].nodes.some((m) => m.op === name));
 const loopOf = (g: Graph) => g.body.nodes.find((n) => n.op === 'loop')!;
 const inLoop = (g: Graph, name: string) => [...walkNodes(loopOf(g).regions[0])].some((n) => computes(n, name));
 const atTop = (g: Graph, name: string) => g.body.nodes.some((n) => computes(n, name));
