@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   decodeTsgraph, encodeTsgraph, MEMORY_PLAN_KEY, parseGraph, printGraph, verifyGraph, walkNodes,
-  Block, fusableOps, getOp, Graph, GraphBuilder, Node, OpError, programToBody, tensorType, Value, valueIds, VerifyError, type TensorData,
+  Block, fusableOps, getOp, Graph, GraphBuilder, inlineGraph, Node, OpError, programToBody, tensorType, Value, valueIds, VerifyError, type TensorData,
 } from '@kiln/ir-spec';
 import { jit, manualSeed, noGrad, rand, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/seed/models.mjs';
@@ -406,6 +406,23 @@ describe('fused kernels compute what the ops they replace compute', () => {
     expect(() => programToBody([['neg', 'x1']], 1)).toThrow(/x1 refers to input 1 of 1/);
     expect(() => programToBody([['neg', 'x0', 'x0']], 1)).toThrow(/'neg' takes 1 argument/);
     expect(() => programToBody([], 1)).toThrow(/non-empty list/);
+  });
+  it('inlining a graph copies a fused_elementwise with its element body', () => {
+    const sub = new GraphBuilder('sub');
+    const sx = sub.input('x', tensorType('float32', ['N', 3]));
+    sub.output('y', sub.fusedElementwise([sx], ([e]) => sub.op1('tanh', [sub.op1('mul', [e, sub.literal(1.5)])])));
+    const g = sub.build();
+    const b = new GraphBuilder('outer');
+    const x = b.input('x', tensorType('float32', ['N', 3]));
+    const [y] = inlineGraph(b, g, { inputs: [b.op1('neg', [x])], param: () => { throw new Error('no params'); }, constant: () => { throw new Error('no constants'); } });
+    b.output('y', y);
+    const outer = b.build();
+    verifyGraph(outer);
+    expect(outer.body.nodes.map((n) => n.op)).toEqual(['neg', 'fused_elementwise']);
+    expect(outer.body.nodes[1].regions[0].nodes.map((n) => n.op)).toEqual(['constant', 'mul', 'tanh']);
+    const xs = { dtype: 'float32' as const, shape: [2, 3], data: Float32Array.from([0.1, -0.5, 1, 2, -3, 0]) };
+    const got = createModel(outer).runSync([xs])[0].data;
+    xs.data.forEach((v, i) => expect(got[i]).toBeCloseTo(Math.tanh(-v * 1.5), 6));
   });
   it('fused_elementwise checks its element body, naming the body node', () => {
     const x = t([2]);
