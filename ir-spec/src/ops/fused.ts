@@ -159,7 +159,9 @@ export const fused_elementwise = defineOp({
       return t;
     });
     if (!ctx?.regions) throw bodyError('needs its element body (KernelContext.regions); run it through the executor or pass { regions: node.regions }');
-    const body = checkBody(ctx.regions, ts.length);
+    // A body already compiled was checked then (its arguments still have to match the inputs).
+    const [known] = ctx.regions;
+    const body = ctx.regions.length === 1 && LOOPS.has(known) && known.args.length === ts.length ? known : checkBody(ctx.regions, ts.length);
     let shape: Dim[] = [];
     for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
     const out = shape as number[], n = out.reduce((a, d) => a * d, 1);
