@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType } from '@kiln/ir-spec';
+import { decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType, walkNodes } from '@kiln/ir-spec';
 import { runPass } from '../compiler/src/pipeline.js';
 import { manualSeed, noGrad, randn, full, tensor, type Tensor } from 'kiln';
 import { SmallCnn } from './cli-fixtures/small-cnn.js';
@@ -258,14 +258,18 @@ describe('kiln CLI', () => {
         "backends   cpu, webgpu (only on adapters with maxStorageBuffersPerShaderStage >= 11: kernel 'fused_elementwise_0' binds 11 storage buffers, over WebGPU's default of 8)");
     });
 
-    it('viz --format dot: one box per node, the if regions as clusters, fused kernels outlined', () => {
+    it('viz --format dot: one box per node, the if regions and element bodies as clusters, fused kernels outlined', () => {
       const r = ok('viz', gateFile);
       const { graph } = decodeTsgraph(new Uint8Array(readFileSync(gateFile)));
       expect(r.stdout.startsWith('digraph "@Gate')).toBe(true);
       const opBoxes = r.stdout.split('\n').filter((l) => /shape=box/.test(l));
       expect(opBoxes.length).toBe(countNodes(graph.body.nodes));
-      expect(r.stdout.match(/subgraph cluster_/g)?.length).toBe(2);
+      // The if's two regions, and each fused_elementwise's element body (its ops drawn inside).
+      const bodies = [...walkNodes(graph.body)].filter((n) => n.op === 'fused_elementwise').length;
+      expect(bodies).toBeGreaterThan(0);
+      expect(r.stdout.match(/subgraph cluster_/g)?.length).toBe(2 + bodies);
       expect(r.stdout).toContain('label="if: then"');
+      expect(r.stdout).toContain('label="fused_elementwise: element body"');
       expect(opBoxes.filter((l) => l.includes('peripheries=2')).every((l) => l.includes('fused_'))).toBe(true);
       expect(opBoxes.some((l) => l.includes('fused_elementwise') && l.includes('peripheries=2'))).toBe(true);
       expect(r.stdout).toMatch(/label="linear\\nf32\[N,3\]\\nfc"/);

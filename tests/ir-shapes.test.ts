@@ -9,7 +9,7 @@ import { describe, it, expect } from 'vitest';
 import {
   allOps, bindSymbols, BindError, canonicalDim, DTYPE_FROM_SHORT, dimAdd, dimDivExact, dimFloorDiv, dimEquals, dimMul, dimSub, evalDim,
   GraphBuilder, inferTypes, isCanonicalDim, OpError, parseDim, DimError, sliceDim, tensorType, typeToString, walkNodes,
-  type Attrs, type Dim, type IRType,
+  programToBody, type Attrs, type Block, type Dim, type IRType,
 } from '@kiln/ir-spec';
 
 /** `f32[N,3,8,8]` → a tensor type (dims read with parseDim, so they come out canonical). */
@@ -20,10 +20,11 @@ function ty(text: string): IRType {
   return tensorType(DTYPE_FROM_SHORT[m[1]], dims);
 }
 
-const infer = (op: string, inputs: (string | null)[], attrs: Attrs = {}): string =>
-  inferTypes(op, inputs.map((t) => (t === null ? null : ty(t))), attrs, { tensors: new Map() }).types.map(typeToString).join(', ');
+const infer = (op: string, inputs: (string | null)[], attrs: Attrs = {}, regions: readonly Block[] = []): string =>
+  inferTypes(op, inputs.map((t) => (t === null ? null : ty(t))), attrs, { tensors: new Map() }, regions).types.map(typeToString).join(', ');
 
-interface Case { inputs: (string | null)[]; attrs?: Attrs; out: string }
+/** `regions`: an element body (fused_elementwise). */
+interface Case { inputs: (string | null)[]; attrs?: Attrs; regions?: () => Block[]; out: string }
 
 const X = 'f32[N,4]', B4 = 'f32[4]';
 const binary: Case = { inputs: [X, B4], out: 'f32[N,4]' };
@@ -75,7 +76,7 @@ const LISTED: Record<string, Case> = {
   conv2d: { inputs: ['f32[N,3,32,32]', 'f32[8,3,3,3]', 'f32[8]'], attrs: { padding: [1, 1, 1, 1] }, out: 'f32[N,8,32,32]' },
   fused_conv2d: { inputs: ['f32[N,3,32,32]', 'f32[8,3,3,3]', 'f32[8]'], attrs: { padding: [1, 1, 1, 1], activation: 'relu' }, out: 'f32[N,8,32,32]' },
   fused_linear: { inputs: ['f32[N,4]', 'f32[5,4]', 'f32[5]'], attrs: { activation: 'relu' }, out: 'f32[N,5]' },
-  fused_elementwise: { inputs: ['f32[N,4]', 'f32[4]'], attrs: { program: [['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']] }, out: 'f32[N,4]' },
+  fused_elementwise: { inputs: ['f32[N,4]', 'f32[4]'], regions: () => [programToBody([['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']], 2)], out: 'f32[N,4]' },
   conv_transpose2d: { inputs: ['f32[N,8,16,16]', 'f32[8,4,2,2]', null], attrs: { stride: [2, 2] }, out: 'f32[N,4,32,32]' },
   conv2d_weight_grad: { inputs: ['f32[N,3,8,8]', 'f32[N,8,6,6]'], attrs: { kernel_size: [3, 3] }, out: 'f32[8,3,3,3]' },
   max_pool2d: { inputs: ['f32[N,8,32,32]'], attrs: { kernel_size: [2, 2], stride: [2, 2] }, out: 'f32[N,8,16,16], i32[N,8,16,16]' },
@@ -107,10 +108,10 @@ describe('symbolic shapes through every op', () => {
   });
   for (const [op, c] of Object.entries(CASES)) {
     it(`${op}: ${c.inputs.map((t) => t ?? 'none').join(', ')} → ${c.out}`, () => {
-      const out = infer(op, c.inputs, c.attrs);
+      const out = infer(op, c.inputs, c.attrs, c.regions?.());
       expect(out).toBe(c.out);
       // Results are canonical (the verifier relies on it), and N survives.
-      for (const t of inferTypes(op, c.inputs.map((s) => (s === null ? null : ty(s))), c.attrs ?? {}, { tensors: new Map() }).types) {
+      for (const t of inferTypes(op, c.inputs.map((s) => (s === null ? null : ty(s))), c.attrs ?? {}, { tensors: new Map() }, c.regions?.()).types) {
         if (t.kind === 'tensor') expect(t.shape.every(isCanonicalDim)).toBe(true);
       }
     });

@@ -8,10 +8,10 @@
 import { describe, expect, it } from 'vitest';
 import {
   allOps, elementwiseOps, epilogueActivations, fusableOps, getOp, isFusable, isNonDecreasing, isViewNode, isViewOp,
-  allocate, dataDimsOf, parseOpAttrs, scalarOf, type CpuTensor, type DType, type TypedArray,
+  allocate, dataDimsOf, GraphBuilder, hasElementBody, parseOpAttrs, programToBody, scalarOf, tensorType, verifyGraph, walkNodes, type CpuTensor, type DType, type TypedArray,
 } from '@kiln/ir-spec';
 import { castArray } from '../ir-spec/src/kernels/broadcast.js';
-import { KERNELS } from '../compiler/src/codegen/index.js';
+import { KERNELS, kernelFor } from '../compiler/src/codegen/index.js';
 import { TEMPLATES } from '../compiler/src/codegen/ops/index.js';
 import { activation, activationHelpers } from '../compiler/src/codegen/epilogue.js';
 
@@ -150,6 +150,26 @@ describe('tables derived from the entries', () => {
     }
   });
 
+  it('element bodies: only fused_elementwise owns one; every fusable op runs in a body through its entry on both backends, and walkers skip the body', () => {
+    expect(allOps().filter((d) => d.elementBody).map((d) => d.name)).toEqual(['fused_elementwise']);
+    for (const op of fusableOps()) {
+      const n = getOp(op).inputs.length;
+      const body = programToBody([[op, ...Array.from({ length: n }, (_, i) => `x${i}`)]], n);
+      const f = { dtype: 'float32' as const, rank: 2 };
+      const r = kernelFor('fused_elementwise', Array.from({ length: n }, () => f), [f], {}, 'k', {}, [body]);
+      if (!('key' in r)) expect.fail(`${op} in an element body has no WGSL: ${r.reason}`);
+      expect(r.key, op).toContain(`"${op}"`);
+    }
+    const b = new GraphBuilder('g');
+    const x = b.input('x', tensorType('float32', ['N', 4]));
+    b.output('y', b.fusedElementwise([x], ([e]) => b.op1('sigmoid', [b.op1('erf', [e])])));
+    const g = b.build();
+    verifyGraph(g);
+    expect([...walkNodes(g.body)].map((m) => m.op)).toEqual(['fused_elementwise']);
+    expect(hasElementBody(g.body.nodes[0])).toBe(true);
+    expect(g.body.nodes[0].regions[0].nodes.map((m) => m.op)).toEqual(['erf', 'sigmoid']);
+  });
+
   it('fusable ops are the attribute-free float elementwise entries, and fused_elementwise runs each through its scalar', () => {
     const fusable = fusableOps();
     expect(fusable).toEqual(expect.arrayContaining(['erf', 'sign', 'rsqrt', 'maximum', 'pow']));
@@ -157,8 +177,8 @@ describe('tables derived from the entries', () => {
     const x = tensorOf('float32', SPECIAL.filter((v) => Number.isFinite(v)));
     for (const op of fusable) {
       const ins = getOp(op).inputs.map(() => x);
-      const program = [[op, ...ins.map((_, i) => `x${i}`)]];
-      const [got] = getOp('fused_elementwise').cpu(ins, { program });
+      const body = programToBody([[op, ...ins.map((_, i) => `x${i}`)]], ins.length);
+      const [got] = getOp('fused_elementwise').cpu(ins, {}, { regions: [body] });
       const [want] = getOp(op).cpu(ins, {});
       for (let i = 0; i < want.data.length; i++) if (!same(got.data[i], want.data[i])) expect.fail(`${op}(${x.data[i]}): fused ${got.data[i]}, op ${want.data[i]}`);
     }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   decodeTsgraph, encodeTsgraph, MEMORY_PLAN_KEY, parseGraph, printGraph, verifyGraph, walkNodes,
-  Block, fusableOps, getOp, Graph, Value, valueIds, type TensorData,
+  Block, fusableOps, getOp, Graph, GraphBuilder, inlineGraph, Node, OpError, programToBody, tensorType, Value, valueIds, VerifyError, type TensorData,
 } from '@kiln/ir-spec';
 import { jit, manualSeed, noGrad, rand, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/seed/models.mjs';
@@ -369,13 +369,13 @@ describe('fused kernels compute what the ops they replace compute', () => {
   for (const op of fusable.filter((o) => getOp(o).inputs.length === 1)) {
     it(`fused_elementwise ${op}`, () => {
       const x = t([2, 3], ['log', 'sqrt', 'rsqrt'].includes(op));
-      close(getOp('fused_elementwise').cpu([x], { program: [[op, 'x0']] })[0].data, getOp(op).cpu([x], {})[0].data, op);
+      close(getOp('fused_elementwise').cpu([x], {}, { regions: [programToBody([[op, 'x0']], 1)] })[0].data, getOp(op).cpu([x], {})[0].data, op);
     });
   }
   for (const op of fusable.filter((o) => getOp(o).inputs.length === 2)) {
     it(`fused_elementwise ${op} with broadcasting`, () => {
       const a = t([2, 1, 3], op === 'pow'), b = t([4, 1]);
-      close(getOp('fused_elementwise').cpu([a, b], { program: [[op, 'x0', 'x1']] })[0].data, getOp(op).cpu([a, b], {})[0].data, op);
+      close(getOp('fused_elementwise').cpu([a, b], {}, { regions: [programToBody([[op, 'x0', 'x1']], 2)] })[0].data, getOp(op).cpu([a, b], {})[0].data, op);
     });
   }
   it('fused_conv2d with activation and pool over several channel blocks and odd sizes', () => {
@@ -400,10 +400,63 @@ describe('fused kernels compute what the ops they replace compute', () => {
       close(getOp('fused_linear').cpu([x, w, b], { activation: act })[0].data, want.data, `fused_linear ${act}`);
     }
   });
-  it('fused_elementwise refuses a bad program, naming the instruction', () => {
+  it('a legacy program attribute that is malformed is refused, naming the instruction', () => {
+    expect(() => programToBody([['erfc', 'x0']], 1)).toThrow(/instruction 0 .*not a fusable elementwise op/);
+    expect(() => programToBody([['add', 'x0', 't3']], 1)).toThrow(/t3 refers to a later instruction/);
+    expect(() => programToBody([['neg', 'x1']], 1)).toThrow(/x1 refers to input 1 of 1/);
+    expect(() => programToBody([['neg', 'x0', 'x0']], 1)).toThrow(/'neg' takes 1 argument/);
+    expect(() => programToBody([], 1)).toThrow(/non-empty list/);
+  });
+  it('inlining a graph copies a fused_elementwise with its element body', () => {
+    const sub = new GraphBuilder('sub');
+    const sx = sub.input('x', tensorType('float32', ['N', 3]));
+    sub.output('y', sub.fusedElementwise([sx], ([e]) => sub.op1('tanh', [sub.op1('mul', [e, sub.literal(1.5)])])));
+    const g = sub.build();
+    const b = new GraphBuilder('outer');
+    const x = b.input('x', tensorType('float32', ['N', 3]));
+    const [y] = inlineGraph(b, g, { inputs: [b.op1('neg', [x])], param: () => { throw new Error('no params'); }, constant: () => { throw new Error('no constants'); } });
+    b.output('y', y);
+    const outer = b.build();
+    verifyGraph(outer);
+    expect(outer.body.nodes.map((n) => n.op)).toEqual(['neg', 'fused_elementwise']);
+    expect(outer.body.nodes[1].regions[0].nodes.map((n) => n.op)).toEqual(['constant', 'mul', 'tanh']);
+    const xs = { dtype: 'float32' as const, shape: [2, 3], data: Float32Array.from([0.1, -0.5, 1, 2, -3, 0]) };
+    const got = createModel(outer).runSync([xs])[0].data;
+    xs.data.forEach((v, i) => expect(got[i]).toBeCloseTo(Math.tanh(-v * 1.5), 6));
+  });
+  it('fused_elementwise checks its element body, naming the body node', () => {
     const x = t([2]);
-    expect(() => getOp('fused_elementwise').infer([x], { program: [['erfc', 'x0']] })).toThrow(/instruction 0 .*not a fusable elementwise op/);
-    expect(() => getOp('fused_elementwise').infer([x], { program: [['add', 'x0', 't3']] })).toThrow(/t3 refers to a later instruction/);
-    expect(() => getOp('fused_elementwise').infer([x], { program: [['neg', 'x1']] })).toThrow(/x1 refers to input 1 of 1/);
+    const e = () => new Value(tensorType('float32', []));
+    const body = (args: Value[], nodes: Node[], y: Value) => new Block(args, nodes, [y]);
+    const infer = (b: Block, n = 1) => getOp('fused_elementwise').infer(Array.from({ length: n }, () => x), {}, [b]);
+    // A body node that is not a fusable elementwise op (erfc is not registered; clamp has attributes).
+    let a = e(), o = e();
+    expect(() => infer(body([a], [new Node('clamp', [a], { min: 0, max: 1 }, [o])], o))).toThrow(/body node 0 \(clamp\): 'clamp' is not a fusable elementwise op/);
+    // A body node reading a value from outside the body.
+    a = e(); o = e();
+    const outer = e();
+    expect(() => infer(body([a], [new Node('add', [a, outer], {}, [o])], o))).toThrow(/body node 0 \(add\): input 1 is not a body argument/);
+    // Argument count and types, and the single yield.
+    a = e();
+    expect(() => infer(body([a], [], a), 2)).toThrow(/its body takes 1 argument\(s\) but the node has 2 input\(s\)/);
+    const wide = new Value(tensorType('float32', [2]));
+    expect(() => infer(body([wide], [], wide))).toThrow(/body argument 0 is f32\[2\]/);
+    a = e();
+    expect(() => infer(new Block([a], [], [a, a]))).toThrow(/yield one value/);
+    // A non-float literal.
+    a = e(); o = e();
+    const c = new Value(tensorType('int32', []));
+    expect(() => infer(body([a], [new Node('constant', [], { value: 2, dtype: 'int32' }, [c]), new Node('add', [a, c], {}, [o])], o))).toThrow(/body constant must be a float32 literal/);
+    // The verifier types each body node with its own entry and reports the region.
+    const gb = new GraphBuilder('g');
+    const xv = gb.input('x', tensorType('float32', [2]));
+    gb.output('y', gb.fusedElementwise([xv], ([v]) => gb.op1('relu', [v])));
+    const g = gb.build();
+    verifyGraph(g);
+    const node = g.body.nodes[0], arg = node.regions[0].args[0], bad = new Value(tensorType('float32', [3]));
+    const broken = new Graph('g', g.inputs, new Block([], [new Node(node.op, node.inputs, {}, node.outputs, [new Block([arg], [new Node('relu', [arg], {}, [bad])], [bad])])]), g.outputs);
+    expect(() => verifyGraph(broken)).toThrow(VerifyError);
+    expect(() => verifyGraph(broken)).toThrow(/result 0 is typed f32\[3\] but relu gives f32\[\][\s\S]*region 0 \(body\) of %0 = fused_elementwise/);
+    expect(OpError).toBeDefined();
   });
 });

@@ -13,6 +13,7 @@ import {
 import { createCpuDevice, createModel, type Device, type Output } from '@kiln/runtime';
 import { values } from './helpers/rng.js';
 import { PASSES } from '@kiln/compiler';
+import { fusedFrom } from './helpers/fused.js';
 
 const planMemory = PASSES['plan-memory'];
 
@@ -103,7 +104,7 @@ describe('runtime: the CPU arena', () => {
     const b = new GraphBuilder('fused');
     const x = b.input('x', tensorType('float32', ['N', 64]));
     const e = b.op1('exp', [x]);
-    const f = b.op1('fused_elementwise', [e, x], { program: [['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']] });
+    const f = fusedFrom(b, [e, x], [['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']]);
     b.output('y', b.op1('neg', [f]));
     const g = planMemory(b.build());
     const plan = JSON.parse(g.metadata[MEMORY_PLAN_KEY]) as { slots: Record<string, number>; in_place: number[] };
@@ -147,7 +148,7 @@ describe('runtime: the CPU arena', () => {
     const x = b.input('x', tensorType('float32', ['N', 16]));
     const w = b.input('w', tensorType('float32', [1, 16]));
     const s = b.op1('exp', [w]);
-    const y = b.op1('fused_elementwise', [x, s], { program: [['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']] });
+    const y = fusedFrom(b, [x, s], [['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']]);
     b.output('y', b.op1('neg', [y]));
     const g = b.build();
     const ids = valueIds(g);

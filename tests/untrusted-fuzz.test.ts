@@ -30,6 +30,7 @@ describe('load+run fuzz', () => {
     expect(got('huge-expand', 'RuntimeError:TOO_LARGE') + got('huge-expand', 'RuntimeError:MEMORY_LIMIT')).toBeGreaterThan(0);
     expect(got('odd-inputs', 'RuntimeError:INPUT')).toBeGreaterThan(0);
     expect(got('proto-keys', 'TsgraphError:VERIFY') + got('proto-keys', 'TsgraphError:SCHEMA')).toBeGreaterThan(0);
-    for (const f of ['long-chain', 'deep-nesting', 'odd-inputs']) expect(got(f, 'ok'), `no clean run in ${f}`).toBeGreaterThan(0);
+    for (const f of ['long-chain', 'deep-nesting', 'odd-inputs', 'fused-body']) expect(got(f, 'ok'), `no clean run in ${f}`).toBeGreaterThan(0);
+    expect(got('fused-body', 'TsgraphError:VERIFY'), 'broken element bodies are refused when loaded').toBeGreaterThan(0);
   }, 180_000);
 });

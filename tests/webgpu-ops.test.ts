@@ -9,13 +9,15 @@ import { readFileSync } from 'node:fs';
 import { GraphBuilder, allOps, elementwiseOps, isViewOp, tensorType, type DType, type TypedArray } from '@kiln/ir-spec';
 import { createModel, createWebGpuDevice, nodesWithoutKernels, type WebGpuDevice } from '@kiln/runtime';
 import { generateWgsl, KERNELS } from '../compiler/src/codegen/index.js';
+import { fusedFrom, type Instructions } from './helpers/fused.js';
 
 
 /** Registry ops with no WGSL kernel (they run on the CPU backend only). */
 const WITHOUT_WGSL: string[] = ['normal', 'uniform']; // random ops draw from the host generator
 
 type In = { shape: number[]; dtype?: DType; kind?: 'pos' | 'int' | 'bool' | 'false' | 'small' | 'index' | 'special'; max?: number } | null;
-interface Case { op: string; inputs: In[]; attrs?: Record<string, unknown>; tol?: number }
+/** `body`: a fused_elementwise's element body as instructions (tests/helpers/fused.ts). */
+interface Case { op: string; inputs: In[]; attrs?: Record<string, unknown>; body?: Instructions; tol?: number }
 
 const f = (...shape: number[]): In => ({ shape });
 const pos = (...shape: number[]): In => ({ shape, kind: 'pos' });
@@ -80,8 +82,8 @@ const CASES: Case[] = [
   { op: 'adaptive_avg_pool2d', inputs: [f(2, 3, 7, 9)], attrs: { output_size: [3, 4] }, tol: 1e-4 },
   { op: 'batch_norm', inputs: [f(2, 3, 4, 5), f(3), pos(3), f(3), f(3)], attrs: { eps: 1e-5 }, tol: 1e-4 },
   { op: 'batch_norm', inputs: [f(4, 3), f(3), pos(3), null, null], tol: 1e-4 },
-  { op: 'fused_elementwise', inputs: [f(2, 3, 4), f(4), f(3, 1)], attrs: { program: [['mul', 'x0', 2], ['add', 't0', 'x1'], ['tanh', 't1'], ['maximum', 't2', 'x2'], ['sigmoid', 't3'], ['sub', 't4', 0.5], ['relu', 't5']] } },
-  { op: 'fused_elementwise', inputs: [pos(5, 6)], attrs: { program: [['sqrt', 'x0'], ['log', 't0'], ['exp', 't1'], ['rsqrt', 't2'], ['pow', 't3', 2.5], ['div', 1, 't4'], ['neg', 't5'], ['abs', 't6'], ['sin', 't7'], ['cos', 't8'], ['minimum', 't9', 0.3]] } },
+  { op: 'fused_elementwise', inputs: [f(2, 3, 4), f(4), f(3, 1)], body: [['mul', 'x0', 2], ['add', 't0', 'x1'], ['tanh', 't1'], ['maximum', 't2', 'x2'], ['sigmoid', 't3'], ['sub', 't4', 0.5], ['relu', 't5']] },
+  { op: 'fused_elementwise', inputs: [pos(5, 6)], body: [['sqrt', 'x0'], ['log', 't0'], ['exp', 't1'], ['rsqrt', 't2'], ['pow', 't3', 2.5], ['div', 1, 't4'], ['neg', 't5'], ['abs', 't6'], ['sin', 't7'], ['cos', 't8'], ['minimum', 't9', 0.3]] },
   { op: 'fused_conv2d', inputs: [f(2, 3, 9, 8), f(6, 3, 3, 3), f(6)], attrs: { padding: [1, 1, 1, 1], activation: 'relu', pool: { kernel_size: [2, 2], stride: [2, 2] } }, tol: 1e-4 },
   { op: 'fused_conv2d', inputs: [f(1, 4, 10, 10), f(6, 2, 3, 2), null], attrs: { stride: [2, 1], groups: 2, activation: 'tanh' }, tol: 1e-4 },
   { op: 'fused_conv2d', inputs: [f(1, 3, 7, 7), f(5, 3, 3, 3), f(5)], attrs: { activation: 'sigmoid', pool: { kernel_size: [3, 2], stride: [2, 2] } }, tol: 1e-4 },
@@ -180,12 +182,12 @@ describe('WGSL kernels on WebGPU match the CPU kernels', () => {
   });
 
   for (const [k, c] of CASES.entries()) {
-    const label = `${c.op} ${c.inputs.map((i) => (i ? `${i.dtype ?? 'float32'}[${i.shape}]` : 'null')).join(', ')} ${JSON.stringify(c.attrs ?? {})}`;
+    const label = `${c.op} ${c.inputs.map((i) => (i ? `${i.dtype ?? 'float32'}[${i.shape}]` : 'null')).join(', ')} ${JSON.stringify(c.body ?? c.attrs ?? {})}`;
     it(label, async () => {
       seed = k + 1;
       const b = new GraphBuilder(c.op);
       const values = c.inputs.map((i, j) => (i ? { v: b.input(`x${j}`, tensorType(i.dtype ?? 'float32', i.shape)), t: { data: data(i), shape: i.shape, dtype: i.dtype ?? 'float32' } } : null));
-      const outs = b.op(c.op, values.map((x) => x?.v ?? null), c.attrs ?? {});
+      const outs = c.body ? [fusedFrom(b, values.map((x) => x!.v), c.body)] : b.op(c.op, values.map((x) => x?.v ?? null), c.attrs ?? {});
       outs.forEach((o, j) => b.output(`y${j}`, o));
       const graph = b.build();
       const inputs = values.flatMap((x) => (x ? [x.t] : []));

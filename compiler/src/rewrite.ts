@@ -3,10 +3,12 @@
 // immutable); a rewrite that emits every node unchanged returns the SAME graph object; a value
 // replaced through `replace` is substituted in every later input, region, yield and output;
 // `def` never looks across a region boundary unless the caller asks for outer producers, so a
-// node inside a `loop`/`if` body cannot absorb (and recompute every trip) a node outside it.
+// node inside a `loop`/`if` body cannot absorb (and recompute every trip) a node outside it; an
+// element body (fused_elementwise's region, hasElementBody) is part of its node's kernel and is
+// never entered, so no rule matches inside it or across its boundary.
 
 import {
-  Block, Graph, hasEffects, inferTypes, Node, Value, walkNodes,
+  Block, Graph, hasEffects, hasElementBody, inferTypes, Node, Value, walkNodes,
   type Attrs, type GraphInput, type NodeMeta, type TensorData,
 } from '@kiln/ir-spec';
 
@@ -98,15 +100,15 @@ export class RewriteContext {
    * A new node of `op`, typed by the registry; `outputs` reuses existing result values (their
    * types must match, which is checked) so readable names survive a rewrite.
    */
-  node(op: string, inputs: readonly (Value | null)[], attrs: Record<string, unknown>, meta: NodeMeta, outputs?: readonly Value[]): Node {
-    const { attrs: parsed, types } = inferTypes(op, inputs.map((v) => v?.type ?? null), attrs as Attrs, { tensors: this.tensors });
+  node(op: string, inputs: readonly (Value | null)[], attrs: Record<string, unknown>, meta: NodeMeta, outputs?: readonly Value[], regions: readonly Block[] = []): Node {
+    const { attrs: parsed, types } = inferTypes(op, inputs.map((v) => v?.type ?? null), attrs as Attrs, { tensors: this.tensors }, regions);
     const outs = outputs ?? types.map((t) => new Value(t));
     if (outputs) {
       types.forEach((t, i) => {
         if (JSON.stringify(t) !== JSON.stringify(outputs[i].type)) throw new Error(`rewrite: ${op} gives ${JSON.stringify(t)} for result ${i}, expected ${JSON.stringify(outputs[i].type)}`);
       });
     }
-    const n = new Node(op, [...inputs], parsed, outs, [], meta);
+    const n = new Node(op, [...inputs], parsed, outs, [...regions], meta);
     this.define(n);
     this.changed = true;
     return n;
@@ -129,7 +131,7 @@ function rewriteBlock(b: Block, visit: NodeVisitor, ctx: RewriteContext): Block 
   const nodes: Node[] = [];
   let same = true;
   for (const old of b.nodes) {
-    const regions = old.regions.map((r) => ctx.inBlock(r, () => rewriteBlock(r, visit, ctx)));
+    const regions = hasElementBody(old) ? old.regions : old.regions.map((r) => ctx.inBlock(r, () => rewriteBlock(r, visit, ctx)));
     const inputs = old.inputs.map((v) => (v ? ctx.resolve(v) : null));
     const touched = regions.some((r, i) => r !== old.regions[i]) || inputs.some((v, i) => v !== old.inputs[i]);
     const node = touched ? new Node(old.op, inputs, old.attrs, old.outputs, regions, old.meta) : old;

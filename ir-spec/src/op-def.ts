@@ -12,6 +12,7 @@ import type { GradBuilder } from './grad-builder.js';
 import type { CpuPrimitives } from './kernels/primitives.js';
 import type { RandomSource } from './random.js';
 import type { ScalarDef } from './scalar.js';
+import type { Block } from './ir/graph.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
 export interface CpuTensor {
@@ -59,6 +60,8 @@ export interface KernelContext {
    * fused_linear does with linear), never for an intermediate it still reads.
    */
   readonly out?: readonly (TypedArray | undefined)[];
+  /** The node's regions, for an op with an element body (OpDef.elementBody: fused_elementwise). */
+  readonly regions?: readonly Block[];
 }
 
 /** The buffer for result `i` of `n` elements: the offered `ctx.out[i]` when it fits exactly, else a fresh zeroed one. */
@@ -111,8 +114,20 @@ export interface OpDef<A = any> {
    * fused_conv2d pool before it activates.
    */
   readonly epilogue?: { readonly nonDecreasing: boolean };
-  /** Dtype/shape rule; throws OpError naming the op and the offending shapes. */
-  infer(inputs: readonly (TensorType | null)[], attrs: A): TensorType[];
+  /**
+   * The op owns ONE region, its element body (fused_elementwise, as MLIR's linalg.generic): the
+   * block arguments are one element of each input (`f32[]`), the nodes are ordinary elementwise
+   * entries (and float literals), and it yields the result element. The body is part of the
+   * node's kernel: `infer` checks it (when given `regions`), `cpu` runs it
+   * (`KernelContext.regions`), and walkers of the nodes that run (walkNodes) and the passes
+   * (rewriteGraph) do not enter it.
+   */
+  readonly elementBody?: boolean;
+  /**
+   * Dtype/shape rule; throws OpError naming the op and the offending shapes. `regions` (ops with
+   * an element body; absent where only the types are wanted, as at run time) are checked too.
+   */
+  infer(inputs: readonly (TensorType | null)[], attrs: A, regions?: readonly Block[]): TensorType[];
   /**
    * Random ops (`uniform`, `normal`) draw from `ctx.generator` each time they run: passes
    * must never merge (CSE), fold, hoist or drop them, and each run gives new values. Eager

@@ -50,7 +50,7 @@ export function isNonDecreasing(act: string): boolean {
 const F32 = { dtype: 'float32', shape: [] } as const;
 
 /**
- * Whether `op` can be one step of a fused_elementwise program: an elementwise entry with a
+ * Whether `op` can be a node of a fused_elementwise element body: an elementwise entry with a
  * scalar, one or two inputs, no attributes, and float32 results from float32 inputs.
  */
 export function isFusable(op: string): boolean {

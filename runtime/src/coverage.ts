@@ -8,7 +8,7 @@ import { kernelKey } from './webgpu/kernel.js';
 
 function keyOf(node: Node): string {
   const sigs = node.inputs.map((v) => (v && v.type.kind === 'tensor' ? { dtype: v.type.dtype as DType, rank: v.type.shape.length } : null));
-  return kernelKey(node.op, sigs, node.attrs);
+  return kernelKey(node.op, sigs, node.attrs, node.regions);
 }
 
 /**

@@ -162,7 +162,9 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   const out = scope.mem.offer(np.node.outputs, types, inputs, np.releases.map((v) => scope.get(v)));
   let outs: DeviceTensor[];
   try {
-    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims, def.random ? { generator: ctx.generator } : undefined, out);
+    // Random ops draw from the run's generator; an op with an element body gets its body.
+    const kernel = def.random ? { generator: ctx.generator } : def.elementBody ? { regions: np.node.regions } : undefined;
+    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims, kernel, out);
   } catch (e) {
     if (e instanceof RuntimeError) throw e;
     throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);

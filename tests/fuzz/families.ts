@@ -7,7 +7,7 @@
 import { encodeTsgraph, type Graph } from '@kiln/ir-spec';
 import { assemble, disassemble, type Json } from '../fixtures/tsgraph-craft.js';
 import { GRAPHS } from '../fixtures/tsgraph-graphs.js';
-import { chainGraph, countedLoopGraph, endlessLoopGraph, hugeExpandGraph, nestedIfGraph } from '../fixtures/untrusted-graphs.js';
+import { chainGraph, countedLoopGraph, endlessLoopGraph, fusedBodyGraph, hugeExpandGraph, nestedIfGraph } from '../fixtures/untrusted-graphs.js';
 import { mutate, rand, randomJson, type Rand } from './mutate.js';
 
 /** How run inputs are made once the file has loaded (inputs.ts reads the model's input types). */
@@ -160,6 +160,39 @@ const FAMILIES: readonly Family[] = [
         });
       }
       return { bytes, what: `${depth} nested ifs`, inputs: { kind: 'plain' } };
+    },
+  },
+  { // fused_elementwise element bodies: valid, or one region edit the reader must refuse or survive
+    name: 'fused-body', weight: 8,
+    make(r, scale) {
+      const n = logSize(r, 1, Math.round(40 * scale));
+      const bytes = encodeTsgraph(fusedBodyGraph(n));
+      if (r.chance(0.15)) return { bytes, what: `fused body of ${n + 2} ops`, inputs: { kind: 'plain' } };
+      return editHeader(bytes, (h) => {
+        const graph = (h as { [k: string]: Json }).graph as { [k: string]: Json };
+        const fused = (graph.nodes as { [k: string]: Json }[]).find((o) => o.op === 'fused_elementwise')!;
+        const body = (fused.regions as { [k: string]: Json }[])[0];
+        const nodes = body.nodes as { [k: string]: Json }[];
+        const args = body.args as { [k: string]: Json }[];
+        const node = r.pick(nodes);
+        const outer = ((graph.inputs as { [k: string]: Json }[])[0]).id;
+        switch (r.int(10)) {
+          case 0: node.op = r.pick(['clamp', 'conv2d', 'fused_elementwise', 'loop', 'if', 'uniform', 'host_call', 'eq', 'where', ...PROTO_NAMES]); return `body node op ${show(node.op)}`;
+          case 1: { const ins = node.inputs as Json[]; if (ins.length) ins[r.int(ins.length)] = outer; else node.inputs = [outer]; return 'a body node reads an outer value'; }
+          case 2: body.yields = r.pick<Json>([[], [args[0].id, args[0].id], [outer], [9999], [{ toString: 1 }]]); return `yields ${show(body.yields)}`;
+          case 3: r.pick(args).type = r.pick(['f32[2]', 'i32[]', 'f32[N]', 'bool[]', 'f32', 'tuple<f32[]>']); return 'a body argument type';
+          case 4: if (r.chance(0.5)) args.pop(); else args.push({ id: 9000, type: 'f32[]' }); return `${args.length} body arguments`;
+          case 5: node.regions = [{ args: [], nodes: [], yields: [] }]; return 'a body node with a region';
+          case 6: { // the legacy attribute, well formed or not, instead of (or beside) the region
+            fused.attrs = { program: r.pick<Json>([[['relu', 'x0']], [['add', 'x0', 'x1'], ['exp', 't0']], [['relu', 'x5']], [['add', 't0', 'x0']], [], [['erfc', 'x0']], 'relu', [[{ toString: 1 }, 'x0']], [['neg', 1e308]]]) };
+            if (r.chance(0.7)) delete fused.regions;
+            return `program ${show(fused.attrs.program)}${fused.regions ? ' beside the region' : ''}`;
+          }
+          case 7: { const lit = nodes.find((o) => o.op === 'constant'); if (lit) lit.attrs = r.pick<Json>([{ dtype: 'int32', value: 2 }, { name: 'x' }, { dtype: 'float32', value: { $num: 'NaN' } }, { dtype: 'bool', value: true }]); return `body literal ${show(lit?.attrs)}`; }
+          case 8: fused.regions = r.pick<Json>([[], [body, body], [{ args, nodes: [], yields: [] }]]); return `${(fused.regions as Json[]).length} regions`;
+          default: { const ins = node.inputs as Json[]; if (ins.length) ins.push(ins[0]); else ins.push(args[0].id); return 'a body node with an extra input'; }
+        }
+      });
     },
   },
   { // valid files, odd run inputs

@@ -3,7 +3,7 @@
 // depth-first walk, named `${op}_${n}`, and each WGSL text is a pure function of its key, so the
 // same graph always gives byte-identical kernels (and `.tsgraph` bytes).
 
-import { getOp, hasOp, isBuiltin, isViewOp, walkNodes, type DType, type Graph, type Node, type Attrs } from '@kiln/ir-spec';
+import { getOp, hasOp, isBuiltin, isViewOp, walkNodes, type Block, type DType, type Graph, type Node, type Attrs } from '@kiln/ir-spec';
 import { kernelKey, type KernelRecord } from '@kiln/runtime';
 import { assemble, DimsLayout, storageBindings, type KernelSig, type TensorSig } from './shell.js';
 import { FEW_ROWS_KERNELS, KERNELS } from './table.js';
@@ -27,14 +27,15 @@ function tensorSig(t: Node['outputs'][number]['type'] | undefined): TensorSig | 
 }
 
 /**
- * One kernel record for a node's signature, or the reason there is none.
+ * One kernel record for a node's signature (and its element body, `regions`, for a
+ * fused_elementwise), or the reason there is none.
  *
  * @example
  * ```ts
  * const r = kernelFor('relu', [{ dtype: 'float32', rank: 2 }], [{ dtype: 'float32', rank: 2 }], {});
  * ```
  */
-export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], outputs: readonly TensorSig[], rawAttrs: Attrs, name = op, opts: CodegenOptions = {}): KernelRecord | Unsupported {
+export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], outputs: readonly TensorSig[], rawAttrs: Attrs, name = op, opts: CodegenOptions = {}, regions: readonly Block[] = []): KernelRecord | Unsupported {
   const gen = KERNELS[op];
   if (!gen) return { op, reason: isViewOp(op) ? 'a view (no kernel needed)' : `op '${op}' has no WGSL kernel yet` };
   let attrs: Record<string, unknown>;
@@ -43,13 +44,13 @@ export function kernelFor(op: string, inputs: readonly (TensorSig | null)[], out
   } catch (e) {
     return { op, reason: `attrs ${JSON.stringify(rawAttrs)} are not concrete (${e instanceof Error ? e.message.split('\n')[0] : String(e)})` };
   }
-  const sig: KernelSig = { op, inputs, outputs, attrs };
+  const sig: KernelSig = { op, inputs, outputs, attrs, regions };
   if (attrs.layout !== undefined) {
     return { op, reason: `weight layout '${String(attrs.layout)}' (hi/lo Winograd weights) comes only from files written before issue 14, which run with the kernels stored in them; compile the model again for new kernels: files now keep OIHW weights and the WebGPU device packs them at load` };
   }
   const limit = opts.maxStorageBuffers ?? 8;
   if (storageBindings(sig) > limit) return { op, reason: `needs ${storageBindings(sig)} storage buffers, over the limit of ${limit}` };
-  const key = kernelKey(op, inputs, rawAttrs);
+  const key = kernelKey(op, inputs, rawAttrs, regions);
   const body = gen(sig, new DimsLayout(sig));
   const p = body.packed;
   const packed = p ? { packed: { input: p.input, layout: p.layout, wgsl: assemble(`${name}.${p.layout}`, key, sig, p.kernel), grid: p.kernel.grid } } : {};
@@ -79,10 +80,10 @@ export function generateWgsl(graph: Graph, opts: CodegenOptions = {}): CodegenRe
     const inputs = node.inputs.map((v) => (v ? tensorSig(v.type) : null));
     const outputs = node.outputs.map((v) => tensorSig(v.type));
     if (outputs.some((o) => !o)) { unsupported.push({ op: node.op, reason: 'a non-tensor result' }); continue; }
-    const key = kernelKey(node.op, inputs, node.attrs);
+    const key = kernelKey(node.op, inputs, node.attrs, node.regions);
     if (seen.has(key)) continue;
     seen.add(key);
-    const r = kernelFor(node.op, inputs, outputs as TensorSig[], node.attrs, `${node.op}_${kernels.length}`, opts);
+    const r = kernelFor(node.op, inputs, outputs as TensorSig[], node.attrs, `${node.op}_${kernels.length}`, opts, node.regions);
     if ('key' in r) kernels.push(r);
     else unsupported.push(r);
   }

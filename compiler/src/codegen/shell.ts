@@ -5,7 +5,7 @@
 // (word 0 the workgroup count, then present inputs' dims, then outputs' dims), and the text is a
 // pure function of the signature, so the same graph always gives the same bytes.
 
-import type { DType } from '@kiln/ir-spec';
+import type { Block, DType } from '@kiln/ir-spec';
 import type { KernelGrid } from '@kiln/runtime';
 
 export interface TensorSig { readonly dtype: DType; readonly rank: number }
@@ -16,6 +16,8 @@ export interface KernelSig {
   readonly inputs: readonly (TensorSig | null)[];
   readonly outputs: readonly TensorSig[];
   readonly attrs: Readonly<Record<string, unknown>>;
+  /** The node's element body (fused_elementwise), else empty or absent. */
+  readonly regions?: readonly Block[];
 }
 
 /** A generator's result: the body of `main` (after the prologue) and its grid. */

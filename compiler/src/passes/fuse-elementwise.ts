@@ -1,7 +1,9 @@
 // Pass `fuse-elementwise`: a tree of float32 elementwise ops whose intermediate results each
-// have one user becomes ONE fused_elementwise node, whose program lists the ops in order:
-//   relu(add(mul(%x, 2), %b))  →  fused_elementwise(%x, %b) {program=[["mul","x0",2],["add","t0","x1"],["relu","t1"]]}
-// Which ops fuse comes from their entries (isFusable: an elementwise entry with a scalar).
+// have one user becomes ONE fused_elementwise node whose element body holds those ops, in order:
+//   relu(add(mul(%x, 2), %b))  →  fused_elementwise(%x, %b) ({ ^(%e0, %e1): %c = constant 2;
+//                                 %m = mul(%e0, %c); %s = add(%m, %e1); %r = relu(%s); yield %r })
+// Which ops fuse comes from their entries (isFusable: an elementwise entry with a scalar); a
+// fused_elementwise met as a producer is absorbed by copying its body's nodes.
 // Invariant: only intermediates read by nothing else are absorbed (shared ones stay inputs),
 // and since elementwise ops commute with broadcasting, evaluating the whole tree per output
 // element computes what the separate nodes computed. A fused node never reads more tensors than
@@ -9,12 +11,8 @@
 // 8, unless the target says otherwise); a tree that would need more is split — the subtree that
 // does not fit stays a separate node (itself fused as far as it fits) whose result is an input.
 
-import { isFusable, type Graph, type Node, type Value } from '@kiln/ir-spec';
+import { Block, isFusable, Node, tensorType, Value, type Graph } from '@kiln/ir-spec';
 import { countUses, rewriteGraph, type RewriteContext } from '../rewrite.js';
-
-type Arg = string | number;
-type Instr = Arg[];
-interface Program { inputs: Value[]; code: Instr[] }
 
 /** WebGPU's guaranteed `maxStorageBuffersPerShaderStage` (a device may allow more). */
 export const WEBGPU_DEFAULT_STORAGE_BUFFERS = 8;
@@ -24,17 +22,27 @@ export interface FuseElementwiseOptions {
   readonly maxStorageBuffers?: number;
 }
 
+const ELEMENT = tensorType('float32', []);
 const isF32 = (v: Value | null) => !!v && v.type.kind === 'tensor' && v.type.dtype === 'float32';
 
-/** The program of a node this pass may absorb (a plain fusable op or a fused_elementwise). */
-function programOf(n: Node): Program | undefined {
-  if (n.op === 'fused_elementwise') return { inputs: n.inputs as Value[], code: n.attrs.program as Instr[] };
-  if (isFusable(n.op) && n.inputs.every(isF32) && isF32(n.outputs[0])) return { inputs: n.inputs as Value[], code: [[n.op, ...n.inputs.map((_, i) => `x${i}`)]] };
-  return undefined;
+/** What a node this pass may absorb computes: an element body over its inputs (one node for a plain op). */
+interface Source { readonly inputs: readonly Value[]; readonly body: Block }
+
+function sourceOf(n: Node): Source | undefined {
+  if (n.op === 'fused_elementwise') return { inputs: n.inputs as Value[], body: n.regions[0] };
+  if (!isFusable(n.op) || !n.inputs.every(isF32) || !isF32(n.outputs[0])) return undefined;
+  const args = n.inputs.map(() => new Value(ELEMENT)), y = new Value(ELEMENT);
+  return { inputs: n.inputs as Value[], body: new Block(args, [new Node(n.op, args, n.attrs, [y])], [y]) };
 }
 
-/** The operand slots of `p` that read one of its inputs (not literals or temporaries). */
-const inputSlots = (p: Program) => p.code.reduce((n, [, ...args]) => n + args.filter((a) => typeof a === 'string' && a[0] === 'x').length, 0);
+/** The operand slots of `s`'s body that read one of its arguments (not literals or body results). */
+const inputSlots = (s: Source) => s.body.nodes.reduce((k, n) => k + n.inputs.filter((v) => s.body.args.includes(v!)).length, 0);
+
+/**
+ * An operand of a body under construction: a body value, or a literal that becomes a constant
+ * node right before the node that reads it (one per use, as the tree spelled it).
+ */
+type Operand = Value | number;
 
 /**
  * Fuses chains of elementwise ops into fused_elementwise nodes of at most
@@ -50,37 +58,38 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
   const maxInputs = limit - 1;
   const uses = countUses(g);
   const out = rewriteGraph(g, (node, ctx) => {
-    const own = programOf(node);
+    const own = sourceOf(node);
     if (!own || node.op === 'fused_elementwise') return [node];
     if (new Set(node.inputs).size > maxInputs) return [node];
-    const prog: Program = { inputs: [], code: [] };
-    const memo = new Map<Value, Arg>();
+    // The body being built: the fused node's inputs with their body arguments, and its nodes.
+    const inputs: Value[] = [], args: Value[] = [], nodes: Node[] = [];
+    const memo = new Map<Value, Operand>();
     let absorbed = 0;
 
-    const inputArg = (v: Value): Arg => {
-      let k = prog.inputs.indexOf(v);
-      if (k < 0) { k = prog.inputs.length; prog.inputs.push(v); }
-      return `x${k}`;
+    const inputArg = (v: Value): Value => {
+      let k = inputs.indexOf(v);
+      if (k < 0) { k = inputs.length; inputs.push(v); args.push(new Value(ELEMENT)); }
+      return args[k];
     };
     // `reserve`: operand slots still to be resolved after this one, each of which may need an input.
-    const argOf = (v: Value, reserve: number): Arg => {
+    const operandOf = (v: Value, reserve: number): Operand => {
       const known = memo.get(v);
       if (known !== undefined) return known;
       const lit = literal(ctx, v);
       if (lit !== undefined) return lit;
       const d = ctx.def(v);
-      const sub = d && uses.get(v) === 1 && d.outputs.length === 1 ? programOf(d) : undefined;
+      const sub = d && uses.get(v) === 1 && d.outputs.length === 1 ? sourceOf(d) : undefined;
       if (sub) {
-        const mark = { inputs: prog.inputs.length, code: prog.code.length, memo: [...memo.keys()], absorbed };
+        const mark = { inputs: inputs.length, nodes: nodes.length, memo: [...memo.keys()], absorbed };
         const ref = emit(sub, reserve);
-        if (prog.inputs.length + reserve <= maxInputs) {
+        if (inputs.length + reserve <= maxInputs) {
           absorbed++;
           memo.set(v, ref);
           return ref;
         }
         // Over the binding limit: undo, and read the subtree's result as an input instead.
-        prog.inputs.length = mark.inputs;
-        prog.code.length = mark.code;
+        inputs.length = args.length = mark.inputs;
+        nodes.length = mark.nodes;
         for (const k of [...memo.keys()]) if (!mark.memo.includes(k)) memo.delete(k);
         absorbed = mark.absorbed;
       }
@@ -88,32 +97,43 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
       memo.set(v, ref);
       return ref;
     };
-    /** Appends `p`'s code (resolving its inputs, absorbing producers); returns its result's ref. */
-    const emit = (p: Program, reserve: number): Arg => {
-      let pending = inputSlots(p);
-      const local: Arg[] = [];
-      for (const [op, ...args] of p.code) {
-        const mapped = args.map((a) => {
-          if (typeof a === 'number') return a;
-          if (a[0] === 't') return local[Number(a.slice(1))];
-          pending--;
-          return argOf(p.inputs[Number(a.slice(1))], reserve + pending);
-        });
-        prog.code.push([op as string, ...mapped]);
-        local.push(`t${prog.code.length - 1}`);
+    /** `o` as a body value: a literal becomes a constant node here. */
+    const valueOf = (o: Operand): Value => {
+      if (typeof o !== 'number') return o;
+      const c = new Node('constant', [], { dtype: 'float32', value: o }, [new Value(ELEMENT)]);
+      nodes.push(c);
+      return c.outputs[0];
+    };
+    /** Appends `s`'s body nodes (resolving its inputs, absorbing producers); returns its result. */
+    const emit = (s: Source, reserve: number): Operand => {
+      let pending = inputSlots(s);
+      const local = new Map<Value, Operand>();
+      const resolve = (v: Value): Operand => {
+        const l = local.get(v);
+        if (l !== undefined) return l;
+        pending--;
+        return operandOf(s.inputs[s.body.args.indexOf(v)], reserve + pending);
+      };
+      for (const n of s.body.nodes) {
+        if (n.op === 'constant') { local.set(n.outputs[0], n.attrs.value as number); continue; }
+        const ops = n.inputs.map((v) => resolve(v!));
+        const m = new Node(n.op, ops.map(valueOf), n.attrs, [new Value(ELEMENT)]);
+        nodes.push(m);
+        local.set(n.outputs[0], m.outputs[0]);
       }
-      return local[local.length - 1];
+      return resolve(s.body.yields[0]);
     };
 
-    emit(own, 0);
-    if (absorbed === 0 || prog.inputs.length > maxInputs) return [node];
-    return [ctx.node('fused_elementwise', prog.inputs, { program: prog.code }, node.meta, node.outputs)];
+    const result = emit(own, 0);
+    if (absorbed === 0 || inputs.length > maxInputs) return [node];
+    const body = new Block(args, nodes, [valueOf(result)]);
+    return [ctx.node('fused_elementwise', inputs, {}, node.meta, node.outputs, [body])];
   });
   // The absorbed producers are now unused: the pipeline's sweep (runPass) removes them.
   return out;
 }
 
-/** A float 0-d literal constant's value (it becomes a number in the program). */
+/** A float 0-d literal constant's value (it becomes a literal node in the body). */
 function literal(ctx: RewriteContext, v: Value): number | undefined {
   const d = ctx.def(v, { outer: true }); // reading a literal absorbs nothing
   if (!d || d.op !== 'constant' || typeof d.attrs.value !== 'number' || d.attrs.dtype !== 'float32') return undefined;

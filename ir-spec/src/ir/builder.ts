@@ -90,6 +90,18 @@ export class GraphBuilder {
     return this.op(name, inputs, attrs)[0];
   }
 
+  /**
+   * A fused_elementwise over `inputs`: `body` gets one `f32[]` element of each input, builds
+   * ordinary elementwise nodes (and `literal`s) on them and returns the result element.
+   *
+   * @example
+   * b.fusedElementwise([x, bias], ([e, c]) => b.op1('relu', [b.op1('add', [b.op1('mul', [e, b.literal(2)]), c])]));
+   */
+  fusedElementwise(inputs: readonly Value[], body: (elements: Value[]) => Value): Value {
+    const args = inputs.map(() => new Value(tensorType('float32', [])));
+    return this.append('fused_elementwise', [...inputs], [this.region(args, () => [body(args)])])[0];
+  }
+
   /** `if (cond) { then } else { else }`: both callbacks return the values they yield. */
   if(cond: Value, thenFn: () => Value[], elseFn: () => Value[]): Value[] {
     const then = this.region([], () => thenFn());

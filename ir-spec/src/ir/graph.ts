@@ -9,6 +9,7 @@
 import type { DType, TypedArray } from '../dtype.js';
 import type { IRType } from './types.js';
 import { printGraph } from './text/printer.js';
+import { getOp, hasOp } from '../op-def.js';
 
 export type AttrValue = number | string | boolean | null | readonly AttrValue[] | { readonly [k: string]: AttrValue };
 export type Attrs = Readonly<Record<string, AttrValue>>;
@@ -83,10 +84,23 @@ export class Graph {
   toString(): string { return printGraph(this); }
 }
 
-/** Visits every node, regions included, in program order (a node before its regions' nodes). */
+/**
+ * Whether `n`'s region is an element body (OpDef.elementBody: fused_elementwise): per-element
+ * code of `n`'s own kernel, not nodes that run on their own.
+ */
+export function hasElementBody(n: Node): boolean {
+  return n.regions.length > 0 && hasOp(n.op) && getOp(n.op).elementBody === true;
+}
+
+/**
+ * Visits every node that runs, regions included, in program order (a node before its regions'
+ * nodes). The nodes of an element body (hasElementBody) are part of their owner's kernel and
+ * are not visited; the verifier and the printer walk them on their own.
+ */
 export function* walkNodes(block: Block): Generator<Node> {
   for (const n of block.nodes) {
     yield n;
+    if (hasElementBody(n)) continue;
     for (const r of n.regions) yield* walkNodes(r);
   }
 }

@@ -31,8 +31,9 @@ export function inferTypes(
   const builtin = getBuiltin(op);
   if (builtin) return { attrs, types: builtin.infer(inputs, attrs, ctx, regions) };
   if (!hasOp(op)) throw new OpError(op, 'unknown op: not in the op registry and not a structural op');
-  if (regions.length) throw new OpError(op, 'tensor ops take no regions');
   const def = getOp(op);
+  const want = def.elementBody ? 1 : 0;
+  if (regions.length !== want) throw new OpError(op, want ? `takes one region (its element body), got ${regions.length}` : 'tensor ops take no regions');
   const variadic = def.inputs.length === 1 && def.inputs[0].startsWith('...');
   if (!variadic) {
     const required = def.inputs.filter((n) => !n.endsWith('?')).length;
@@ -49,6 +50,6 @@ export function inferTypes(
     return { dtype: t.dtype, shape: t.shape };
   });
   const parsed = parseOpAttrs(op, attrs as Record<string, unknown>);
-  const outs = def.infer(tensorInputs, parsed);
+  const outs = def.infer(tensorInputs, parsed, def.elementBody ? regions : undefined);
   return { attrs: parsed, types: outs.map((t) => tensorType(t.dtype, t.shape)) };
 }

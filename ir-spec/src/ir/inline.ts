@@ -9,7 +9,7 @@ import type { Dim } from '../shape.js';
 import { parseTypeString } from '../tsgraph/type-string.js';
 import type { GraphBuilder } from './builder.js';
 import { parseDim } from './dims.js';
-import type { AttrValue, Attrs, Block, Graph, NodeMeta, TensorData, Value } from './graph.js';
+import { hasElementBody, type AttrValue, type Attrs, type Block, type Graph, type NodeMeta, type TensorData, type Value } from './graph.js';
 import { typeToString, type IRType } from './types.js';
 
 export interface InlineOptions {
@@ -69,6 +69,12 @@ export function inlineGraph(b: GraphBuilder, g: Graph, opts: InlineOptions): Val
           const [go, ...next] = copy(body);
           return { next, continue: go };
         });
+      } else if (hasElementBody(n)) {
+        const body = n.regions[0];
+        outs = [b.fusedElementwise(n.inputs.map((v) => get(v!)), (elements) => {
+          body.args.forEach((a, j) => map.set(a, elements[j]));
+          return copy(body)[0];
+        })];
       } else {
         const attrs = substituteAttrs(n.op, n.attrs, dims);
         const named = n.op === 'host_call' && opts.hostName ? { ...attrs, name: opts.hostName(String(attrs.name)) } : attrs;

@@ -158,7 +158,7 @@ class Verifier {
     if (!rule && !hasOp(n.op)) {
       this.fail(at(), `unknown op '${n.op}': not in the op registry and not a structural op (${allBuiltins().map((b) => b.name).join(', ')}); check the spelling or register the op`, where);
     }
-    const regions = rule ? rule.regions : 0;
+    const regions = rule ? rule.regions : getOp(n.op).elementBody ? 1 : 0;
     if (n.regions.length !== regions) {
       this.fail(at(), `${n.op} takes ${regions} region(s), got ${n.regions.length}`, where);
     }
@@ -178,7 +178,8 @@ class Verifier {
 
     // Regions: arguments are fresh definitions visible inside; yields must be visible there.
     n.regions.forEach((r, k) => {
-      const rw = `region ${k}${rule?.regionNames?.[k] ? ` (${rule.regionNames[k]})` : ''} of ${at()}, in ${where}`;
+      const name = rule ? rule.regionNames?.[k] : 'body';
+      const rw = `region ${k}${name ? ` (${name})` : ''} of ${at()}, in ${where}`;
       this.scopes.push(new Set());
       r.args.forEach((a, j) => {
         const p = typeProblem(a.type);

@@ -3,7 +3,7 @@
 // the chain of primitive ops it replaces computes (the pass tests check it numerically), so a
 // graph that holds them runs in the runtime with no executor change.
 //
-//   fused_elementwise {program}    a chain of elementwise ops in ONE loop over the output
+//   fused_elementwise ({body})     a region of elementwise ops run in ONE loop over the output
 //   fused_conv2d {…conv, activation, pool}  conv2d + bias, then the activation over the fresh
 //                                  output buffer (no second tensor); with `pool`, the conv runs
 //                                  a tile of ≤ TILE floats (some images, or some channels of one)
@@ -17,17 +17,32 @@
 //                                  kernel unpacks such an old weight back to OIHW
 //                                  (kernels/winograd4.ts) and runs the plain path
 //
-// A program is a list of instructions `[op, arg, arg?]`; an arg is `"x<k>"` (input k), `"t<k>"`
-// (the result of instruction k, k earlier) or a number literal; the op is one of the
-// elementwise op names below; the result is the last instruction's. Example: relu(x0·2 + x1) is
-// `[["mul","x0",2], ["add","t0","x1"], ["relu","t1"]]`. Which ops a program may use, what each
-// computes and which activations an epilogue may apply all come from the op entries
-// (op-queries.ts: isFusable, scalarOf, epilogueActivations). Everything is float32, computed in
-// double precision per element and rounded once.
+// fused_elementwise owns one region, its ELEMENT BODY (as MLIR's linalg.generic holds its body):
+// the block arguments are one element of each input (`f32[]`, broadcast to the output), the body
+// holds ordinary elementwise nodes (add, mul, relu, sigmoid, erf… — fusable entries, see
+// op-queries.ts isFusable) and float32 literal constants, reads nothing from outside, and yields
+// the result element. relu(x0·2 + x1):
+//
+//   %y = fused_elementwise(%x, %b) ({
+//   ^(%e0: f32[], %e1: f32[]):
+//     %c = constant {dtype="float32", value=2} : f32[]
+//     %m = mul(%e0, %c) : f32[]
+//     %s = add(%m, %e1) : f32[]
+//     %r = relu(%s) : f32[]
+//     yield %r
+//   }) : f32[N,4]
+//
+// The verifier types each body node with its own entry; this entry checks the body's form
+// (checkBody); the CPU kernel compiles the body from the nodes' scalars (ir-spec/src/scalar.ts),
+// the WGSL generator from the same entries. Everything is float32, computed in double precision
+// per element and rounded once. Files written before issue 13 stored the body as a `program`
+// attribute (a list of `[op, arg, arg?]`); the decoder turns one into a body (programToBody).
 
 import * as z from 'zod';
 import { defineOp, getOp, outputBuffer, type CpuTensor } from '../op-def.js';
 import { compileFormulaLoop, type Expr } from '../scalar.js';
+import { Block, Node, Value, type Attrs } from '../ir/graph.js';
+import { tensorType, typeToString, type IRType } from '../ir/types.js';
 import { broadcastStrides } from '../kernels/broadcast.js';
 import { reluLoop } from './elementwise.js';
 import { epilogueActivations, fusableOps, isFusable, isNonDecreasing, scalarOf } from '../op-queries.js';
@@ -37,58 +52,64 @@ import { winograd4Applies, winograd4Unpack, WINOGRAD4_TILE } from '../kernels/wi
 
 export { winograd4Applies, winograd4Unpack, winograd4Weights } from '../kernels/winograd4.js';
 
-const arg = z.union([z.string().regex(/^[xt]\d+$/), z.number()]);
-const instruction = z.array(z.union([z.string(), z.number()])).min(2).max(3);
-const programAttrs = z.object({ program: z.array(instruction).min(1) }).strict();
+// ---- fused_elementwise -------------------------------------------------------------------------
 
-type Program = z.output<typeof programAttrs>['program'];
+/** The type of one element: body arguments, body node results and the yield are `f32[]`. */
+const ELEMENT = tensorType('float32', []);
+const isElement = (t: IRType) => t.kind === 'tensor' && t.dtype === 'float32' && t.shape.length === 0;
+const bodyError = (msg: string) => new OpError('fused_elementwise', msg);
 
-/** Checks a program against `nInputs` inputs; throws OpError naming the bad instruction. */
-function checkProgram(program: Program, nInputs: number): void {
-  program.forEach((ins, k) => {
-    const [op, ...args] = ins;
-    const where = `instruction ${k} ${JSON.stringify(ins)}`;
-    const arity = typeof op === 'string' && isFusable(op) ? getOp(op).inputs.length : 0;
-    if (!arity) throw new OpError('fused_elementwise', `${where}: '${String(op)}' is not a fusable elementwise op (${fusableOps().join(', ')})`);
-    if (args.length !== arity) throw new OpError('fused_elementwise', `${where}: '${op}' takes ${arity} argument(s)`);
-    for (const a of args) {
-      if (!arg.safeParse(a).success) throw new OpError('fused_elementwise', `${where}: argument ${JSON.stringify(a)} must be "x<k>", "t<k>" or a number`);
-      if (typeof a === 'number') continue;
-      const i = Number(a.slice(1));
-      if (a[0] === 'x' ? i >= nInputs : i >= k) throw new OpError('fused_elementwise', `${where}: ${a} refers to ${a[0] === 'x' ? `input ${i} of ${nInputs}` : 'a later instruction'}`);
+/**
+ * Checks `regions` as the element body of a node with `nInputs` inputs (see the header); throws
+ * OpError naming the body node. Each body node's own typing is the verifier's (its entry's rule).
+ */
+function checkBody(regions: readonly Block[], nInputs: number): Block {
+  if (regions.length !== 1) throw bodyError(`takes one region (its element body), got ${regions.length}`);
+  const body = regions[0];
+  if (body.args.length !== nInputs) throw bodyError(`its body takes ${body.args.length} argument(s) but the node has ${nInputs} input(s); the body's arguments are one element of each input`);
+  body.args.forEach((a, i) => {
+    if (!isElement(a.type)) throw bodyError(`body argument ${i} is ${typeToString(a.type)}; body arguments are f32[] (one element of input ${i})`);
+  });
+  const local = new Set<Value>(body.args);
+  body.nodes.forEach((n, k) => {
+    const where = `body node ${k} (${n.op})`;
+    if (n.regions.length) throw bodyError(`${where}: a body node owns no regions`);
+    if (n.op === 'constant') {
+      if (typeof n.attrs.value !== 'number' || n.attrs.dtype !== 'float32') throw bodyError(`${where}: a body constant must be a float32 literal {dtype="float32", value=…}`);
+    } else if (!isFusable(n.op)) {
+      throw bodyError(`${where}: '${n.op}' is not a fusable elementwise op (${fusableOps().join(', ')})`);
     }
+    n.inputs.forEach((v, i) => {
+      if (!v || !local.has(v)) throw bodyError(`${where}: input ${i} is not a body argument or an earlier body node's result; a body reads nothing else (make an outer value an input of the fused node)`);
+    });
+    if (n.outputs.length !== 1 || !isElement(n.outputs[0].type)) throw bodyError(`${where}: a body node gives one f32[] result`);
+    local.add(n.outputs[0]);
   });
+  const [y] = body.yields;
+  if (body.yields.length !== 1 || !local.has(y)) throw bodyError(`its body must yield one value computed in it (an argument or a body node's result), got ${body.yields.length}`);
+  return body;
 }
 
-function floatInputs(op: string, inputs: readonly (TensorType | null)[]): TensorType[] {
-  return inputs.map((t, i) => {
-    if (!t) throw new OpError(op, `input ${i} is required`);
-    if (t.dtype !== 'float32') throw new OpError(op, `input ${i} must be float32, got ${t.dtype}${fmtShape(t.shape)}`);
-    return t;
-  });
+/** The body as one formula over its arguments: each node is a call of its entry's scalar. */
+function bodyExpr(body: Block): Expr {
+  const exprs = new Map<Value, Expr>(body.args.map((a, index) => [a, { kind: 'arg', index }]));
+  for (const n of body.nodes) {
+    exprs.set(n.outputs[0], n.op === 'constant'
+      ? { kind: 'num', value: n.attrs.value as number }
+      : { kind: 'call', op: n.op, args: n.inputs.map((v) => exprs.get(v!)!), attrs: n.attrs });
+  }
+  return exprs.get(body.yields[0])!;
 }
 
-/** The program as one formula over its inputs: instruction k is a call of its op's entry scalar. */
-function programExpr(program: Program): Expr {
-  const temps: Expr[] = [];
-  const operand = (a: string | number): Expr =>
-    (typeof a === 'number' ? { kind: 'num', value: a } : a[0] === 'x' ? { kind: 'arg', index: Number(a.slice(1)) } : temps[Number(a.slice(1))]);
-  for (const [op, ...args] of program) temps.push({ kind: 'call', op: String(op), args: args.map(operand), attrs: {} });
-  return temps[temps.length - 1];
-}
+type BodyLoop = ReturnType<typeof compileFormulaLoop>;
+/** Each body's compiled loop (a Block is immutable; a loaded model keeps its blocks). */
+const LOOPS = new WeakMap<Block, BodyLoop>();
 
-type ProgramLoop = ReturnType<typeof compileFormulaLoop>;
-/** Compiled programs by text and input count (a model has a few; the cap bounds hostile files). */
-const LOOPS = new Map<string, ProgramLoop>();
-const MAX_LOOPS = 512;
-
-function programLoop(program: Program, nIn: number): ProgramLoop {
-  const key = `${nIn}:${JSON.stringify(program)}`;
-  let loop = LOOPS.get(key);
+function bodyLoop(body: Block): BodyLoop {
+  let loop = LOOPS.get(body);
   if (!loop) {
-    loop = compileFormulaLoop(programExpr(program), nIn, getOp);
-    if (LOOPS.size >= MAX_LOOPS) LOOPS.delete(LOOPS.keys().next().value!);
-    LOOPS.set(key, loop);
+    loop = compileFormulaLoop(bodyExpr(body), body.args.length, getOp);
+    LOOPS.set(body, loop);
   }
   return loop;
 }
@@ -108,44 +129,102 @@ function fullSize(t: CpuTensor, out: readonly number[], n: number): ArrayLike<nu
   return dst;
 }
 
-/**
- * Runs `program` over broadcast float inputs into a buffer of shape `out` (`dst`, else a new one):
- * the program compiled once into block-wise loops (compileFormulaLoop: each instruction one tight
- * loop in double precision, rounded once), broadcast inputs expanded first. A block of every input
- * is read before that block is written, so `dst` may be a same-sized input.
- */
-function runProgram(program: Program, inputs: readonly CpuTensor[], out: readonly number[], dst?: Float32Array): Float32Array {
-  const n = out.reduce((a, d) => a * d, 1);
-  dst ??= new Float32Array(n);
-  programLoop(program, inputs.length)(inputs.map((t) => fullSize(t, out, n)), dst, n);
-  return dst;
+function floatInputs(op: string, inputs: readonly (TensorType | null)[]): TensorType[] {
+  return inputs.map((t, i) => {
+    if (!t) throw new OpError(op, `input ${i} is required`);
+    if (t.dtype !== 'float32') throw new OpError(op, `input ${i} must be float32, got ${t.dtype}${fmtShape(t.shape)}`);
+    return t;
+  });
 }
 
 export const fused_elementwise = defineOp({
   name: 'fused_elementwise',
-  doc: 'a chain of float32 elementwise ops (attribute program) evaluated in one loop over the broadcast output',
-  inputs: ['...inputs'], attrs: programAttrs,
-  infer(inputs, { program }) {
+  doc: 'a region of float32 elementwise ops (its element body) evaluated in one loop over the broadcast output',
+  inputs: ['...inputs'], attrs: z.object({}).strict(), elementBody: true,
+  infer(inputs, _attrs, regions) {
     const ts = floatInputs('fused_elementwise', inputs);
-    checkProgram(program, ts.length);
+    if (regions) checkBody(regions, ts.length);
     let shape: Dim[] = [];
     for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
     return [{ dtype: 'float32', shape }];
   },
-  cpu(inputs, { program }, ctx) {
+  /**
+   * The body compiled once into block-wise loops (compileFormulaLoop: each body node one tight
+   * loop in double precision, rounded once at the store), broadcast inputs expanded first. A
+   * block of every input is read before that block is written, so `ctx.out` may be a same-sized input.
+   */
+  cpu(inputs, _attrs, ctx) {
     const ts = inputs.map((t, i) => {
       if (!t) throw new OpError('fused_elementwise', `input ${i} is required`);
       return t;
     });
-    checkProgram(program, ts.length);
+    if (!ctx?.regions) throw bodyError('needs its element body (KernelContext.regions); run it through the executor or pass { regions: node.regions }');
+    // A body already compiled was checked then (its arguments still have to match the inputs).
+    const [known] = ctx.regions;
+    const body = ctx.regions.length === 1 && LOOPS.has(known) && known.args.length === ts.length ? known : checkBody(ctx.regions, ts.length);
     let shape: Dim[] = [];
     for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
-    const out = shape as number[];
-    const dst = outputBuffer(ctx, 0, 'float32', out.reduce((a, d) => a * d, 1)) as Float32Array;
-    return [{ data: runProgram(program, ts, out, dst), shape: out, dtype: 'float32' }];
+    const out = shape as number[], n = out.reduce((a, d) => a * d, 1);
+    const dst = outputBuffer(ctx, 0, 'float32', n) as Float32Array;
+    bodyLoop(body)(ts.map((t) => fullSize(t, out, n)), dst, n);
+    return [{ data: dst, shape: out, dtype: 'float32' }];
   },
   grad: null,
 });
+
+/** One instruction of the pre-region `program` attribute: `[op, arg, arg?]`, an arg `"x<k>"`, `"t<k>"` or a number. */
+export type LegacyInstruction = readonly (string | number)[];
+
+/**
+ * The body spelled as a pre-region program (body op node k is instruction k, literals inline):
+ * WGSL kernel keys use it, so kernels stored in files written before issue 13 still match.
+ */
+export function bodyToProgram(body: Block): LegacyInstruction[] {
+  const refs = new Map<Value, string | number>(body.args.map((a, i) => [a, `x${i}`]));
+  const program: LegacyInstruction[] = [];
+  for (const n of body.nodes) {
+    if (n.op === 'constant') { refs.set(n.outputs[0], n.attrs.value as number); continue; }
+    program.push([n.op, ...n.inputs.map((v) => refs.get(v!)!)]);
+    refs.set(n.outputs[0], `t${program.length - 1}`);
+  }
+  return program;
+}
+
+/**
+ * The element body a pre-region `program` attribute (files written before issue 13) stands for,
+ * over `nInputs` inputs: instruction k becomes body node k (a number argument a float32 literal
+ * node). Throws OpError naming the bad instruction. The decoder calls it; nothing writes programs.
+ *
+ * @example
+ * programToBody([['mul', 'x0', 2], ['add', 't0', 'x1'], ['relu', 't1']], 2); // relu(x0·2 + x1)
+ */
+export function programToBody(program: unknown, nInputs: number): Block {
+  if (!Array.isArray(program) || program.length === 0) throw bodyError(`attribute program must be a non-empty list of instructions, got ${JSON.stringify(program)}`);
+  const args = Array.from({ length: nInputs }, () => new Value(ELEMENT));
+  const nodes: Node[] = [], temps: Value[] = [];
+  program.forEach((ins: unknown, k) => {
+    const where = `instruction ${k} ${JSON.stringify(ins)}`;
+    const [op, ...operands] = Array.isArray(ins) ? ins as unknown[] : [];
+    const arity = typeof op === 'string' && isFusable(op) ? getOp(op).inputs.length : 0;
+    if (!arity) throw bodyError(`${where}: '${String(op)}' is not a fusable elementwise op (${fusableOps().join(', ')})`);
+    if (operands.length !== arity) throw bodyError(`${where}: '${op}' takes ${arity} argument(s)`);
+    const inputs = operands.map((a) => {
+      if (typeof a === 'number') {
+        const lit = new Node('constant', [], { dtype: 'float32', value: Math.fround(a) }, [new Value(ELEMENT)]);
+        nodes.push(lit);
+        return lit.outputs[0];
+      }
+      if (typeof a !== 'string' || !/^[xt]\d+$/.test(a)) throw bodyError(`${where}: argument ${JSON.stringify(a)} must be "x<k>", "t<k>" or a number`);
+      const i = Number(a.slice(1));
+      if (a[0] === 'x' ? i >= nInputs : i >= k) throw bodyError(`${where}: ${a} refers to ${a[0] === 'x' ? `input ${i} of ${nInputs}` : 'a later instruction'}`);
+      return a[0] === 'x' ? args[i] : temps[i];
+    });
+    const node = new Node(op as string, inputs, getOp(op as string).attrs.parse({}) as Attrs, [new Value(ELEMENT)]);
+    nodes.push(node);
+    temps.push(node.outputs[0]);
+  });
+  return new Block(args, nodes, [temps[temps.length - 1]]);
+}
 
 /** 'none' or an op whose entry allows it as an epilogue (OpDef.epilogue). */
 const activation = z.string().default('none').refine((a) => a === 'none' || epilogueActivations().includes(a), {

@@ -6,10 +6,11 @@
 
 import { MEMORY_PLAN_KEY, memoryPlanSchema } from './memory-plan.js';
 import { hasOp } from '../op-def.js';
+import { programToBody } from '../ops/fused.js';
 import { OpError } from '../shape.js';
 import { isBuiltin } from '../ir/builtins.js';
 import { DimError } from '../ir/dims.js';
-import { Block, Graph, Node, Value, type GraphInput, type GraphOutput, type NodeMeta, type TensorData } from '../ir/graph.js';
+import { Block, Graph, Node, Value, type Attrs, type GraphInput, type GraphOutput, type NodeMeta, type TensorData } from '../ir/graph.js';
 import { inferTypes } from '../ir/infer.js';
 import { typeEquals, typeToString, type IRType } from '../ir/types.js';
 import { TsgraphError } from './errors.js';
@@ -49,7 +50,7 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
       throw new TsgraphError('UNKNOWN_OP', `${desc} uses op '${nj.op}', which this Kiln does not know: upgrade Kiln to the version that wrote the file (producer '${header.producer.name}' ${header.producer.version}), or re-export the model without that op`);
     }
     const inputs = nj.inputs.map((id) => (id === null ? null : use(id, desc)));
-    const regions = (nj.regions ?? []).map((r, i) => decodeBlock(r, `${path}.regions[${i}]`));
+    let regions = (nj.regions ?? []).map((r, i) => decodeBlock(r, `${path}.regions[${i}]`));
     let attrs;
     try {
       attrs = decodeAttrs(nj.attrs, `${path}.attrs`);
@@ -59,6 +60,7 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
     }
     let inferred;
     try {
+      ({ attrs, regions } = upgradeLegacy(nj.op, attrs, regions, inputs.length));
       inferred = inferTypes(nj.op, inputs.map((v) => v?.type ?? null), attrs, ctx, regions);
     } catch (e) {
       if (e instanceof OpError) throw verifyError(`${desc}: ${e.message}`, e);
@@ -123,6 +125,16 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
   const plan = memoryPlanSchema.safeParse(header.plan);
   const metadata = plan.success ? { ...header.metadata, [MEMORY_PLAN_KEY]: JSON.stringify(plan.data) } : { ...header.metadata };
   return new Graph(g.name, inputs, body, outputs, tensors, metadata);
+}
+
+/**
+ * A node as this Kiln spells it: a fused_elementwise of a file written before issue 13 kept its
+ * body as a `program` attribute, which becomes its element body region (programToBody).
+ */
+function upgradeLegacy(op: string, attrs: Attrs, regions: Block[], nInputs: number): { attrs: Attrs; regions: Block[] } {
+  if (op !== 'fused_elementwise' || regions.length || !Object.hasOwn(attrs, 'program')) return { attrs, regions };
+  const { program, ...rest } = attrs;
+  return { attrs: rest, regions: [programToBody(program, nInputs)] };
 }
 
 /** The header's top-level `inputs`/`outputs` must describe the graph exactly (tools read only them). */

@@ -1,5 +1,5 @@
 // The drawing model shared by the DOT and HTML renderers: a tree of blocks (the graph body,
-// then each if/loop region) holding nodes with op, output types, module scope and whether the
+// then each if/loop region and each fused_elementwise's element body) holding nodes with op, output types, module scope and whether the
 // node is a fused kernel, plus the edges between them. Invariant: one VizNode per graph node
 // (regions included), so `countOps` equals the graph's node count; graph inputs, outputs, region
 // arguments and yields are extra nodes of their own kinds.
@@ -74,6 +74,7 @@ export function vizModel(g: Graph, opts: { params?: boolean } = {}): VizBlock {
 function regionLabel(op: string, k: number): string {
   if (op === 'if') return k === 0 ? 'then' : 'else';
   if (op === 'loop') return 'loop body';
+  if (op === 'fused_elementwise') return 'element body';
   return `${op} region ${k}`;
 }
 

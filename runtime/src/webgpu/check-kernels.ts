@@ -57,7 +57,7 @@ export function checkKernelBindings(graph: Graph, records: readonly unknown[]): 
   const nodeOf = new Map<string, Node>();
   for (const node of walkNodes(graph.body)) {
     const sigs = node.inputs.map((v) => (v && v.type.kind === 'tensor' ? { dtype: v.type.dtype as DType, rank: v.type.shape.length } : null));
-    nodeOf.set(kernelKey(node.op, sigs, node.attrs), node);
+    nodeOf.set(kernelKey(node.op, sigs, node.attrs, node.regions), node);
   }
   records.forEach((r, i) => {
     if (!isKernelRecord(r)) return; // the device refuses malformed records when it compiles them

@@ -11,7 +11,7 @@
 // with that layout's packer (packers.ts) once per pinned constant, keeps it until the constant is
 // freed, written or the device destroyed, and packs an unpinned input per dispatch.
 
-import { getOp, isViewNode, numel, type Attrs, type DType, type TypedArray } from '@kiln/ir-spec';
+import { getOp, isViewNode, numel, type Attrs, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from '../device.js';
 import { RuntimeError } from '../errors.js';
 import { requestAdapter } from './gpu.js';
@@ -232,7 +232,7 @@ class GpuDevice implements WebGpuDevice {
     return Uint8Array.from(new Uint32Array(raw), (v) => (v !== 0 ? 1 : 0));
   }
 
-  dispatch(op: string, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs, dataDims: Readonly<Record<string, number>> = {}): DeviceTensor<GPUBuffer>[] {
+  dispatch(op: string, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs, dataDims: Readonly<Record<string, number>> = {}, kernel?: KernelContext): DeviceTensor<GPUBuffer>[] {
     const def = getOp(op);
     const types = def.infer(inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null)), attrs);
     const shapes = types.map((t, i) => t.shape.map((d) => {
@@ -243,7 +243,7 @@ class GpuDevice implements WebGpuDevice {
     }));
     // A view (the op entry's `view`): the result is the input's buffer under a new shape.
     if (isViewNode(op, attrs)) return [{ buffer: inputs[0]!.buffer, shape: shapes[0], dtype: types[0].dtype }];
-    const key = kernelKey(op, inputs.map((t) => (t ? { dtype: t.dtype, rank: t.shape.length } : null)), attrs);
+    const key = kernelKey(op, inputs.map((t) => (t ? { dtype: t.dtype, rank: t.shape.length } : null)), attrs, kernel?.regions);
     const k = this.kernels.get(key);
     if (!k) throw new Error(`no WGSL kernel with key ${key} was compiled for this device; save the graph with its WGSL kernels (kiln's generateWgsl, stored in the .tsgraph) or use backend: 'cpu'`);
     const outs = types.map((t, i) => this.alloc(t.dtype, shapes[i]));

@@ -2,9 +2,11 @@
 // (`kernels` header field) and the rules that turn a concrete dispatch into a key, a uniform
 // "meta" block and a workgroup grid. Invariant: a kernel's WGSL is shape-generic — every dim it
 // reads comes from the meta block, laid out here and nowhere else — so one kernel serves every
-// batch size, and the key depends only on op, input dtypes and ranks, and the node's attrs.
+// batch size, and the key depends only on op, input dtypes and ranks, the node's attrs and its
+// element body (fused_elementwise), spelled as the pre-region `program` attribute so kernels
+// stored in older files keep their keys.
 
-import type { Attrs, DType } from '@kiln/ir-spec';
+import { bodyToProgram, type Attrs, type Block, type DType } from '@kiln/ir-spec';
 
 /**
  * How many workgroups a dispatch needs, from the first output's concrete shape: the output is
@@ -53,14 +55,16 @@ function canonical(v: unknown): string {
 }
 
 /**
- * The pipeline-cache key of running `op` on inputs of these dtypes and ranks with `attrs`.
+ * The pipeline-cache key of running `op` on inputs of these dtypes and ranks with `attrs` (and
+ * `regions`, a fused_elementwise's element body).
  *
  * @example
  * ```ts
  * kernelKey('add', [{ dtype: 'float32', rank: 2 }, { dtype: 'float32', rank: 1 }], {}); // 'add(f32r2,f32r1){}'
  * ```
  */
-export function kernelKey(op: string, inputs: readonly ({ dtype: DType; rank: number } | null)[], attrs: Attrs): string {
+export function kernelKey(op: string, inputs: readonly ({ dtype: DType; rank: number } | null)[], attrs: Attrs, regions: readonly Block[] = []): string {
+  if (op === 'fused_elementwise' && regions.length === 1) attrs = { ...attrs, program: bodyToProgram(regions[0]) as Attrs[string] };
   const ins = inputs.map((t) => (t ? `${DTYPE_CODE[t.dtype]}r${t.rank}` : '-')).join(',');
   // A `shape` attr (expand, slice_backward) is the output's dims, which kernels read from the
   // dims block: leaving it out keeps the key the same when it holds symbols (['N', 4]) in the
