@@ -1,5 +1,6 @@
 // Kiln against onnxruntime-web (wasm, SIMD) and tfjs-backend-wasm on the CPU
-// (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9)). Rows: the seed
+// (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9), `--models=resnet,mlp`
+// (a subset by name)). Rows: the seed
 // CNN at batch 1 and 32, an MLP 784-512-512-10 at batch 1 and 64, a small ResNet at batch 1 and
 // 16 (./cpu-models.mjs) — Kiln eager, the traced graph run by the runtime's CPU device at -O0,
 // -O2, and -O2 without its memory plan (every intermediate allocated per run, no arena) — then
@@ -18,6 +19,8 @@ import { summarize } from '../stats.mjs';
 const TOLERANCE = 1e-3;
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const threads = arg('threads', 1), runs = arg('runs', 9);
+/** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
+const only = process.argv.find((a) => a.startsWith('--models='))?.split('=')[1]?.toLowerCase().split(',');
 const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', 'ort-wasm', 'tfjs-wasm'];
 
 // ---- child: one engine --------------------------------------------------------------------
@@ -168,6 +171,7 @@ async function main() {
   const results = [];
   const peaks = [];
   for (const [name, def] of Object.entries(MODELS)) {
+    if (only && !only.some((o) => name.toLowerCase().includes(o))) continue;
     const { model, weights } = def.kiln();
     for (const c of children) await c.ask({ cmd: 'load', model: name, weights: c.kind.startsWith('kiln') ? undefined : weights });
     for (const batch of def.batches) {
