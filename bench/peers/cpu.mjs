@@ -17,6 +17,8 @@ import os from 'node:os';
 import { summarize } from '../stats.mjs';
 
 const TOLERANCE = 1e-3;
+/** Warm-up per engine and row before timing: this many runs, or this long, whichever comes first. */
+const WARM_RUNS = 50, WARM_MS = 1500;
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const threads = arg('threads', 1), runs = arg('runs', 9);
 /** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
@@ -105,6 +107,15 @@ async function child(kind) {
         const out = await e.run(m.model, inputs.get(`${m.model}/${m.batch}`));
         return { out: Float32Array.from(out), stats: e.stats?.(m.model) };
       }
+      case 'warm': {
+        // Steady state before timing, alike for every engine: JIT tiers (Kiln's executor is
+        // JavaScript) and caches settle over the first runs, so each engine runs until it has
+        // done WARM_RUNS or spent WARM_MS.
+        const x = inputs.get(`${m.model}/${m.batch}`);
+        const t0 = performance.now();
+        for (let i = 0; i < WARM_RUNS && performance.now() - t0 < WARM_MS; i++) await e.run(m.model, x);
+        return {};
+      }
       case 'time': {
         const x = inputs.get(`${m.model}/${m.batch}`);
         const t0 = performance.now();
@@ -184,7 +195,7 @@ async function main() {
         let d = out.length === want.length ? 0 : Infinity;
         for (let k = 0; k < out.length && d !== Infinity; k++) d = Math.max(d, Math.abs(out[k] - want[k]));
         if (!(d <= TOLERANCE)) throw new Error(`bench/peers/cpu: ${label(i)} on ${name} at batch ${batch} differs from Kiln eager by ${d}`);
-        await c.ask({ cmd: 'time', model: name, batch }); // a second warm-up
+        await c.ask({ cmd: 'warm', model: name, batch });
         stats[i] = s;
       }
       peaks.push({ name, batch, plan: stats[col('kiln-O2')]?.peakIntermediateBytes, noPlan: stats[col('kiln-O2-no-plan')]?.peakIntermediateBytes });
@@ -224,7 +235,7 @@ async function main() {
   for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${kib(p.plan)} | ${kib(p.noPlan)} |`);
   console.log(`\n| Kiln matmul | 512³ GFLOP/s | 1024³ GFLOP/s |\n| --- | ---: | ---: |`);
   for (const f of flops) console.log(`| ${f.t} thread${f.t > 1 ? 's' : ''} | ${f[512].toFixed(1)} | ${f[1024].toFixed(1)} |`);
-  console.log(`\n${runs} timed runs per cell, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
+  console.log(`\n${runs} timed runs per cell after a warm-up of up to ${WARM_RUNS} runs or ${WARM_MS} ms per engine, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
     `--threads=${threads}; node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 }
 

@@ -5,6 +5,7 @@
 // reads padding, zero columns past OH·OW), so the products are gemm.ts's.
 
 import { KC } from './gemm';
+import { fma, storeRow } from './lib/simd';
 
 /**
  * Packs the [C·kh·kw, OH·OW] patch matrix of one image group x (C planes of H×W floats) into dst
@@ -106,4 +107,68 @@ export function convEpilogue(C: i32, P: i32, out: usize, bias: usize, relu: i32)
       store<f32>(o, v);
     }
   }
+}
+
+/**
+ * Direct convolution at unit column stride, no packing: for rows [0, M) of the weights a
+ * ([M, K], K-contiguous), C[co, oy·OW + ox] = Σ_k a[co, k]·img[taps[k] + oy·sh·Wp + ox], where img
+ * is a zero-bordered image (padPlanes, or an unpadded one whose windows stay inside) with rows of
+ * Wp floats and taps[k] the byte offset of tap k = (c, ky, kx) from a window's corner. Eight
+ * consecutive output columns of one row read eight consecutive floats at every tap, so they
+ * stand in for a packed panel of B; a row's last columns (fewer than 8) read past the row into
+ * memory whose lanes are not stored, so the caller leaves 8 floats readable past img's end.
+ * Same sums in the same k order as packIm2col + gemmPacked with K ≤ KC.
+ */
+export function convDirect(M: i32, K: i32, a: usize, taps: usize, img: usize, Wp: i32, sh: i32, OH: i32, OW: i32, c: usize): void {
+  const P = OH * OW;
+  for (let oy = 0; oy < OH; oy++) {
+    const row = img + (<usize>(oy * sh * Wp) << 2);
+    for (let ox = 0; ox < OW; ox += 8) {
+      const w = min(8, OW - ox);
+      const b = row + (<usize>ox << 2);
+      const out = c + (<usize>(oy * OW + ox) << 2);
+      let i = 0;
+      for (; i + 4 <= M; i += 4) direct4x8(K, a + (<usize>(i * K) << 2), K, taps, b, out + (<usize>(i * P) << 2), P, w);
+      for (; i < M; i++) direct1x8(K, a + (<usize>(i * K) << 2), taps, b, out + (<usize>(i * P) << 2), w);
+    }
+  }
+}
+
+function direct4x8(K: i32, a: usize, lda: i32, taps: usize, b: usize, c: usize, ldc: i32, w: i32): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
+  let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0);
+  let c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  const s = <usize>lda << 2;
+  let a0 = a, a1 = a + s, a2 = a + 2 * s, a3 = a + 3 * s;
+  let t = taps;
+  for (let k = 0; k < K; k++) {
+    const at = b + <usize>load<i32>(t);
+    const b0 = v128.load(at), b1 = v128.load(at, 16);
+    let x = v128.load32_splat(a0);
+    c00 = fma(x, b0, c00); c01 = fma(x, b1, c01);
+    x = v128.load32_splat(a1);
+    c10 = fma(x, b0, c10); c11 = fma(x, b1, c11);
+    x = v128.load32_splat(a2);
+    c20 = fma(x, b0, c20); c21 = fma(x, b1, c21);
+    x = v128.load32_splat(a3);
+    c30 = fma(x, b0, c30); c31 = fma(x, b1, c31);
+    a0 += 4; a1 += 4; a2 += 4; a3 += 4; t += 4;
+  }
+  const sc = <usize>ldc << 2;
+  storeRow(c, c00, c01, w, false);
+  storeRow(c + sc, c10, c11, w, false);
+  storeRow(c + 2 * sc, c20, c21, w, false);
+  storeRow(c + 3 * sc, c30, c31, w, false);
+}
+
+function direct1x8(K: i32, a: usize, taps: usize, b: usize, c: usize, w: i32): void {
+  let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
+  for (let k = 0; k < K; k++) {
+    const at = b + <usize>load<i32>(taps + (<usize>k << 2));
+    const x = v128.load32_splat(a + (<usize>k << 2));
+    c0 = fma(x, v128.load(at), c0);
+    c1 = fma(x, v128.load(at, 16), c1);
+  }
+  storeRow(c, c0, c1, w, false);
 }

@@ -19,6 +19,7 @@ export interface KernelExports {
   addBias(C: number, P: number, out: number, bias: number): void;
   padPlanes(C: number, H: number, W: number, pt: number, pl: number, Hp: number, Wp: number, x: number, dst: number): void;
   convEpilogue(C: number, P: number, out: number, bias: number, relu: number): void;
+  convDirect(M: number, K: number, a: number, taps: number, img: number, Wp: number, sh: number, OH: number, OW: number, c: number): void;
   heapBase(): number;
   // runtime/wasm/elementwise.ts, reduce.ts, pool.ts, optim.ts and winograd-grad.ts (callers: runtime/src/wasm/ files of the same names)
   binaryF32(op: number, d0: number, d1: number, d2: number, a: number, sa0: number, sa1: number, sa2: number, b: number, sb0: number, sb1: number, sb2: number, out: number): void;
@@ -76,10 +77,14 @@ export class WasmHeap {
   /** How many products ran split over worker threads so far. */
   get splitProducts(): number { return this.pool?.splits ?? 0; }
 
+  /** Whether a product of this many multiply-adds would be split over worker threads (see gemm). */
+  wouldSplit(work: number): boolean {
+    return !!this.pool?.available && getNumThreads() > 1 && work >= PARALLEL_WORK;
+  }
+
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */
   gemm(M: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void {
-    const threads = getNumThreads();
-    if (this.pool?.available && threads > 1 && M * N * K >= PARALLEL_WORK) this.pool.gemm(threads, M, N, K, a, lda, bp, c, ldc, accumulate);
+    if (this.wouldSplit(M * N * K)) this.pool!.gemm(getNumThreads(), M, N, K, a, lda, bp, c, ldc, accumulate);
     else this.k.gemmPacked(0, M, 0, (N + 7) >> 3, N, K, a, lda, bp, c, ldc, accumulate);
   }
 
