@@ -118,9 +118,10 @@ async function child(kind) {
       }
       case 'time': {
         const x = inputs.get(`${m.model}/${m.batch}`);
-        const t0 = performance.now();
+        const c0 = process.cpuUsage(), t0 = performance.now();
         await e.run(m.model, x);
-        return { ms: performance.now() - t0 };
+        const ms = performance.now() - t0, c = process.cpuUsage(c0);
+        return { ms, cpuMs: (c.user + c.system) / 1000 };
       }
       case 'rss': return { maxRss: process.resourceUsage().maxRSS * 1024 };
       case 'gflops': return { gflops: await gflops(m.threads) };
@@ -199,14 +200,16 @@ async function main() {
         stats[i] = s;
       }
       peaks.push({ name, batch, plan: stats[col('kiln-O2')]?.peakIntermediateBytes, noPlan: stats[col('kiln-O2-no-plan')]?.peakIntermediateBytes });
-      const times = children.map(() => []);
+      const times = children.map(() => []), cpu = children.map(() => []);
       for (let r = 0; r < runs; r++) {
         for (let k = 0; k < children.length; k++) {
           const j = (r + k) % children.length;
-          times[j].push((await children[j].ask({ cmd: 'time', model: name, batch })).ms);
+          const t = await children[j].ask({ cmd: 'time', model: name, batch });
+          times[j].push(t.ms);
+          cpu[j].push(t.cpuMs);
         }
       }
-      results.push({ name, batch, med: times.map((t) => summarize(t).median) });
+      results.push({ name, batch, med: times.map((t) => summarize(t).median), cpuMed: cpu.map((t) => summarize(t).median) });
     }
   }
   const rss = await Promise.all(children.map((c) => c.ask({ cmd: 'rss' })));
@@ -226,6 +229,14 @@ async function main() {
   for (const { name, batch, med } of results) {
     const o2 = med[col('kiln-O2')];
     console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |`);
+  }
+  // CPU time of the engine's process per run (all its threads): on a loaded machine, where wall
+  // time mostly measures waiting for a core, this is the steadier comparison (at --threads=1).
+  console.log(`\n| model, batch (CPU time per run) | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs -O0 |`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 3)}`);
+  for (const { name, batch, cpuMed: med } of results) {
+    const o2 = med[col('kiln-O2')];
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('kiln-O0')], o2)} |`);
   }
   const mib = (b) => (b / 2 ** 20).toFixed(1);
   console.log(`\n| engine | threads | peak RSS of its process (MiB) |\n| --- | ---: | ---: |`);

@@ -11,9 +11,11 @@
 // any other is copied per call. Invariant: same results as ir-spec's conv2dForward up to float32
 // rounding of the sums.
 
-import { applyConvEpilogue, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
+import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
+
+type ConvDims = Parameters<Conv2dFn>[3];
 
 const MIN_WORK = 1 << 15;
 /**
@@ -22,7 +24,7 @@ const MIN_WORK = 1 << 15;
  */
 const DIRECT_MAX_K = 1152;
 /** Byte offset of tap k = (c, ky, kx) from its window's corner in planes of `plane` floats, rows of `row`. */
-function tapOffsets(Cg: number, win: { kh: number; kw: number; dh: number; dw: number }, plane: number, row: number): Int32Array {
+function tapOffsets(Cg: number, win: ConvDims['win'], plane: number, row: number): Int32Array {
   const out = new Int32Array(Cg * win.kh * win.kw);
   let k = 0;
   for (let c = 0; c < Cg; c++) {
@@ -35,6 +37,15 @@ function tapOffsets(Cg: number, win: { kh: number; kw: number; dh: number; dw: n
 const SLACK = 8;
 
 export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
+  // Tap-offset tables by geometry, computed once (a model has a few); each call copies its
+  // table into the kernel memory with the operands.
+  const taps = new Map<string, Int32Array>();
+  const tapTable = (Cg: number, win: ConvDims['win'], plane: number, row: number): Int32Array => {
+    const key = `${Cg},${win.kh},${win.kw},${win.dh},${win.dw},${plane},${row}`;
+    let t = taps.get(key);
+    if (t === undefined) taps.set(key, (t = tapOffsets(Cg, win, plane, row)));
+    return t;
+  };
   return (x, w, bias, d, epi) => {
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
@@ -60,7 +71,7 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
       if (bias) f.set(bias, ba >> 2);
       // The direct kernel's rows are Wp floats apart in the padded copy, W apart in x itself.
       const rowLen = padded ? Wp : W, plane = padded ? Hp * Wp : H * W;
-      if (direct) new Int32Array(heap.memory.buffer, ta, K).set(tapOffsets(Cg, win, plane, rowLen));
+      if (direct) new Int32Array(heap.memory.buffer, ta, K).set(tapTable(Cg, win, plane, rowLen));
       if (padded) f.fill(0, (sa >> 2) + Cg * Hp * Wp, (sa >> 2) + Cg * Hp * Wp + SLACK);
       for (let n = 0; n < N; n++) {
         for (let g = 0; g < G; g++) {
