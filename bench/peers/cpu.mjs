@@ -17,8 +17,8 @@ import os from 'node:os';
 import { summarize } from '../stats.mjs';
 
 const TOLERANCE = 1e-3;
-/** Warm-up per engine and row before timing: this many runs, or this long, whichever comes first. */
-const WARM_RUNS = 50, WARM_MS = 1500;
+/** Warm-up per engine and row before timing: runs for WARM_MS (at least WARM_MIN runs, at most WARM_MAX). */
+const WARM_MS = 1000, WARM_MIN = 3, WARM_MAX = 2000;
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const threads = arg('threads', 1), runs = arg('runs', 9);
 /** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
@@ -109,11 +109,12 @@ async function child(kind) {
       }
       case 'warm': {
         // Steady state before timing, alike for every engine: JIT tiers (Kiln's executor is
-        // JavaScript) and caches settle over the first runs, so each engine runs until it has
-        // done WARM_RUNS or spent WARM_MS.
+        // JavaScript) and caches settle over the first runs, so each engine runs for WARM_MS (V8
+        // optimizes a function only after many calls: a small row needs hundreds of runs),
+        // between WARM_MIN and WARM_MAX runs.
         const x = inputs.get(`${m.model}/${m.batch}`);
         const t0 = performance.now();
-        for (let i = 0; i < WARM_RUNS && performance.now() - t0 < WARM_MS; i++) await e.run(m.model, x);
+        for (let i = 0; i < WARM_MAX && (i < WARM_MIN || performance.now() - t0 < WARM_MS); i++) await e.run(m.model, x);
         return {};
       }
       case 'time': {
@@ -246,7 +247,7 @@ async function main() {
   for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${kib(p.plan)} | ${kib(p.noPlan)} |`);
   console.log(`\n| Kiln matmul | 512³ GFLOP/s | 1024³ GFLOP/s |\n| --- | ---: | ---: |`);
   for (const f of flops) console.log(`| ${f.t} thread${f.t > 1 ? 's' : ''} | ${f[512].toFixed(1)} | ${f[1024].toFixed(1)} |`);
-  console.log(`\n${runs} timed runs per cell after a warm-up of up to ${WARM_RUNS} runs or ${WARM_MS} ms per engine, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
+  console.log(`\n${runs} timed runs per cell after a warm-up of ${WARM_MS} ms (${WARM_MIN}–${WARM_MAX} runs) per engine and row, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
     `--threads=${threads}; node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 }
 
