@@ -239,6 +239,7 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
   // max_pool2d's kernel (the device's primitive); the winners' indices it also writes go unused.
   const poolWin = { kh: pool.kernel_size[0], kw: pool.kernel_size[1], sh: pool.stride[0], sw: pool.stride[1], ph: 0, pw: 0, dh: 1, dw: 1 };
   const scratch = new Int32Array((images > 1 ? images * Cout : block) * PH * PW);
+  const tiles = new Float32Array((images > 1 ? Math.min(images, N) * Cout : block) * plane);
   for (let n0 = 0; n0 < N; n0 += images) {
     const nb = Math.min(images, N - n0);
     const xs = X.subarray(n0 * image, (n0 + nb) * image);
@@ -247,7 +248,8 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
       // A block of output channels is one slice of the weight (a pinned constant's slice stays
       // pinned for the device's primitive, see CpuPrimitives).
       const ws = Wd.subarray(c0 * K, (c0 + cb) * K), bs = B ? B.subarray(c0, c0 + cb) : null;
-      const tile = prims.conv2d(xs, ws, bs, { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win });
+      // Every tile lands in one buffer, allocated once (the conv overwrites all of it).
+      const tile = prims.conv2d(xs, ws, bs, { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win }, { out: tiles.subarray(0, nb * cb * plane) });
       // tile is [nb, cb, CH, CW]: either whole images (cb = Cout) or channels c0… of one image, so
       // its pooled planes are the contiguous output planes from (n0, c0) on.
       const planes = nb * cb, at = (n0 * Cout + c0) * PH * PW;
