@@ -28,7 +28,9 @@ const VARIANTS = {
 function stale() {
   if (!existsSync(out) || process.argv.includes('--force')) return true;
   const built = statSync(out).mtimeMs;
-  return [...sources.map((f) => `${srcDir}/${f}`), fileURLToPath(import.meta.url)].some((f) => statSync(f).mtimeMs > built);
+  // The entries and the helpers they import (runtime/wasm/lib, not entries: nothing there is exported).
+  const lib = existsSync(`${srcDir}/lib`) ? readdirSync(`${srcDir}/lib`).map((f) => `${srcDir}/lib/${f}`) : [];
+  return [...sources.map((f) => `${srcDir}/${f}`), ...lib, fileURLToPath(import.meta.url)].some((f) => statSync(f).mtimeMs > built);
 }
 
 async function compile(variant) {

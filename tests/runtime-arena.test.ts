@@ -196,3 +196,25 @@ describe('runtime: the CPU arena', () => {
     expect(seen.fresh).toBe(0);
   });
 });
+
+describe('shape inference reused across runs', () => {
+  // The executor reuses a node's last shape inference while its inputs keep their dtypes and
+  // shapes; a run at another batch size (or with a shape that makes the rule fail) must not see
+  // the cached result.
+  it('follows the batch size from run to run, and still refuses a bad shape after good runs', () => {
+    const b = new GraphBuilder('batches');
+    const x = b.input('x', tensorType('float32', ['N', 6]));
+    const r = b.op1('reshape', [b.op1('relu', [x])], { shape: ['N', 2, 3] });
+    b.output('y', b.op1('sum', [r], { dim: [2], keepdim: false }));
+    const model = createModel(b.build());
+    for (const n of [1, 4, 1, 7, 4]) {
+      const xs = input(n, 6, n);
+      const [y] = model.runSync([xs]);
+      expect(y.shape).toEqual([n, 2]);
+      const want = Array.from({ length: n * 2 }, (_, i) => [0, 1, 2].reduce((s, k) => s + Math.max(0, xs.data[i * 3 + k]), 0));
+      want.forEach((v, i) => expect(y.data[i]).toBeCloseTo(v, 5));
+    }
+    expect(() => model.runSync([input(2, 5, 9)])).toThrow(/x|shape|6/);
+    expect(model.runSync([input(2, 6, 9)])[0].shape).toEqual([2, 2]);
+  });
+});

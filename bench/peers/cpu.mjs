@@ -1,5 +1,6 @@
 // Kiln against onnxruntime-web (wasm, SIMD) and tfjs-backend-wasm on the CPU
-// (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9)). Rows: the seed
+// (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9), `--models=resnet,mlp`
+// (a subset by name)). Rows: the seed
 // CNN at batch 1 and 32, an MLP 784-512-512-10 at batch 1 and 64, a small ResNet at batch 1 and
 // 16 (./cpu-models.mjs) — Kiln eager, the traced graph run by the runtime's CPU device at -O0,
 // -O2, and -O2 without its memory plan (every intermediate allocated per run, no arena) — then
@@ -16,8 +17,12 @@ import os from 'node:os';
 import { summarize } from '../stats.mjs';
 
 const TOLERANCE = 1e-3;
+/** Warm-up per engine and row before timing: runs for WARM_MS (at least WARM_MIN runs, at most WARM_MAX). */
+const WARM_MS = 1000, WARM_MIN = 3, WARM_MAX = 2000;
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const threads = arg('threads', 1), runs = arg('runs', 9);
+/** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
+const only = process.argv.find((a) => a.startsWith('--models='))?.split('=')[1]?.toLowerCase().split(',');
 const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', 'ort-wasm', 'tfjs-wasm'];
 
 // ---- child: one engine --------------------------------------------------------------------
@@ -102,11 +107,22 @@ async function child(kind) {
         const out = await e.run(m.model, inputs.get(`${m.model}/${m.batch}`));
         return { out: Float32Array.from(out), stats: e.stats?.(m.model) };
       }
-      case 'time': {
+      case 'warm': {
+        // Steady state before timing, alike for every engine: JIT tiers (Kiln's executor is
+        // JavaScript) and caches settle over the first runs, so each engine runs for WARM_MS (V8
+        // optimizes a function only after many calls: a small row needs hundreds of runs),
+        // between WARM_MIN and WARM_MAX runs.
         const x = inputs.get(`${m.model}/${m.batch}`);
         const t0 = performance.now();
+        for (let i = 0; i < WARM_MAX && (i < WARM_MIN || performance.now() - t0 < WARM_MS); i++) await e.run(m.model, x);
+        return {};
+      }
+      case 'time': {
+        const x = inputs.get(`${m.model}/${m.batch}`);
+        const c0 = process.cpuUsage(), t0 = performance.now();
         await e.run(m.model, x);
-        return { ms: performance.now() - t0 };
+        const ms = performance.now() - t0, c = process.cpuUsage(c0);
+        return { ms, cpuMs: (c.user + c.system) / 1000 };
       }
       case 'rss': return { maxRss: process.resourceUsage().maxRSS * 1024 };
       case 'gflops': return { gflops: await gflops(m.threads) };
@@ -168,6 +184,7 @@ async function main() {
   const results = [];
   const peaks = [];
   for (const [name, def] of Object.entries(MODELS)) {
+    if (only && !only.some((o) => name.toLowerCase().includes(o))) continue;
     const { model, weights } = def.kiln();
     for (const c of children) await c.ask({ cmd: 'load', model: name, weights: c.kind.startsWith('kiln') ? undefined : weights });
     for (const batch of def.batches) {
@@ -180,18 +197,20 @@ async function main() {
         let d = out.length === want.length ? 0 : Infinity;
         for (let k = 0; k < out.length && d !== Infinity; k++) d = Math.max(d, Math.abs(out[k] - want[k]));
         if (!(d <= TOLERANCE)) throw new Error(`bench/peers/cpu: ${label(i)} on ${name} at batch ${batch} differs from Kiln eager by ${d}`);
-        await c.ask({ cmd: 'time', model: name, batch }); // a second warm-up
+        await c.ask({ cmd: 'warm', model: name, batch });
         stats[i] = s;
       }
       peaks.push({ name, batch, plan: stats[col('kiln-O2')]?.peakIntermediateBytes, noPlan: stats[col('kiln-O2-no-plan')]?.peakIntermediateBytes });
-      const times = children.map(() => []);
+      const times = children.map(() => []), cpu = children.map(() => []);
       for (let r = 0; r < runs; r++) {
         for (let k = 0; k < children.length; k++) {
           const j = (r + k) % children.length;
-          times[j].push((await children[j].ask({ cmd: 'time', model: name, batch })).ms);
+          const t = await children[j].ask({ cmd: 'time', model: name, batch });
+          times[j].push(t.ms);
+          cpu[j].push(t.cpuMs);
         }
       }
-      results.push({ name, batch, med: times.map((t) => summarize(t).median) });
+      results.push({ name, batch, med: times.map((t) => summarize(t).median), cpuMed: cpu.map((t) => summarize(t).median) });
     }
   }
   const rss = await Promise.all(children.map((c) => c.ask({ cmd: 'rss' })));
@@ -212,6 +231,14 @@ async function main() {
     const o2 = med[col('kiln-O2')];
     console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |`);
   }
+  // CPU time of the engine's process per run (all its threads): on a loaded machine, where wall
+  // time mostly measures waiting for a core, this is the steadier comparison (at --threads=1).
+  console.log(`\n| model, batch (CPU time per run) | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs -O0 |`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 3)}`);
+  for (const { name, batch, cpuMed: med } of results) {
+    const o2 = med[col('kiln-O2')];
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('kiln-O0')], o2)} |`);
+  }
   const mib = (b) => (b / 2 ** 20).toFixed(1);
   console.log(`\n| engine | threads | peak RSS of its process (MiB) |\n| --- | ---: | ---: |`);
   ENGINES.forEach((_, i) => console.log(`| ${label(i)} | ${info[i].threads} | ${mib(rss[i].maxRss)} |`));
@@ -220,7 +247,7 @@ async function main() {
   for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${kib(p.plan)} | ${kib(p.noPlan)} |`);
   console.log(`\n| Kiln matmul | 512³ GFLOP/s | 1024³ GFLOP/s |\n| --- | ---: | ---: |`);
   for (const f of flops) console.log(`| ${f.t} thread${f.t > 1 ? 's' : ''} | ${f[512].toFixed(1)} | ${f[1024].toFixed(1)} |`);
-  console.log(`\n${runs} timed runs per cell, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
+  console.log(`\n${runs} timed runs per cell after a warm-up of ${WARM_MS} ms (${WARM_MIN}–${WARM_MAX} runs) per engine and row, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
     `--threads=${threads}; node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 }
 

@@ -112,10 +112,11 @@ function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unk
     throw inputError(name, t, `got shape ${JSON.stringify(shape)}; a shape is an array of non-negative integers`);
   }
   const dtype = dtypeNamed(v.dtype);
-  const got = `got ${dtype ? shapeText(dtype, shape) : `dtype ${dtypeText(v.dtype)}, shape [${shape.join(',')}]`}`;
-  if (dtype !== t.dtype || shape.length !== t.shape.length) throw inputError(name, t, got);
+  // Built only for an error (a run checks every input).
+  const got = () => `got ${dtype ? shapeText(dtype, shape) : `dtype ${dtypeText(v.dtype)}, shape [${shape.join(',')}]`}`;
+  if (dtype !== t.dtype || shape.length !== t.shape.length) throw inputError(name, t, got());
   t.shape.forEach((d, i) => {
-    if (typeof d === 'number' && d !== shape[i]) throw inputError(name, t, `${got} (dim ${i} must be ${d})`);
+    if (typeof d === 'number' && d !== shape[i]) throw inputError(name, t, `${got()} (dim ${i} must be ${d})`);
   });
   const data = v.data;
   const cls = ARRAY_CLASS[dtype];
@@ -124,10 +125,10 @@ function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unk
   else if (Array.isArray(data)) typed = plainData(name, t, data, dtype);
   else {
     const kind = typeof data === 'object' && data !== null ? (Object.getPrototypeOf(data) === Object.prototype ? 'plain object' : (data as object).constructor?.name ?? 'object') : typeof data;
-    throw inputError(name, t, `${got} with data in a ${kind}; ${dtype} data must be a ${cls.name} (or a plain number array)`);
+    throw inputError(name, t, `${got()} with data in a ${kind}; ${dtype} data must be a ${cls.name} (or a plain number array)`);
   }
   const n = numel(shape);
-  if (typed.length !== n) throw inputError(name, t, `${got}, but its data has ${typed.length} elements where the shape needs ${n}`);
+  if (typed.length !== n) throw inputError(name, t, `${got()}, but its data has ${typed.length} elements where the shape needs ${n}`);
   return { data: typed, shape: [...shape], dtype };
 }
 

@@ -10,15 +10,11 @@
 // product does not depend on M, the thread split or the packing of B; no function writes
 // memory other than its outputs (threads run them concurrently on one shared memory).
 
-const NR: i32 = 8;
+import { fma, NR, storeRow } from './lib/simd';
+
 const MR: i32 = 4;
 /** Rows of B per block: a 4-row strip of A (4 KB) and one panel (8 KB) stay in L1. */
 export const KC: i32 = 256;
-
-@inline function fma(a: v128, b: v128, c: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
-  return f32x4.add(c, f32x4.mul(a, b));
-}
 
 /** Floats packB writes for a [K,N] operand. */
 export function packedSize(K: i32, N: i32): i32 {
@@ -77,44 +73,6 @@ export function gemmPacked(m0: i32, m1: i32, p0: i32, p1: i32, N: i32, K: i32, a
   }
 }
 
-@inline function storeRow(c: usize, lo: v128, hi: v128, w: i32, acc: bool): void {
-  if (w == NR) {
-    if (acc) {
-      lo = f32x4.add(v128.load(c), lo);
-      hi = f32x4.add(v128.load(c, 16), hi);
-    }
-    v128.store(c, lo);
-    v128.store(c, hi, 16);
-  } else {
-    storePartial(c, lo, hi, w, acc);
-  }
-}
-
-/**
- * The last panel's columns past N are not stored. No scratch memory: several threads store
- * partial panels at once, so lanes are extracted from the registers.
- */
-function storePartial(c: usize, lo: v128, hi: v128, w: i32, acc: bool): void {
-  for (let t = 0; t < w; t++) {
-    const v = lane(lo, hi, t);
-    const at = c + (<usize>t << 2);
-    store<f32>(at, acc ? load<f32>(at) + v : v);
-  }
-}
-
-/** Lane t (0..7) of the 8 columns held in lo (0..3) and hi (4..7). */
-function lane(lo: v128, hi: v128, t: i32): f32 {
-  switch (t) {
-    case 0: return f32x4.extract_lane(lo, 0);
-    case 1: return f32x4.extract_lane(lo, 1);
-    case 2: return f32x4.extract_lane(lo, 2);
-    case 3: return f32x4.extract_lane(lo, 3);
-    case 4: return f32x4.extract_lane(hi, 0);
-    case 5: return f32x4.extract_lane(hi, 1);
-    case 6: return f32x4.extract_lane(hi, 2);
-    default: return f32x4.extract_lane(hi, 3);
-  }
-}
 
 function kernel4x8(kb: i32, a: usize, lda: i32, bp: usize, c: usize, ldc: i32, w: i32, acc: bool): void {
   let c00 = f32x4.splat(0), c01 = f32x4.splat(0);

@@ -83,8 +83,34 @@ function fillBias(out: Float32Array, bias: Float32Array, N: number, C: number, P
   }
 }
 
-/** conv2d: out[n, g·Coutg + co, p] = Σ_k W_g[co, k]·patch_n(p)[k] (+ bias). */
-export function conv2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims): Float32Array {
+/**
+ * What a conv2d primitive applies to its sums before they are stored (fused_conv2d's epilogue):
+ * y = relu?(conv + bias), written into `out` when given (its length is the output's).
+ */
+export interface ConvEpilogue {
+  /** max(·, 0) after the bias (NaN passes through, as PyTorch's relu). */
+  readonly relu?: boolean;
+  /** Where the output goes (a fresh array when absent). */
+  readonly out?: Float32Array;
+}
+
+/**
+ * conv2d: out[n, g·Coutg + co, p] = Σ_k W_g[co, k]·patch_n(p)[k] (+ bias), then the epilogue
+ * `epi` (relu, destination) if given.
+ */
+export function conv2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims, epi?: ConvEpilogue): Float32Array {
+  const y = conv2dSums(x, w, bias, d);
+  return epi ? applyConvEpilogue(y, epi) : y;
+}
+
+/** The epilogue on a computed conv2d output `y` (reference form: one pass, then a copy to `out`). */
+export function applyConvEpilogue(y: Float32Array, epi: ConvEpilogue): Float32Array {
+  if (epi.relu) for (let i = 0; i < y.length; i++) { const v = y[i]; if (!(v > 0) && v === v) y[i] = 0; } // -0 → 0, NaN kept
+  if (epi.out && epi.out !== y) { epi.out.set(y); return epi.out; }
+  return y;
+}
+
+function conv2dSums(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims): Float32Array {
   if (winogradApplies(d)) return winogradConv2d(x, w, bias, d);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;

@@ -7,6 +7,8 @@
 
 import { gemm } from './gemm.js';
 import { conv2dForward, conv2dWeightGrad } from './conv.js';
+
+export { applyConvEpilogue, type ConvEpilogue } from './conv.js';
 import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
 import { batchNormAffine, batchNormStats } from './norm.js';
@@ -24,7 +26,7 @@ export { broadcastStrides } from './broadcast.js';
 
 /** C[M,N] (+)= A[M,K]·B[K,N] with explicit element strides (see kernels/gemm.ts). */
 export type GemmFn = typeof gemm;
-/** conv2d over NCHW float32 (weight [Cout, C/G, kh, kw], optional bias), a fresh output. */
+/** conv2d over NCHW float32 (weight [Cout, C/G, kh, kw], optional bias) and an optional epilogue (relu, destination); a fresh output unless the epilogue names one. */
 export type Conv2dFn = typeof conv2dForward;
 
 /**

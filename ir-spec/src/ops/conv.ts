@@ -7,7 +7,7 @@
 // order), so F.conv2d can express PyTorch's 'same' with even kernels (1 before, 2 after).
 
 import * as z from 'zod';
-import { defineOp } from '../op-def.js';
+import { defineOp, type CpuTensor, type KernelContext } from '../op-def.js';
 import { concreteDim, dimSum, fmtShape, OpError, sameDim, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import { dimMul } from '../ir/dims.js';
 import { primitivesOf } from '../kernels/primitives.js';
@@ -24,7 +24,7 @@ const convAttrs = z.object({
   dilation: pos2.default([1, 1]),
   groups: int.min(1).default(1),
 }).strict();
-type ConvAttrs = z.output<typeof convAttrs>;
+export type ConvAttrs = z.output<typeof convAttrs>;
 
 const convTransposeAttrs = convAttrs.extend({
   output_padding: z.tuple([int.min(0), int.min(0)]).default([0, 0]),
@@ -90,6 +90,21 @@ export function adjointOutputPadding(size: number, k: number, stride: number, pa
   return (size + padBefore + padAfter - dilation * (k - 1) - 1) % stride;
 }
 
+/**
+ * conv2d's CPU kernel, shared with fused_conv2d (which asks for its relu in the primitive's
+ * epilogue): the device's conv2d primitive writes straight into the offered result buffer
+ * (ctx.out[0], never an input's for this op) when it fits.
+ */
+export function conv2dKernel(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null | undefined, a: ConvAttrs, ctx: KernelContext | undefined, relu = false): CpuTensor {
+  const shape = conv2dShape('conv2d', x, w.shape, a) as number[];
+  const [N, C, H, W] = x.shape, [Cout, , kh, kw] = w.shape, [, , OH, OW] = shape;
+  const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
+  const offered = ctx?.out?.[0];
+  const out = offered instanceof Float32Array && offered.length === N * Cout * OH * OW ? offered : undefined;
+  const epi = out || relu ? { out, relu } : undefined;
+  return { data: primitivesOf(ctx).conv2d(x.data as Float32Array, w.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims, epi), shape, dtype: 'float32' };
+}
+
 export const conv2d = defineOp({
   name: 'conv2d', doc: '2-D cross-correlation of x [N,Cin,H,W] with weight [Cout,Cin/groups,kh,kw], plus bias [Cout]',
   inputs: ['input', 'weight', 'bias?'], attrs: convAttrs,
@@ -99,10 +114,7 @@ export const conv2d = defineOp({
     return [{ dtype: 'float32', shape: conv2dShape('conv2d', tx, tw.shape as number[], a) }];
   },
   cpu([x, w, bias], a, ctx) {
-    const shape = conv2dShape('conv2d', x!, w!.shape, a) as number[];
-    const [N, C, H, W] = x!.shape, [Cout, , kh, kw] = w!.shape, [, , OH, OW] = shape;
-    const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
-    return [{ data: primitivesOf(ctx).conv2d(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims), shape, dtype: 'float32' }];
+    return [conv2dKernel(x!, w!, bias, a, ctx)];
   },
   grad: {
     saveInputs: [0, 1],

@@ -39,7 +39,7 @@
 // attribute (a list of `[op, arg, arg?]`); the decoder turns one into a body (programToBody).
 
 import * as z from 'zod';
-import { defineOp, getOp, outputBuffer, type CpuTensor } from '../op-def.js';
+import { defineOp, getOp, outputBuffer, type CpuTensor, type KernelContext } from '../op-def.js';
 import { compileFormulaLoop, type Expr } from '../scalar.js';
 import { Block, Node, Value, type Attrs } from '../ir/graph.js';
 import { tensorType, typeToString, type IRType } from '../ir/types.js';
@@ -49,6 +49,7 @@ import { epilogueActivations, fusableOps, isFusable, isNonDecreasing, scalarOf }
 import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import { primitivesOf, type CpuPrimitives } from '../kernels/primitives.js';
 import { winograd4Applies, winograd4Unpack, WINOGRAD4_TILE } from '../kernels/winograd4.js';
+import { conv2dKernel } from './conv.js';
 
 export { winograd4Applies, winograd4Unpack, winograd4Weights } from '../kernels/winograd4.js';
 
@@ -302,7 +303,7 @@ function oihwWeight(w: CpuTensor, a: FusedConvAttrs): CpuTensor {
 }
 
 /** conv2d + activation + max pool, a tile of images (or of one image's channels) at a time. */
-function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: FusedConvAttrs, out: readonly number[], prims: CpuPrimitives): Float32Array {
+function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: FusedConvAttrs, out: readonly number[], prims: CpuPrimitives, ctx: KernelContext | undefined): Float32Array {
   const pool = a.pool!;
   const [N, C, H, W] = x.shape, [Cout, , kh, kw] = w.shape;
   const [conv] = getOp('conv2d').infer([{ dtype: 'float32', shape: x.shape }, { dtype: 'float32', shape: w.shape }, null], { stride: a.stride, padding: a.padding, dilation: a.dilation, groups: 1 });
@@ -312,10 +313,12 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
   const images = Math.max(1, Math.floor(TILE / (Cout * plane)));
   const block = images > 1 ? Cout : Math.max(1, Math.min(Cout, Math.floor(TILE / plane)));
   const X = x.data as Float32Array, Wd = w.data as Float32Array, B = bias ? bias.data as Float32Array : null;
-  const dst = new Float32Array(N * Cout * PH * PW);
+  // The offered result buffer (never an input's for this op) when it fits.
+  const dst = outputBuffer(ctx, 0, 'float32', N * Cout * PH * PW) as Float32Array;
   // max_pool2d's kernel (the device's primitive); the winners' indices it also writes go unused.
   const poolWin = { kh: pool.kernel_size[0], kw: pool.kernel_size[1], sh: pool.stride[0], sw: pool.stride[1], ph: 0, pw: 0, dh: 1, dw: 1 };
   const scratch = new Int32Array((images > 1 ? images * Cout : block) * PH * PW);
+  const tiles = new Float32Array((images > 1 ? Math.min(images, N) * Cout : block) * plane);
   for (let n0 = 0; n0 < N; n0 += images) {
     const nb = Math.min(images, N - n0);
     const xs = X.subarray(n0 * image, (n0 + nb) * image);
@@ -324,7 +327,8 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
       // A block of output channels is one slice of the weight (a pinned constant's slice stays
       // pinned for the device's primitive, see CpuPrimitives).
       const ws = Wd.subarray(c0 * K, (c0 + cb) * K), bs = B ? B.subarray(c0, c0 + cb) : null;
-      const tile = prims.conv2d(xs, ws, bs, { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win });
+      // Every tile lands in one buffer, allocated once (the conv overwrites all of it).
+      const tile = prims.conv2d(xs, ws, bs, { N: nb, C, H, W, Cout: cb, G: 1, OH: CH, OW: CW, win }, { out: tiles.subarray(0, nb * cb * plane) });
       // tile is [nb, cb, CH, CW]: either whole images (cb = Cout) or channels c0… of one image, so
       // its pooled planes are the contiguous output planes from (n0, c0) on.
       const planes = nb * cb, at = (n0 * Cout + c0) * PH * PW;
@@ -346,11 +350,12 @@ export const fused_conv2d = defineOp({
     const t = fusedConvType(inputs.map((i) => (i ? { dtype: i.dtype, shape: i.shape } : null)), a);
     const [x, w0, b] = inputs, w = oihwWeight(w0!, a);
     if (a.pool) {
-      return [{ data: convActPool(x!, w, b ?? null, a, t.shape as number[], primitivesOf(ctx)), shape: t.shape as number[], dtype: 'float32' }];
+      return [{ data: convActPool(x!, w, b ?? null, a, t.shape as number[], primitivesOf(ctx), ctx), shape: t.shape as number[], dtype: 'float32' }];
     }
     const { activation: act, pool: _p, layout: _l, ...conv } = a;
-    const [y] = getOp('conv2d').cpu([x, w, b ?? null], conv, ctx);
-    applyActivation(y.data as Float32Array, act);
+    // relu runs in the conv primitive's epilogue; any other activation over its output after.
+    const y = conv2dKernel(x!, w, b, conv, ctx, act === 'relu');
+    if (act !== 'relu') applyActivation(y.data as Float32Array, act);
     return [y];
   },
   grad: null,

@@ -96,6 +96,50 @@ describe('WebAssembly conv2d with pinned weights', () => {
   });
 });
 
+describe('WebAssembly conv2d epilogue and padding', () => {
+  // The epilogue (bias, relu, destination) and the zero-bordered copy a padded conv packs from:
+  // padding below/right only (the windows reach past the image though no top/left padding), a
+  // width that leaves part-filled panels, stride 2 with padding, batch 1 and 2.
+  const heap = wasmKernels();
+  const geo = (N: number, C: number, H: number, W: number, Cout: number, OH: number, OW: number, s: number, pt: number, pl: number) =>
+    ({ N, C, H, W, Cout, G: 1, OH, OW, win: { kh: 3, kw: 3, sh: s, sw: s, pt, pl, dh: 1, dw: 1 } });
+  const cases = [
+    ['padding below and right only', geo(1, 5, 9, 10, 8, 9, 10, 1, 0, 0)],
+    ['odd width, padding 1', geo(2, 7, 11, 13, 12, 11, 13, 1, 1, 1)],
+    ['stride 2, padding 1', geo(1, 6, 15, 17, 8, 8, 9, 2, 1, 1)],
+    ['16 channels, 32×32 (the benchmark ResNet)', geo(1, 16, 32, 32, 16, 32, 32, 1, 1, 1)],
+  ] as const;
+  for (const [name, d] of cases) {
+    for (const relu of [false, true]) {
+      it(`${name}${relu ? ', relu' : ''}, into a given array`, () => {
+        if (!heap) throw new Error('no WebAssembly SIMD in this engine');
+        const K = d.C * 9, x = randomFloats(d.N * d.C * d.H * d.W, 11), w = randomFloats(d.Cout * K, 12), b = randomFloats(d.Cout, 13);
+        const before = heap.liveBytes;
+        const want = REFERENCE_PRIMITIVES.conv2d(x, w, b, d, { relu });
+        const out = new Float32Array(want.length).fill(Number.NaN);
+        const got = wasmConv2d(heap)(x, w, b, d, { relu, out });
+        expect(got).toBe(out);
+        for (let i = 0; i < want.length; i++) {
+          if (!(Math.abs(got[i] - want[i]) <= 1e-5 * Math.sqrt(K) * (1 + Math.abs(want[i])))) throw new Error(`out[${i}] = ${got[i]}, want ${want[i]}`);
+        }
+        if (relu) expect(got.every((v) => v >= 0)).toBe(true);
+        expect(heap.liveBytes).toBe(before);
+      });
+    }
+  }
+
+  it('relu keeps NaN and maps -0 to 0, as the reference', () => {
+    if (!heap) throw new Error('no WebAssembly SIMD in this engine');
+    const d = geo(1, 4, 12, 12, 8, 12, 12, 1, 1, 1);
+    const x = randomFloats(4 * 144, 14), w = randomFloats(8 * 36, 15), b = randomFloats(8, 16);
+    x[5 * 12 + 5] = Number.NaN; // poisons the windows around (5, 5) of every output channel
+    const want = REFERENCE_PRIMITIVES.conv2d(x, w, b, d, { relu: true });
+    const got = wasmConv2d(heap)(x, w, b, d, { relu: true });
+    for (let i = 0; i < want.length; i++) expect(Object.is(got[i], want[i]) || Math.abs(got[i] - want[i]) <= 1e-4).toBe(true);
+    expect(got.some((v) => Number.isNaN(v))).toBe(true);
+  });
+});
+
 describe('conv ops with the CPU device primitives', () => {
   // conv2d's gradients (conv_transpose2d for the input, conv2d_weight_grad for the weight) run
   // their products through the same primitives: equal to the reference kernels up to rounding.
@@ -106,12 +150,18 @@ describe('conv ops with the CPU device primitives', () => {
     ['conv_transpose2d, stride 2', [t([2, 16, 8, 8], 4), t([16, 12, 3, 3], 5), null], { stride: [2, 2], padding: [1, 1, 1, 1], output_padding: [1, 1] }],
     ['conv2d_weight_grad, Winograd', [t([4, 16, 8, 8], 6), t([4, 24, 8, 8], 7)], { padding: [1, 1, 1, 1], kernel_size: [3, 3] }],
     ['conv2d_weight_grad, strided', [t([3, 8, 9, 9], 8), t([3, 16, 4, 4], 9)], { stride: [2, 2], kernel_size: [3, 3] }],
+    ['fused_conv2d, relu in the epilogue', [t([2, 16, 10, 10], 10), t([16, 16, 3, 3], 11), t([16], 12)], { padding: [1, 1, 1, 1], activation: 'relu' }],
+    ['fused_conv2d, tanh after', [t([1, 8, 9, 9], 13), t([12, 8, 3, 3], 14), null], { stride: [2, 2], padding: [1, 1, 1, 1], activation: 'tanh' }],
+    ['fused_conv2d, relu and max pool', [t([2, 8, 12, 12], 15), t([16, 8, 3, 3], 16), t([16], 17)], { padding: [1, 1, 1, 1], activation: 'relu', pool: { kernel_size: [2, 2], stride: [2, 2] } }],
+    ['conv2d', [t([1, 16, 16, 16], 18), t([16, 16, 3, 3], 19), t([16], 20)], { padding: [1, 1, 1, 1] }],
   ];
   for (const [name, inputs, more] of cases) {
     it(name, () => {
       const op = name.split(',')[0];
       const want = getOp(op).cpu(inputs, attrs(op, more))[0];
-      const got = getOp(op).cpu(inputs, attrs(op, more), { prims: fastPrimitives() })[0];
+      // An offered result buffer (the runtime's arena slot) holds stale values: all must be overwritten.
+      const stale = new Float32Array(want.data.length).fill(Number.NaN);
+      const got = getOp(op).cpu(inputs, attrs(op, more), { prims: fastPrimitives(), out: [stale] })[0];
       expect(got.shape).toEqual(want.shape);
       for (let i = 0; i < want.data.length; i++) {
         if (!(Math.abs(got.data[i] - want.data[i]) <= 1e-4 * (1 + Math.abs(want.data[i])))) throw new Error(`${name}: [${i}] = ${got.data[i]}, want ${want.data[i]}`);

@@ -1,6 +1,10 @@
 // The WebAssembly conv2d primitive (kernels in runtime/wasm/conv.ts and gemm.ts) behind
 // ir-spec's `Conv2dFn`: per image and group, the patch matrix is packed straight from the image
-// (packIm2col) and multiplied by the weights (gemmPacked), writing NCHW output. Convolutions with
+// (packIm2col; a padded image is first copied into a zero-bordered one, padPlanes) and multiplied
+// by the weights (gemmPacked), writing NCHW output — or, at unit column stride, the weights run
+// over the (padded) image in place (convDirect: no patch matrix at all); bias and relu are applied in one
+// pass over the output while it is still in the kernel memory (convEpilogue), which is then copied
+// once into the epilogue's destination (an arena slot) or a fresh array. Convolutions with
 // fewer than 4 output channels per group (depthwise) or too little work stay in JavaScript. The
 // weight is the GEMM's A operand, read in place (OIHW rows are K-contiguous): a pinned weight (a
 // graph constant, or a block of one) is copied into the kernel memory once and kept (pinned.ts),
@@ -11,34 +15,90 @@ import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
 
+type ConvDims = Parameters<Conv2dFn>[3];
+
 const MIN_WORK = 1 << 15;
+/**
+ * Largest contraction (C/G·kh·kw) the direct kernel takes: its 4 weight rows (18 KiB here) stay
+ * in L1 across a row of output; longer ones pack and run the K-blocked GEMM.
+ */
+const DIRECT_MAX_K = 1152;
+/** Byte offset of tap k = (c, ky, kx) from its window's corner in planes of `plane` floats, rows of `row`. */
+function tapOffsets(Cg: number, win: ConvDims['win'], plane: number, row: number): Int32Array {
+  const out = new Int32Array(Cg * win.kh * win.kw);
+  let k = 0;
+  for (let c = 0; c < Cg; c++) {
+    for (let ky = 0; ky < win.kh; ky++) for (let kx = 0; kx < win.kw; kx++) out[k++] = (c * plane + ky * win.dh * row + kx * win.dw) * 4;
+  }
+  return out;
+}
+
+/** Floats left readable past an image the direct kernel reads (a row's last columns read 8). */
+const SLACK = 8;
 
 export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
-  return (x, w, bias, d) => {
+  // Tap-offset tables by geometry, computed once (a model has a few); each call copies its
+  // table into the kernel memory with the operands.
+  const taps = new Map<string, Int32Array>();
+  const tapTable = (Cg: number, win: ConvDims['win'], plane: number, row: number): Int32Array => {
+    const key = `${Cg},${win.kh},${win.kw},${win.dh},${win.dw},${plane},${row}`;
+    let t = taps.get(key);
+    if (t === undefined) taps.set(key, (t = tapOffsets(Cg, win, plane, row)));
+    return t;
+  };
+  return (x, w, bias, d, epi) => {
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
-    if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d);
+    if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
     const k = heap.k;
+    // The rows and columns the windows reach from the top-left padding corner: a padded image
+    // is first copied into a zero-bordered one (padPlanes), so packing needs no bounds tests.
+    const Hp = (OH - 1) * win.sh + (win.kh - 1) * win.dh + 1, Wp = (OW - 1) * win.sw + (win.kw - 1) * win.dw + 1;
+    const padded = win.pt > 0 || win.pl > 0 || Hp > H || Wp > W;
+    // Unit column stride: the direct kernel reads the (padded) image in place, no packing; unless
+    // the product is big enough to split over threads (the packed GEMM splits, the direct one not).
+    const direct = win.sw === 1 && K <= DIRECT_MAX_K && !heap.wouldSplit(Coutg * P * K);
     const kept = pins?.copy(w);
-    const xa = heap.alloc(x.length * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(N * Cout * P * 4);
-    const pa = heap.alloc(k.packedSize(K, P) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
+    const out = N * Cout * P;
+    const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
+    const pa = direct ? 0 : heap.alloc(k.packedSize(K, P) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
+    const sa = padded ? heap.alloc((Cg * Hp * Wp + SLACK) * 4) : 0, ta = direct ? heap.alloc(K * 4) : 0;
     try {
       const f = heap.f32();
       f.set(x, xa >> 2);
+      f.fill(0, (xa >> 2) + x.length, (xa >> 2) + x.length + SLACK);
       if (kept === undefined) f.set(w, wa >> 2);
       if (bias) f.set(bias, ba >> 2);
+      // The direct kernel's rows are Wp floats apart in the padded copy, W apart in x itself.
+      const rowLen = padded ? Wp : W, plane = padded ? Hp * Wp : H * W;
+      if (direct) new Int32Array(heap.memory.buffer, ta, K).set(tapTable(Cg, win, plane, rowLen));
+      if (padded) f.fill(0, (sa >> 2) + Cg * Hp * Wp, (sa >> 2) + Cg * Hp * Wp + SLACK);
       for (let n = 0; n < N; n++) {
         for (let g = 0; g < G; g++) {
-          k.packIm2col(Cg, H, W, win.kh, win.kw, win.sh, win.sw, win.pt, win.pl, win.dh, win.dw, OH, OW, xa + ((n * C + g * Cg) * H * W) * 4, pa);
-          heap.gemm(Coutg, P, K, wa + g * Coutg * K * 4, K, pa, oa + (n * Cout + g * Coutg) * P * 4, P, 0);
+          let img = xa + ((n * C + g * Cg) * H * W) * 4;
+          if (padded) {
+            k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, img, sa);
+            img = sa;
+          }
+          const wg = wa + g * Coutg * K * 4, og = oa + (n * Cout + g * Coutg) * P * 4;
+          if (direct) {
+            k.convDirect(Coutg, K, wg, ta, img, rowLen, win.sh, OH, OW, og);
+          } else {
+            k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, 0, 0, win.dh, win.dw, OH, OW, img, pa);
+            heap.gemm(Coutg, P, K, wg, K, pa, og, P, 0);
+          }
         }
-        if (bias) k.addBias(Cout, P, oa + n * Cout * P * 4, ba);
+        const at = n * Cout * P * 4;
+        if (bias || epi?.relu) k.convEpilogue(Cout, P, oa + at, ba, epi?.relu ? 1 : 0);
       }
-      return heap.f32().slice(oa >> 2, (oa >> 2) + N * Cout * P);
+      return heap.copyOutF32(oa, out, epi?.out);
     } finally {
-      heap.free(xa); heap.free(oa); heap.free(pa);
+      heap.free(xa); heap.free(oa);
+      if (pa) heap.free(pa);
+      if (ta) heap.free(ta);
       if (kept === undefined) heap.free(wa);
       if (bias) heap.free(ba);
+      if (sa) heap.free(sa);
     }
   };
 }

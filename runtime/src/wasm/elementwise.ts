@@ -54,10 +54,11 @@ export function wasmMapBinary(heap: WasmHeap): MapBinaryFn {
       let data: Float32Array | Uint8Array;
       if (bool) {
         heap.k.compareF32(cmp, ...args);
-        data = new Uint8Array(heap.memory.buffer, po, n).slice();
+        data = new Uint8Array(n);
+        data.set(new Uint8Array(heap.memory.buffer, po, n));
       } else {
         heap.k.binaryF32(arith!, ...args);
-        data = heap.f32().slice(po >> 2, (po >> 2) + n);
+        data = heap.copyOutF32(po, n);
       }
       return { data, shape: outShape, dtype: outDtype } satisfies CpuTensor;
     } finally {
@@ -73,7 +74,7 @@ export function wasmMapUnary(heap: WasmHeap): MapUnaryFn {
     try {
       heap.f32().set(x.data, px >> 2);
       heap.k.reluF32(n, px, po);
-      return { data: heap.f32().slice(po >> 2, (po >> 2) + n), shape: x.shape, dtype: outDtype };
+      return { data: heap.copyOutF32(po, n), shape: x.shape, dtype: outDtype };
     } finally {
       heap.free(px); heap.free(po);
     }
@@ -95,7 +96,7 @@ export function wasmMapTernary(heap: WasmHeap): MapTernaryFn {
       mem.set(A, pa >> 2);
       mem.set(B, pb >> 2);
       heap.k.whereF32(n, pc, C.length === n ? 1 : 0, pa, A.length === n ? 1 : 0, pb, B.length === n ? 1 : 0, po);
-      return { data: heap.f32().slice(po >> 2, (po >> 2) + n), shape: outShape, dtype: outDtype };
+      return { data: heap.copyOutF32(po, n), shape: outShape, dtype: outDtype };
     } finally {
       heap.free(pc); heap.free(pa); heap.free(pb); heap.free(po);
     }

@@ -46,8 +46,7 @@ export function wasmBatchNormStats(heap: WasmHeap): CpuPrimitives['batchNormStat
     try {
       heap.f32().set(x, px >> 2);
       heap.k.batchNormStats(N, C, inner, px, pm, pv);
-      const f = heap.f32();
-      return [f.slice(pm >> 2, (pm >> 2) + C), f.slice(pv >> 2, (pv >> 2) + C)];
+      return [heap.copyOutF32(pm, C), heap.copyOutF32(pv, C)];
     } finally {
       heap.free(px); heap.free(pm); heap.free(pv);
     }
@@ -65,7 +64,7 @@ export function wasmBatchNormAffine(heap: WasmHeap): CpuPrimitives['batchNormAff
       f64.set(scale, 0);
       f64.set(shift, C);
       heap.k.batchNorm(N, C, inner, px, ps, ps + C * 8, po);
-      return heap.f32().slice(po >> 2, (po >> 2) + x.length);
+      return heap.copyOutF32(po, x.length);
     } finally {
       heap.free(px); heap.free(po); heap.free(ps);
     }

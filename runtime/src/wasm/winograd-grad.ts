@@ -30,7 +30,7 @@ export function wasmConv2dWeightGrad(heap: WasmHeap): Conv2dWeightGradFn {
         k.packB(T, C, pV + xi * TC * 4, C, 1, pB);
         heap.gemm(Cout, C, T, pM + xi * CT * 4, T, pB, pU + xi * S * 4, C, 0);
       }
-      return winogradFilterGrad(heap.f32().slice(pU >> 2, (pU >> 2) + 16 * S), S);
+      return winogradFilterGrad(heap.copyOutF32(pU, 16 * S), S);
     } finally {
       for (const b of blocks) heap.free(b);
     }
