@@ -2,8 +2,9 @@
 // (torchvision's layout, 224×224, batch 1, random init, traced and -O2) — `load` plus the first
 // `run` — and a chain of 100,000 relu nodes — `load` alone. Each sample is a fresh node process
 // (what a user starting a program pays: cold JIT, cold caches; the module imports are not
-// counted), medians of several. Invariant: the files are built once per invocation into a
-// temporary folder and removed at exit; nothing here asserts a time.
+// counted), medians of several, as wall time and as the process's CPU time (user + system, all
+// threads: steadier than wall time on a shared machine). Invariant: the files are built once per
+// invocation into a temporary folder and removed at exit; nothing here asserts a time.
 //
 // `node bench/load.mjs [--runs N] [--only resnet18|chain]`; `--child FILE KIND` is the
 // measuring child's entry (internal).
@@ -96,14 +97,16 @@ async function child(file, kind) {
 }
 
 function measureChild(file, kind, runs) {
-  const load = [], first = [];
+  const samples = [];
   for (let i = 0; i < runs; i++) {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', file, kind], { encoding: 'utf8' });
-    const r = JSON.parse(out.trim().split('\n').pop());
-    load.push(r.loadMs);
-    first.push(r.firstRunMs);
+    samples.push(JSON.parse(out.trim().split('\n').pop()));
   }
-  return { load: summarize(load).median, first: summarize(first).median, total: summarize(load.map((l, i) => l + first[i])).median };
+  const med = (f) => summarize(samples.map(f)).median;
+  return {
+    load: med((r) => r.loadMs), first: med((r) => r.firstRunMs), total: med((r) => r.loadMs + r.firstRunMs),
+    loadCpu: med((r) => r.loadCpuMs), totalCpu: med((r) => r.loadCpuMs + r.firstRunCpuMs),
+  };
 }
 
 export async function measure({ runs = 5, only } = {}) {
@@ -119,6 +122,7 @@ export async function measure({ runs = 5, only } = {}) {
       rows['ResNet-18: load (ms)'] = m.load;
       rows['ResNet-18: first run (ms)'] = m.first;
       rows['ResNet-18: load + first run (ms)'] = m.total;
+      rows['ResNet-18: load + first run, CPU time (ms)'] = m.totalCpu;
     }
     if (!only || only === 'chain') {
       const file = join(dir, 'chain.tsgraph');
@@ -127,6 +131,7 @@ export async function measure({ runs = 5, only } = {}) {
       const m = measureChild(file, 'chain', runs);
       rows[`relu chain of ${CHAIN_NODES} nodes: file size (MB)`] = bytes.byteLength / 1e6;
       rows[`relu chain: load (ms)`] = m.load;
+      rows[`relu chain: load, CPU time (ms)`] = m.loadCpu;
       rows[`relu chain: first run (ms)`] = m.first;
     }
   } finally {
