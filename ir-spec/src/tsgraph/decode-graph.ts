@@ -58,7 +58,7 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
       throw new TsgraphError('UNKNOWN_OP', `${desc()} uses op '${nj.op}', which this Kiln does not know: upgrade Kiln to the version that wrote the file (producer '${header.producer.name}' ${header.producer.version}), or re-export the model without that op`);
     }
     const inputs = nj.inputs.map((id) => (id === null ? null : use(id, desc)));
-    const regions = (nj.regions ?? []).map((r, i) => decodeBlock(r, () => `${path()}.regions[${i}]`));
+    const regions = nj.regions?.length ? nj.regions.map((r, i) => decodeBlock(r, () => `${path()}.regions[${i}]`)) : [];
     let attrs;
     try {
       attrs = decodeAttrs(nj.attrs, () => `${path()}.attrs`);
@@ -86,11 +86,10 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
       }
       return define(o, inferred.types[i], desc);
     });
-    const meta: NodeMeta = {
-      ...(nj.meta?.scope !== undefined ? { scope: nj.meta.scope } : {}),
-      ...(nj.meta?.loc !== undefined ? { loc: nj.meta.loc } : {}),
-    };
-    return new Node(nj.op, inputs, inferred.attrs, outputs, regions, meta);
+    const meta: { scope?: string; loc?: string } = {};
+    if (nj.meta?.scope !== undefined) meta.scope = nj.meta.scope;
+    if (nj.meta?.loc !== undefined) meta.loc = nj.meta.loc;
+    return new Node(nj.op, inputs, inferred.attrs, outputs, regions, meta as NodeMeta);
   };
 
   const decodeBlock = (bj: BlockJson, path: () => string): Block => {
