@@ -63,8 +63,14 @@ const tensors = (vs: readonly (Node['inputs'][number])[]) => vs.filter((v) => v 
  * the kernel and what is wrong.
  */
 export function checkKernelBindings(graph: Graph, records: readonly unknown[]): void {
+  // Keys are made only for nodes of ops some record serves (a key starts with `op(`): a file
+  // without kernels, or with a few, costs no key per node of a large graph.
+  const ops = new Set<string>();
+  for (const r of records) if (isKernelRecord(r)) ops.add(r.key.slice(0, Math.max(0, r.key.indexOf('('))));
   const nodeOf = new Map<string, Node>();
+  if (!ops.size) return;
   for (const node of walkNodes(graph.body)) {
+    if (!ops.has(node.op)) continue;
     const sigs = node.inputs.map((v) => (v && v.type.kind === 'tensor' ? { dtype: v.type.dtype as DType, rank: v.type.shape.length } : null));
     nodeOf.set(kernelKey(node.op, sigs, node.attrs), node);
   }
