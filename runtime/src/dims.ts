@@ -20,7 +20,11 @@ export function sizeOf(d: Dim, env: SymbolEnv): number | undefined {
 
 /** Whether any attribute holds a dim list with a symbol (reshape/expand `shape: ['N', 256]`). */
 export function hasSymbolicAttrs(attrs: Attrs): boolean {
-  return Object.values(attrs).some((v) => Array.isArray(v) && v.some((e) => typeof e === 'string'));
+  for (const k in attrs) {
+    const v = Object.hasOwn(attrs, k) ? attrs[k] : undefined;
+    if (Array.isArray(v) && v.some((e) => typeof e === 'string')) return true;
+  }
+  return false;
 }
 
 /**

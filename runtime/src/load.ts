@@ -35,15 +35,17 @@ export type ReadSource = (source: string) => Promise<Uint8Array>;
 /** load() with the string reader of the platform. */
 export async function loadWith(source: ModelSource, opts: LoadOptions, read: ReadSource): Promise<Model> {
   let bytes: Uint8Array;
+  // Bytes this function read itself belong to nobody else: the weights stay views into them.
+  let owned = false;
   if (source instanceof Uint8Array) bytes = source;
   else if (source instanceof ArrayBuffer) bytes = new Uint8Array(source);
-  else if (typeof source === 'string') bytes = await read(source);
+  else if (typeof source === 'string') { bytes = await read(source); owned = true; }
   else {
     const what = source === null ? 'null' : typeof source === 'object' ? (source as object).constructor?.name ?? 'an object' : typeof source;
     throw new RuntimeError('SOURCE', `load() takes a Uint8Array, an ArrayBuffer, or a path/URL string; got ${what}`);
   }
   const { verifyChecksum, backend, ...modelOpts } = opts;
-  const { graph, header } = decodeTsgraph(bytes, { verifyChecksum }); // checks the file and verifies the graph
+  const { graph, header } = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned }); // checks the file and verifies the graph
   // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
   // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
   checkKernelBindings(graph, header.kernels);

@@ -53,10 +53,10 @@ export interface SlotPlan {
 }
 
 /** The graph's memory plan keyed by value (version 2 by SSA id, version 1 by printed name); keys it lacks are ignored. */
-function planSlots(g: Graph, names: ReadonlyMap<Value, string>): SlotPlan | undefined {
+function planSlots(g: Graph, names: () => ReadonlyMap<Value, string>): SlotPlan | undefined {
   const plan = readMemoryPlan(g.metadata);
   if (!plan) return undefined;
-  const keys = plan.version === 2 ? new Map([...valueIds(g)].map(([v, id]) => [v, String(id)])) : names;
+  const keys = plan.version === 2 ? new Map([...valueIds(g)].map(([v, id]) => [v, String(id)])) : names();
   const inPlaceKeys = new Set<string>(plan.in_place.map(String));
   const slots = new Map<Value, number>(), inPlace = new Set<Value>();
   for (const [v, key] of keys) {
@@ -84,21 +84,29 @@ function freeValues(block: Block, memo: Map<Block, Set<Value>>): Set<Value> {
   return free;
 }
 
-function planBlock(block: Block, held: readonly Value[], names: ReadonlyMap<Value, string>, memo: Map<Block, Set<Value>>): BlockPlan {
+/** The release list of a node that releases nothing (shared; never written). */
+const NONE: readonly Value[] = Object.freeze([]);
+
+function planBlock(block: Block, held: readonly Value[], names: () => ReadonlyMap<Value, string>, memo: Map<Block, Set<Value>>): BlockPlan {
   const definedHere = new Set<Value>(block.args);
-  for (const n of block.nodes) n.outputs.forEach((o) => definedHere.add(o));
+  for (const n of block.nodes) for (const o of n.outputs) definedHere.add(o);
   const last = new Map<Value, number>();
   block.nodes.forEach((n, i) => {
-    const touch = (v: Value | null) => { if (v && definedHere.has(v)) last.set(v, i); };
-    n.inputs.forEach(touch);
-    for (const r of n.regions) freeValues(r, memo).forEach(touch);
+    for (const v of n.inputs) if (v && definedHere.has(v)) last.set(v, i);
+    for (const r of n.regions) for (const v of freeValues(r, memo)) if (definedHere.has(v)) last.set(v, i);
   });
   const keep = new Set<Value>(held);
-  const releaseAfter: Value[][] = block.nodes.map(() => []);
+  // Most nodes release one value or none: lists are made only for the nodes that need one.
+  const releaseAfter: (readonly Value[])[] = new Array<readonly Value[]>(block.nodes.length).fill(NONE);
+  const release = (i: number, v: Value) => {
+    const list = releaseAfter[i];
+    if (list === NONE) releaseAfter[i] = [v];
+    else (list as Value[]).push(v);
+  };
   block.nodes.forEach((n, i) => {
-    for (const o of n.outputs) if (!keep.has(o) && !last.has(o)) releaseAfter[i].push(o);
+    for (const o of n.outputs) if (!keep.has(o) && !last.has(o)) release(i, o);
   });
-  for (const [v, i] of last) if (!keep.has(v)) releaseAfter[i].push(v);
+  for (const [v, i] of last) if (!keep.has(v)) release(i, v);
   const deadArgs = block.args.filter((a) => !keep.has(a) && !last.has(a));
   const handedOver = (node: Node, i: number): Value[] => {
     const inBody = new Set<Value>();
@@ -107,30 +115,46 @@ function planBlock(block: Block, held: readonly Value[], names: ReadonlyMap<Valu
   };
   const nodes = block.nodes.map((node, i): NodePlan => {
     if (!isBuiltin(node.op) && !hasOp(node.op)) {
-      const text = describeNode(node, names);
+      const text = describeNode(node, names());
       throw new RuntimeError('GRAPH', `unknown op '${node.op}' at ${text}: it is neither a structural op nor in this runtime's op registry; load the file with a runtime at least as new as the one that wrote it`, text);
     }
-    // The node's text is printed when an error first needs it: printing every node up front
-    // would make planning cost far more than the graph's size.
-    let text: string | undefined;
-    return {
-      node,
-      get text() { return (text ??= describeNode(node, names)); },
-      def: isBuiltin(node.op) ? undefined : getOp(node.op),
-      symbolicAttrs: hasSymbolicAttrs(node.attrs),
-      regions: node.regions.map((r) => planBlock(r, r.yields, names, memo)),
-      handedOver: node.op === 'loop' ? handedOver(node, i) : [],
-      releases: releaseAfter[i],
-    };
+    return new PlannedNode(
+      node, names,
+      isBuiltin(node.op) ? undefined : getOp(node.op),
+      hasSymbolicAttrs(node.attrs),
+      node.regions.length ? node.regions.map((r) => planBlock(r, r.yields, names, memo)) : [],
+      node.op === 'loop' ? handedOver(node, i) : [],
+      releaseAfter[i],
+    );
   });
   return { block, nodes, deadArgs, releaseAfter };
 }
 
-/** Plans `g`: liveness of every value and the text of every node. */
+/**
+ * One node's plan. The node's text is printed when an error first needs it: printing every
+ * node up front would make planning cost far more than the graph's size.
+ */
+class PlannedNode implements NodePlan {
+  private printed?: string;
+  constructor(
+    readonly node: Node,
+    private readonly names: () => ReadonlyMap<Value, string>,
+    readonly def: OpDef | undefined,
+    readonly symbolicAttrs: boolean,
+    readonly regions: readonly BlockPlan[],
+    readonly handedOver: readonly Value[],
+    readonly releases: readonly Value[],
+  ) {}
+
+  get text(): string { return (this.printed ??= describeNode(this.node, this.names())); }
+}
+
+/** Plans `g`: liveness of every value; names and node text are made when first read. */
 export function planGraph(g: Graph): GraphPlan {
-  const names = nameValues(g);
+  let names: ReadonlyMap<Value, string> | undefined;
+  const namesOf = () => (names ??= nameValues(g));
   // The body is planned like a block yielding the graph outputs. Graph inputs and params are
   // bound outside it and live for the whole run (they are not intermediates).
-  const body = planBlock(g.body, g.outputs.map((o) => o.value), names, new Map());
-  return { body, names, memory: planSlots(g, names) };
+  const body = planBlock(g.body, g.outputs.map((o) => o.value), namesOf, new Map());
+  return { body, get names() { return namesOf(); }, memory: planSlots(g, namesOf) };
 }

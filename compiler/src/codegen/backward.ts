@@ -3,8 +3,11 @@
 // avg_pool2d_backward / adaptive_avg_pool2d_backward over the windows that contain the input
 // pixel, and conv2d_weight_grad (one workgroup per weight element) over batch and positions with
 // a workgroup tree reduction. Invariant: the same windows and divisors as the forward kernels
-// (pool.ts) and the same index rules as layout.ts (negative wraps, out of range never matches).
+// (pool.ts) and the same index rules as layout.ts (an index outside [0, size) is reported through
+// the index-error buffer and never matches).
 
+import { INDEX_ERROR_DECL } from '@kiln/runtime';
+import { reportBadIndex } from './layout.js';
 import { product, unflatten, type DimsLayout, type KernelGen } from './shell.js';
 
 const pair = (v: unknown, dflt: number): [number, number] => (Array.isArray(v) ? [Number(v[0]), Number(v[1])] : [dflt, dflt]);
@@ -22,7 +25,7 @@ function prologue(d: DimsLayout, R: number): string[] {
   ];
 }
 
-/** index_add: out = x, plus src slice j wherever index[j] is this position along dim. */
+/** index_add: out = x, plus src slice j wherever index[j] is this position along dim (an index outside the dim is reported, as on the CPU). */
 export const indexAddKernel: KernelGen = (sig, d) => {
   const R = sig.outputs[0].rank;
   const dim = norm(Number(sig.attrs.dim ?? 0), R);
@@ -31,14 +34,14 @@ export const indexAddKernel: KernelGen = (sig, d) => {
   const lines = [...prologue(d, R),
     'var acc = in0[i];',
     `for (var j = 0u; j < ${d.inDim(1, 0)}; j++) {`,
-    `  let raw = in1[j]; let at = select(raw, raw + i32(${size}), raw < 0);`,
-    `  if (at == i32(o${dim})) { acc += in2[${srcOff}]; }`,
+    `  let raw = in1[j]; ${reportBadIndex('raw', size)}`,
+    `  if (raw == i32(o${dim})) { acc += in2[${srcOff}]; }`,
     '}',
     'out0[i] = acc;'];
-  return { body: lines.filter((l) => l).join('\n'), grid: { tile: [], per: 64 } };
+  return { body: lines.filter((l) => l).join('\n'), grid: { tile: [], per: 64 }, decls: INDEX_ERROR_DECL };
 };
 
-/** scatter_add: out = x, plus src[q] for each index position q that points here along dim. */
+/** scatter_add: out = x, plus src[q] for each index position q that points here along dim (an index outside the dim is reported, as on the CPU). */
 export const scatterAddKernel: KernelGen = (sig, d) => {
   const R = sig.outputs[0].rank;
   const dim = norm(Number(sig.attrs.dim ?? 0), R);
@@ -50,12 +53,12 @@ export const scatterAddKernel: KernelGen = (sig, d) => {
     'var acc = in0[i];',
     `if (${inside.length ? inside.join(' && ') : 'true'}) {`,
     `  for (var j = 0u; j < ${R ? d.inDim(1, dim) : '1u'}; j++) {`,
-    `    let raw = in1[${idxOff}]; let at = select(raw, raw + i32(${size}), raw < 0);`,
-    `    if (at == i32(o${dim})) { acc += in2[${srcOff}]; }`,
+    `    let raw = in1[${idxOff}]; ${reportBadIndex('raw', size)}`,
+    `    if (raw == i32(o${dim})) { acc += in2[${srcOff}]; }`,
     '  }',
     '}',
     'out0[i] = acc;'];
-  return { body: lines.filter((l) => l).join('\n'), grid: { tile: [], per: 64 } };
+  return { body: lines.filter((l) => l).join('\n'), grid: { tile: [], per: 64 }, decls: INDEX_ERROR_DECL };
 };
 
 /** avg_pool2d_backward and adaptive_avg_pool2d_backward: sum g / divisor over the windows holding this pixel. */

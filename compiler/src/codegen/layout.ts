@@ -2,9 +2,11 @@
 // comes from (expand, permute, slice, flip, tril/triu, index_select, gather, cat), plus the
 // per-row ops argmax/argmin and cumsum. Invariant: every source offset is built from the output
 // multi-index o0.. and the input's row-major strides, with sizes read from the dims block; an
-// index tensor's values are wrapped when negative and clamped into range (a GPU kernel cannot
-// raise; the CPU backend reports out-of-range indices).
+// index tensor's value outside [0, size) is reported through the runtime's index-error buffer
+// (a GPU kernel cannot raise: the device throws the CPU's error at the next read) and clamped
+// into range so that the read stays inside the input.
 
+import { INDEX_ERROR_DECL } from '@kiln/runtime';
 import { broadcastOffset, product, storageType, unflatten, type DimsLayout, type KernelGen, type KernelSig } from './shell.js';
 import { reducedDims } from './reduce.js';
 
@@ -28,9 +30,19 @@ function gather(sig: KernelSig, d: DimsLayout, offset: string[], value: string |
   return { body: lines.filter((l) => l).join('\n'), grid: { tile: [], per: 64 } };
 }
 
-/** Lines clamping the i32 index `e` into [0, size) after wrapping a negative one, as `name`. */
+/** The line reporting the i32 index `raw` through the index-error buffer when it is outside [0, size). */
+export function reportBadIndex(raw: string, size: string): string {
+  return `if (${raw} < 0 || ${raw} >= i32(${size})) { if (atomicAdd(&index_error[0], 1u) == 0u) { atomicStore(&index_error[1], bitcast<u32>(${raw})); } }`;
+}
+
+/** Lines reading the i32 index `e` as `name`: reported when out of range, then clamped into [0, size). */
 function indexInto(name: string, e: string, size: string): string {
-  return `let ${name}_raw = ${e}; let ${name} = u32(clamp(select(${name}_raw, ${name}_raw + i32(${size}), ${name}_raw < 0), 0, i32(${size}) - 1));`;
+  return `let ${name}_raw = ${e}; ${reportBadIndex(`${name}_raw`, size)}\nlet ${name} = u32(clamp(${name}_raw, 0, i32(${size}) - 1));`;
+}
+
+/** An index kernel: the gather shell plus the index-error binding. */
+function indexKernel(body: ReturnType<KernelGen>): ReturnType<KernelGen> {
+  return { ...body, decls: body.decls ? `${INDEX_ERROR_DECL}\n${body.decls}` : INDEX_ERROR_DECL };
 }
 
 export const expandKernel: KernelGen = (sig, d) => gather(sig, d, [broadcastOffset('src', d, 0, sig.inputs[0]!.rank, sig.outputs[0].rank)]);
@@ -71,15 +83,15 @@ export const triangleKernel: KernelGen = (sig, d) => {
 export const indexSelectKernel: KernelGen = (sig, d) => {
   const r = sig.inputs[0]!.rank;
   const dim = norm(Number(sig.attrs.dim ?? 0), r);
-  return gather(sig, d, [indexInto('at', `in1[o${dim}]`, d.inDim(0, dim)), 'var src = 0u;',
-    ...Array.from({ length: r }, (_, k) => `src += ${k === dim ? 'at' : `o${k}`} * ${stride(d, 0, r, k)};`)]);
+  return indexKernel(gather(sig, d, [indexInto('at', `in1[o${dim}]`, d.inDim(0, dim)), 'var src = 0u;',
+    ...Array.from({ length: r }, (_, k) => `src += ${k === dim ? 'at' : `o${k}`} * ${stride(d, 0, r, k)};`)]));
 };
 
 export const gatherKernel: KernelGen = (sig, d) => {
   const r = sig.inputs[0]!.rank;
   const dim = norm(Number(sig.attrs.dim ?? 0), r);
-  return gather(sig, d, [indexInto('at', 'in1[i]', d.inDim(0, dim)), 'var src = 0u;',
-    ...Array.from({ length: r }, (_, k) => `src += ${k === dim ? 'at' : `o${k}`} * ${stride(d, 0, r, k)};`)]);
+  return indexKernel(gather(sig, d, [indexInto('at', 'in1[i]', d.inDim(0, dim)), 'var src = 0u;',
+    ...Array.from({ length: r }, (_, k) => `src += ${k === dim ? 'at' : `o${k}`} * ${stride(d, 0, r, k)};`)]));
 };
 
 export const catKernel: KernelGen = (sig, d) => {

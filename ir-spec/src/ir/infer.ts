@@ -13,8 +13,26 @@ export interface Inferred {
   types: IRType[];
 }
 
+/**
+ * Parsed empty attributes per op, when every parsed value is a primitive (so a shallow copy is a
+ * full copy): most nodes of a large graph are elementwise ops without attributes, and parsing
+ * `{}` through the schema again for each would dominate typing them.
+ */
+const parsedEmpty = new Map<string, Attrs | null>();
+
 /** Validates `attrs` against op `name`'s schema; throws OpError naming the attribute. */
 export function parseOpAttrs(name: string, attrs: Record<string, unknown>): Attrs {
+  let empty = true;
+  for (const k in attrs) if (Object.hasOwn(attrs, k)) { empty = false; break; }
+  if (empty) {
+    let cached = parsedEmpty.get(name);
+    if (cached === undefined) {
+      const r = getOp(name).attrs.safeParse({});
+      cached = r.success && Object.values(r.data as object).every((v) => v === null || typeof v !== 'object') ? r.data as Attrs : null;
+      parsedEmpty.set(name, cached);
+    }
+    if (cached) return { ...cached };
+  }
   const def = getOp(name);
   const r = def.attrs.safeParse(attrs);
   if (!r.success) {

@@ -77,6 +77,15 @@ function inputName(op: string, i: number): string | undefined {
   return names.length === 1 && names[0].startsWith('...') ? names[0] : names[i];
 }
 
+export interface VerifyOptions {
+  /**
+   * Every tensor-op node was built from `inferTypes` (its attrs are the parsed attrs, its output
+   * types the inferred types), as the `.tsgraph` decoder builds them: the verifier skips
+   * re-typing those nodes and checks everything else (default false).
+   */
+  readonly typesInferred?: boolean;
+}
+
 class Verifier {
   /** Every value defined so far (for "defined twice"). */
   private readonly defined = new Set<Value>();
@@ -84,7 +93,7 @@ class Verifier {
   private readonly scopes: Set<Value>[] = [];
   private names?: ReadonlyMap<Value, string>;
 
-  constructor(private readonly g: Graph) {}
+  constructor(private readonly g: Graph, private readonly opts: VerifyOptions) {}
 
   run(): void {
     const g = this.g;
@@ -113,39 +122,39 @@ class Verifier {
       if (inp.kind === 'param') {
         const t = g.tensors.get(inp.name);
         if (!t) this.fail(at(), `param '${inp.name}' has no tensor of that name in the graph's tensor table; add the tensor or make it a plain input`, top);
-        this.tensorData(inp.name, at(), top);
+        this.tensorData(inp.name, at, top);
         const want = tensorType(t.dtype, t.shape);
         if (!typeEquals(want, inp.value.type)) {
           this.fail(at(), `param '${inp.name}' is declared ${printType(inp.value.type)} but its tensor in the table is ${printType(want)}`, top);
         }
       }
-      this.define(inp.value, at(), top);
+      this.define(inp.value, at, top);
     });
   }
 
   private graphOutputs(top: string): void {
     const seen = new Set<string>();
     for (const out of this.g.outputs) {
-      const at = `output ${out.name} = ${this.ref(out.value)}`;
-      if (typeof out.name !== 'string' || out.name === '') this.fail(at, 'an output has an empty name; every output needs a unique name', top);
-      if (seen.has(out.name)) this.fail(at, `duplicate output name '${out.name}'; rename one`, top);
+      const at = () => `output ${out.name} = ${this.ref(out.value)}`;
+      if (typeof out.name !== 'string' || out.name === '') this.fail(at(), 'an output has an empty name; every output needs a unique name', top);
+      if (seen.has(out.name)) this.fail(at(), `duplicate output name '${out.name}'; rename one`, top);
       seen.add(out.name);
-      if (!this.visible(out.value)) this.fail(at, `output '${out.name}' ${this.whyInvisible(out.value)}`, top);
+      if (!this.visible(out.value)) this.fail(at(), `output '${out.name}' ${this.whyInvisible(out.value)}`, top);
     }
   }
 
   /** Checks a table tensor's dtype, shape and data length. */
-  private tensorData(name: string, at: string, where: string): void {
+  private tensorData(name: string, at: () => string, where: string): void {
     const t = this.g.tensors.get(name)!;
-    if (!DTYPES.includes(t.dtype)) this.fail(at, `tensor '${name}' has unknown dtype ${JSON.stringify(t.dtype)}`, where);
-    if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) this.fail(at, `tensor '${name}' has shape [${t.shape.join(',')}]; stored tensors need concrete non-negative sizes`, where);
+    if (!DTYPES.includes(t.dtype)) this.fail(at(), `tensor '${name}' has unknown dtype ${JSON.stringify(t.dtype)}`, where);
+    if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) this.fail(at(), `tensor '${name}' has shape [${t.shape.join(',')}]; stored tensors need concrete non-negative sizes`, where);
     const n = t.shape.reduce((a, d) => a * d, 1);
     const kind = DATA_KIND[t.dtype];
     if (!kind.is(t.data)) {
       const got = (t.data as unknown as { constructor?: { name?: string } } | null)?.constructor?.name ?? typeof t.data;
-      this.fail(at, `tensor '${name}' (${t.dtype}) holds ${got} data; ${t.dtype} data must be a ${kind.name}`, where);
+      this.fail(at(), `tensor '${name}' (${t.dtype}) holds ${got} data; ${t.dtype} data must be a ${kind.name}`, where);
     }
-    if (t.data.length !== n) this.fail(at, `tensor '${name}' has shape [${t.shape.join(',')}] (${n} elements) but ${t.data.length} data elements`, where);
+    if (t.data.length !== n) this.fail(at(), `tensor '${name}' has shape [${t.shape.join(',')}] (${n} elements) but ${t.data.length} data elements`, where);
   }
 
   private block(b: Block, where: string): void {
@@ -184,7 +193,7 @@ class Verifier {
       r.args.forEach((a, j) => {
         const p = typeProblem(a.type);
         if (p) this.fail(at(), `argument ${j} of region ${k}: ${p}`, where);
-        this.define(a, at(), where);
+        this.define(a, at, where);
       });
       this.block(r, rw);
       r.yields.forEach((v, j) => {
@@ -194,28 +203,32 @@ class Verifier {
     });
 
     // Types: the op's rule (with the parsed attributes) must give exactly the stored results.
-    let inferred: { attrs: Attrs; types: IRType[] };
-    try {
-      inferred = inferTypes(n.op, n.inputs.map((v) => v?.type ?? null), n.attrs, { tensors: this.g.tensors }, n.regions);
-    } catch (e) {
-      if (!(e instanceof OpError) && !(e instanceof DimError)) throw e;
-      this.fail(at(), e.message, where);
-    }
-    if (!rule) {
-      const parsed = attrText(inferred.attrs), stored = attrText(n.attrs);
-      if (parsed !== stored) {
-        this.fail(at(), `attributes ${stored} are not in parsed form ${parsed} (defaults filled in); build nodes with GraphBuilder or store parseOpAttrs(op, attrs)`, where);
+    // A tensor op's node that its maker typed with that rule (opts.typesInferred) is not
+    // re-typed: inferTypes would parse its attributes and shapes a second time.
+    if (rule || !this.opts.typesInferred) {
+      let inferred: { attrs: Attrs; types: IRType[] };
+      try {
+        inferred = inferTypes(n.op, n.inputs.map((v) => v?.type ?? null), n.attrs, { tensors: this.g.tensors }, n.regions);
+      } catch (e) {
+        if (!(e instanceof OpError) && !(e instanceof DimError)) throw e;
+        this.fail(at(), e.message, where);
       }
+      if (!rule) {
+        const parsed = attrText(inferred.attrs), stored = attrText(n.attrs);
+        if (parsed !== stored) {
+          this.fail(at(), `attributes ${stored} are not in parsed form ${parsed} (defaults filled in); build nodes with GraphBuilder or store parseOpAttrs(op, attrs)`, where);
+        }
+      }
+      if (inferred.types.length !== n.outputs.length) {
+        this.fail(at(), `${n.op} gives ${inferred.types.length} result(s) but the node has ${n.outputs.length}`, where);
+      }
+      inferred.types.forEach((t, i) => {
+        const have = n.outputs[i].type;
+        if (!typeEquals(t, have)) this.fail(at(), `result ${i} is typed ${printType(have)} but ${n.op} gives ${printType(t)} for these inputs`, where);
+      });
     }
-    if (n.op === 'constant' && typeof n.attrs.name === 'string') this.tensorData(n.attrs.name, at(), where);
-    if (inferred.types.length !== n.outputs.length) {
-      this.fail(at(), `${n.op} gives ${inferred.types.length} result(s) but the node has ${n.outputs.length}`, where);
-    }
-    inferred.types.forEach((t, i) => {
-      const have = n.outputs[i].type;
-      if (!typeEquals(t, have)) this.fail(at(), `result ${i} is typed ${printType(have)} but ${n.op} gives ${printType(t)} for these inputs`, where);
-    });
-    n.outputs.forEach((o) => this.define(o, at(), where));
+    if (n.op === 'constant' && typeof n.attrs.name === 'string') this.tensorData(n.attrs.name, at, where);
+    n.outputs.forEach((o) => this.define(o, at, where));
   }
 
   private checkAttrs(n: Node, r: { success: true; data: unknown } | { success: false; error: z.ZodError }, where: string): void {
@@ -228,8 +241,9 @@ class Verifier {
     if (parsed !== stored) this.fail(this.nodeText(n), `attributes ${stored} are not in parsed form ${parsed}`, where);
   }
 
-  private define(v: Value, at: string, where: string): void {
-    if (this.defined.has(v)) this.fail(at, `${this.ref(v)} is defined twice; every value is defined exactly once (SSA)`, where);
+  /** `at` prints the place, called only for an error (printing every node would cost more than the walk). */
+  private define(v: Value, at: () => string, where: string): void {
+    if (this.defined.has(v)) this.fail(at(), `${this.ref(v)} is defined twice; every value is defined exactly once (SSA)`, where);
     this.defined.add(v);
     this.scopes[this.scopes.length - 1].add(v);
   }
@@ -294,6 +308,6 @@ class Verifier {
  * verifyGraph(b.build()); // passes
  * ```
  */
-export function verifyGraph(g: Graph): void {
-  new Verifier(g).run();
+export function verifyGraph(g: Graph, opts: VerifyOptions = {}): void {
+  new Verifier(g, opts).run();
 }

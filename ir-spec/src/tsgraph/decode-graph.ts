@@ -29,31 +29,40 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
   const g = header.graph;
   const scopes = new Scopes<number, Value>();
   const ctx = { tensors };
+  // Declared output types, parsed once per distinct string; only compared, never stored.
+  const declaredTypes = new Map<string, IRType>();
+  const declaredType = (s: string): IRType => {
+    let t = declaredTypes.get(s);
+    if (!t) declaredTypes.set(s, t = parseTypeString(s));
+    return t;
+  };
 
-  const define = (vj: ValueJson, type: IRType, where: string): Value => {
+  // Places (`where`) are thunks: a message is printed only when it is thrown, so decoding costs
+  // no string building per node.
+  const define = (vj: ValueJson, type: IRType, where: () => string): Value => {
     const v = new Value(type, vj.hint);
-    if (!scopes.define(vj.id, v)) throw verifyError(`${where} defines %${vj.id}, which is already defined (SSA values are defined once)`);
+    if (!scopes.define(vj.id, v)) throw verifyError(`${where()} defines %${vj.id}, which is already defined (SSA values are defined once)`);
     return v;
   };
-  const use = (id: number, where: string): Value => {
+  const use = (id: number, where: () => string): Value => {
     const v = scopes.lookup(id);
     if (!v) {
       const why = scopes.wasDefined(id) ? 'is defined inside a region and not visible here' : 'is not defined before it';
-      throw verifyError(`${where} uses %${id}, which ${why} (a value must be defined earlier in the same block or an enclosing one)`);
+      throw verifyError(`${where()} uses %${id}, which ${why} (a value must be defined earlier in the same block or an enclosing one)`);
     }
     return v;
   };
 
-  const decodeNode = (nj: NodeJson, path: string): Node => {
-    const desc = `node ${describeNode(nj.op, nj.inputs, nj.outputs.map((o) => o.id), nj.attrs)} at ${path}`;
+  const decodeNode = (nj: NodeJson, path: () => string): Node => {
+    const desc = () => `node ${describeNode(nj.op, nj.inputs, nj.outputs.map((o) => o.id), nj.attrs)} at ${path()}`;
     if (!isBuiltin(nj.op) && !hasOp(nj.op)) {
-      throw new TsgraphError('UNKNOWN_OP', `${desc} uses op '${nj.op}', which this Kiln does not know: upgrade Kiln to the version that wrote the file (producer '${header.producer.name}' ${header.producer.version}), or re-export the model without that op`);
+      throw new TsgraphError('UNKNOWN_OP', `${desc()} uses op '${nj.op}', which this Kiln does not know: upgrade Kiln to the version that wrote the file (producer '${header.producer.name}' ${header.producer.version}), or re-export the model without that op`);
     }
     const inputs = nj.inputs.map((id) => (id === null ? null : use(id, desc)));
-    let regions = (nj.regions ?? []).map((r, i) => decodeBlock(r, `${path}.regions[${i}]`));
+    let regions = nj.regions?.length ? nj.regions.map((r, i) => decodeBlock(r, () => `${path()}.regions[${i}]`)) : [];
     let attrs;
     try {
-      attrs = decodeAttrs(nj.attrs, `${path}.attrs`);
+      attrs = decodeAttrs(nj.attrs, () => `${path()}.attrs`);
     } catch (e) {
       if (e instanceof JsonValueError) throw new TsgraphError('SCHEMA', `header field ${e.message}; ${FIX}`, { cause: e });
       throw e;
@@ -63,35 +72,34 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
       ({ attrs, regions } = upgradeLegacy(nj.op, attrs, regions, inputs.length));
       inferred = inferTypes(nj.op, inputs.map((v) => v?.type ?? null), attrs, ctx, regions);
     } catch (e) {
-      if (e instanceof OpError) throw verifyError(`${desc}: ${e.message}`, e);
+      if (e instanceof OpError) throw verifyError(`${desc()}: ${e.message}`, e);
       // Symbolic-dim arithmetic (ir/dims.ts) signals an overflow with a RangeError and a malformed
       // dim with a DimError; from a file, both mean types no valid graph has.
-      if (e instanceof RangeError || e instanceof DimError) throw verifyError(`${desc}: its shapes cannot be computed (${e.message})`, e);
+      if (e instanceof RangeError || e instanceof DimError) throw verifyError(`${desc()}: its shapes cannot be computed (${e.message})`, e);
       throw e;
     }
     if (inferred.types.length !== nj.outputs.length) {
-      throw verifyError(`${desc} declares ${nj.outputs.length} output(s) but op '${nj.op}' gives ${inferred.types.length}`);
+      throw verifyError(`${desc()} declares ${nj.outputs.length} output(s) but op '${nj.op}' gives ${inferred.types.length}`);
     }
     const outputs = nj.outputs.map((o, i) => {
-      const declared = parseTypeString(o.type);
+      const declared = declaredType(o.type);
       if (!typeEquals(declared, inferred.types[i])) {
-        throw verifyError(`${desc}: output ${i} (%${o.id}) is declared ${o.type} but the op gives ${typeToString(inferred.types[i])}`);
+        throw verifyError(`${desc()}: output ${i} (%${o.id}) is declared ${o.type} but the op gives ${typeToString(inferred.types[i])}`);
       }
       return define(o, inferred.types[i], desc);
     });
-    const meta: NodeMeta = {
-      ...(nj.meta?.scope !== undefined ? { scope: nj.meta.scope } : {}),
-      ...(nj.meta?.loc !== undefined ? { loc: nj.meta.loc } : {}),
-    };
-    return new Node(nj.op, inputs, inferred.attrs, outputs, regions, meta);
+    const meta: { scope?: string; loc?: string } = {};
+    if (nj.meta?.scope !== undefined) meta.scope = nj.meta.scope;
+    if (nj.meta?.loc !== undefined) meta.loc = nj.meta.loc;
+    return new Node(nj.op, inputs, inferred.attrs, outputs, regions, meta as NodeMeta);
   };
 
-  const decodeBlock = (bj: BlockJson, path: string): Block => {
+  const decodeBlock = (bj: BlockJson, path: () => string): Block => {
     scopes.push();
     try {
-      const args = bj.args.map((a, i) => define(a, parseTypeString(a.type), `region ${path} argument ${i}`));
-      const nodes = bj.nodes.map((n, i) => decodeNode(n, `${path}.nodes[${i}]`));
-      const yields = bj.yields.map((id, i) => use(id, `region ${path} yield ${i}`));
+      const args = bj.args.map((a, i) => define(a, parseTypeString(a.type), () => `region ${path()} argument ${i}`));
+      const nodes = bj.nodes.map((n, i) => decodeNode(n, () => `${path()}.nodes[${i}]`));
+      const yields = bj.yields.map((id, i) => use(id, () => `region ${path()} yield ${i}`));
       return new Block(args, nodes, yields);
     } finally {
       scopes.pop();
@@ -110,15 +118,15 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
       const stored = `${typeToString({ kind: 'tensor', dtype: t.dtype, shape: t.shape })}`;
       if (stored !== typeToString(type)) throw verifyError(`${where} is declared ${ij.type} but its tensor is ${stored}`);
     }
-    return { name: ij.name, kind: ij.kind, value: define(ij, type, where) };
+    return { name: ij.name, kind: ij.kind, value: define(ij, type, () => where) };
   });
-  const body = new Block([], g.nodes.map((n, i) => decodeNode(n, `graph.nodes[${i}]`)), []);
+  const body = new Block([], g.nodes.map((n, i) => decodeNode(n, () => `graph.nodes[${i}]`)), []);
   const outNames = new Set<string>();
   const outputs: GraphOutput[] = g.outputs.map((oj, i) => {
     const where = `graph output '${oj.name}' (graph.outputs[${i}])`;
     if (outNames.has(oj.name)) throw verifyError(`${where}: the name is used twice`);
     outNames.add(oj.name);
-    return { name: oj.name, value: use(oj.id, where) };
+    return { name: oj.name, value: use(oj.id, () => where) };
   });
   checkSignature('inputs', header.inputs, inputs.filter((i) => i.kind === 'input'));
   checkSignature('outputs', header.outputs, outputs);

@@ -16,7 +16,7 @@ import {
   type TensorEntryJson, type TsgraphHeader,
 } from './format.js';
 import { checkJsonShape } from './json.js';
-import { formatPath, headerSchema } from './schema.js';
+import { formatPath, headerSchema, nodesWellFormed } from './schema.js';
 import { rebuildGraph } from './decode-graph.js';
 import { xxh32Hex } from './checksum.js';
 
@@ -41,6 +41,13 @@ export interface DecodeOptions {
    * elsewhere; a file without a checksum (format 1.0) is read either way.
    */
   readonly verifyChecksum?: boolean;
+  /**
+   * The caller hands `bytes` over (default false): tensors become views into it where their
+   * bytes are aligned for their dtype (no copy of the weights; the graph then keeps `bytes`
+   * alive), and the caller must not write `bytes` afterwards. Without it every tensor is copied,
+   * so the graph never aliases the caller's memory.
+   */
+  readonly adoptBytes?: boolean;
 }
 
 /**
@@ -56,10 +63,10 @@ export interface DecodeOptions {
 export function decodeTsgraph(bytes: Uint8Array, opts: DecodeOptions = {}): DecodedTsgraph {
   const layout = readTsgraphHeader(bytes);
   if (opts.verifyChecksum ?? true) verifyChecksum(bytes, layout);
-  const tensors = readTensors(bytes, layout);
+  const tensors = readTensors(bytes, layout, opts.adoptBytes ?? false);
   try {
     const graph = rebuildGraph(layout.header, tensors);
-    verifyGraph(graph);
+    verifyGraph(graph, { typesInferred: true }); // rebuildGraph typed every node with inferTypes
     return { graph, header: layout.header };
   } catch (e) {
     if (e instanceof TsgraphError) throw e;
@@ -140,10 +147,18 @@ function truncated(have: number, need: number, what: string): TsgraphError {
   return new TsgraphError('TRUNCATED', `the file is ${have} bytes but ${what} ends at byte ${need}: it was cut short (an interrupted download or copy?); copy the file again or ${REEXPORT}`);
 }
 
+function isAscii(raw: Uint8Array): boolean {
+  let any = 0;
+  for (let i = 0; i < raw.length; i++) any |= raw[i];
+  return any < 0x80;
+}
+
 function parseHeader(raw: Uint8Array, major: number, minor: number): TsgraphHeader {
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(raw);
+    // An all-ASCII header (what Kiln writes: JSON escapes the rest) is valid UTF-8: it skips the
+    // validating decoder, which any other byte goes through.
+    text = new TextDecoder('utf-8', { fatal: !isAscii(raw), ignoreBOM: true }).decode(raw);
   } catch (e) {
     throw new TsgraphError('BAD_JSON', `the header (bytes ${PREFIX_BYTES}..${PREFIX_BYTES + raw.length}) is not valid UTF-8: the file is corrupt; ${REEXPORT}`, { cause: e });
   }
@@ -156,7 +171,11 @@ function parseHeader(raw: Uint8Array, major: number, minor: number): TsgraphHead
   }
   const shape = checkJsonShape(json, MAX_JSON_DEPTH);
   if (shape) throw new TsgraphError('SCHEMA', `header ${shape}; ${REEXPORT}`);
-  const r = headerSchema(minor > TSGRAPH_MINOR).safeParse(json);
+  const lenient = minor > TSGRAPH_MINOR;
+  // The nodes, nearly all of a large header, are checked by hand when they pass as they are.
+  const graph = (json as { graph?: { nodes?: unknown } } | null)?.graph;
+  const nodesChecked = !lenient && typeof graph === 'object' && graph !== null && nodesWellFormed(graph.nodes);
+  const r = headerSchema(lenient, nodesChecked).safeParse(json);
   if (!r.success) {
     const [issue] = r.error.issues;
     const more = r.error.issues.length > 1 ? ` (and ${r.error.issues.length - 1} more problem(s))` : '';
@@ -210,15 +229,23 @@ function checkTensorTable(entries: readonly TensorEntryJson[], blobLength: numbe
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-/** Copies every tensor out of the blob (checked by checkTensorTable) into its own typed array. */
-function readTensors(bytes: Uint8Array, layout: TsgraphLayout): Map<string, TensorData> {
+/**
+ * Every tensor of the blob (checked by checkTensorTable) as a typed array: a view into `bytes`
+ * when `adopt` and the bytes are aligned for the dtype on a little-endian host, else a copy.
+ */
+function readTensors(bytes: Uint8Array, layout: TsgraphLayout, adopt: boolean): Map<string, TensorData> {
   const out = new Map<string, TensorData>();
   layout.header.tensors.forEach((t, i) => {
     const start = layout.blobOffset + t.offset;
-    // A fresh, offset-0 copy: `bytes` may be a view into a larger (or pooled, as Node's Buffer)
-    // ArrayBuffer at any alignment, and the graph must not alias the caller's memory.
-    const raw = new Uint8Array(t.length);
-    raw.set(bytes.subarray(start, start + t.length));
+    let raw: Uint8Array;
+    if (adopt && LITTLE_ENDIAN && (bytes.byteOffset + start) % 4 === 0) {
+      raw = bytes.subarray(start, start + t.length);
+    } else {
+      // A fresh, offset-0 copy: `bytes` may be a view into a larger (or pooled, as Node's Buffer)
+      // ArrayBuffer at any alignment, and the graph must not alias the caller's memory.
+      raw = new Uint8Array(t.length);
+      raw.set(bytes.subarray(start, start + t.length));
+    }
     const data = toTyped(t.dtype, raw);
     if (t.dtype === 'bool') {
       const bad = raw.findIndex((b) => b > 1);
@@ -229,11 +256,12 @@ function readTensors(bytes: Uint8Array, layout: TsgraphLayout): Map<string, Tens
   return out;
 }
 
+/** `raw` (4-byte aligned on a little-endian host) as the dtype's array. */
 function toTyped(dtype: DType, raw: Uint8Array): TypedArray {
   if (dtype === 'bool') return raw;
   const n = raw.length / 4;
-  if (LITTLE_ENDIAN) return dtype === 'float32' ? new Float32Array(raw.buffer, 0, n) : new Int32Array(raw.buffer, 0, n);
-  const view = new DataView(raw.buffer);
+  if (LITTLE_ENDIAN) return dtype === 'float32' ? new Float32Array(raw.buffer, raw.byteOffset, n) : new Int32Array(raw.buffer, raw.byteOffset, n);
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const out = dtype === 'float32' ? new Float32Array(n) : new Int32Array(n);
   for (let i = 0; i < n; i++) out[i] = dtype === 'float32' ? view.getFloat32(i * 4, true) : view.getInt32(i * 4, true);
   return out;

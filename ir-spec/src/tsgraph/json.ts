@@ -87,24 +87,28 @@ function encodeAttr(v: AttrValue | undefined, path: string): JsonValue {
   }));
 }
 
-/** Attributes back from their JSON form; throws JsonValueError on a malformed `$num`. */
-export function decodeAttrs(v: Readonly<Record<string, unknown>>, path: string): Attrs {
-  return Object.fromEntries(Object.entries(v).map(([k, e]) => [k, decodeAttr(e, `${path}.${k}`)]));
+/**
+ * Attributes back from their JSON form; throws JsonValueError on a malformed `$num`. `path`
+ * names the attributes in messages (a function: spelled out only for an error).
+ */
+export function decodeAttrs(v: Readonly<Record<string, unknown>>, path: string | (() => string)): Attrs {
+  const at = typeof path === 'string' ? () => path : path;
+  return Object.fromEntries(Object.keys(v).map((k) => [k, decodeAttr(v[k], () => `${at()}.${k}`)]));
 }
 
-function decodeAttr(v: unknown, path: string): AttrValue {
+function decodeAttr(v: unknown, path: () => string): AttrValue {
   if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number') return v;
-  if (Array.isArray(v)) return v.map((e, i) => decodeAttr(e, `${path}[${i}]`));
-  if (!isPlainObject(v)) throw new JsonValueError(path, 'not a JSON value');
+  if (Array.isArray(v)) return v.map((e, i) => decodeAttr(e, () => `${path()}[${i}]`));
+  if (!isPlainObject(v)) throw new JsonValueError(path(), 'not a JSON value');
   const keys = Object.keys(v);
   if (keys.some((k) => k.startsWith('$'))) {
     const s = v.$num;
     if (keys.length !== 1 || typeof s !== 'string' || !Object.hasOwn(SPECIAL, s)) {
-      throw new JsonValueError(path, `an object with '$' keys must be exactly {"$num": "NaN" | "Infinity" | "-Infinity" | "-0"}, got ${JSON.stringify(v).slice(0, 80)}`);
+      throw new JsonValueError(path(), `an object with '$' keys must be exactly {"$num": "NaN" | "Infinity" | "-Infinity" | "-0"}, got ${JSON.stringify(v).slice(0, 80)}`);
     }
     return SPECIAL[s];
   }
-  return Object.fromEntries(keys.map((k) => [k, decodeAttr(v[k], `${path}.${k}`)]));
+  return Object.fromEntries(keys.map((k) => [k, decodeAttr(v[k], () => `${path()}.${k}`)]));
 }
 
 /**
@@ -114,6 +118,35 @@ function decodeAttr(v: unknown, path: string): AttrValue {
  * out only for the problem found. Returns a problem description, or null.
  */
 export function checkJsonShape(root: unknown, maxDepth: number): string | null {
+  return jsonShapeOk(root, maxDepth) ? null : jsonShapeProblem(root, maxDepth);
+}
+
+/** checkJsonShape's walk without paths: two flat stacks, no object per container. */
+function jsonShapeOk(root: unknown, maxDepth: number): boolean {
+  const values: unknown[] = [root];
+  const depths: number[] = [0];
+  while (values.length) {
+    const v = values.pop(), depth = depths.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= maxDepth) return false;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) {
+        const e: unknown = v[i];
+        if (typeof e === 'object' && e !== null) { values.push(e); depths.push(depth + 1); }
+      }
+    } else {
+      for (const k of Object.keys(v)) {
+        if (k === '__proto__') return false;
+        const e = (v as Record<string, unknown>)[k];
+        if (typeof e === 'object' && e !== null) { values.push(e); depths.push(depth + 1); }
+      }
+    }
+  }
+  return true;
+}
+
+/** The first problem checkJsonShape reports, with its path (run only when there is one). */
+function jsonShapeProblem(root: unknown, maxDepth: number): string | null {
   interface Entry { readonly v: object; readonly depth: number; readonly parent: Entry | null; readonly key: string | number }
   const pathOf = (e: Entry | null, last?: string): string => {
     const keys: (string | number)[] = last === undefined ? [] : [last];

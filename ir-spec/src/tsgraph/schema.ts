@@ -25,16 +25,89 @@ const typeString = z.string().max(MAX_TYPE_STRING).superRefine((s, ctx) => {
   }
 });
 
-const cache = new Map<boolean, z.ZodType<TsgraphHeader>>();
+const cache = new Map<string, z.ZodType<TsgraphHeader>>();
 
-/** The header schema; `lenient` strips unknown keys (files of a newer minor version). Built once. */
-export function headerSchema(lenient: boolean): z.ZodType<TsgraphHeader> {
-  let s = cache.get(lenient);
-  if (!s) cache.set(lenient, s = buildHeaderSchema(lenient));
+/**
+ * The header schema; `lenient` strips unknown keys (files of a newer minor version). With
+ * `nodesChecked`, `graph.nodes` is taken as it is: for a header whose nodes passed
+ * `nodesWellFormed` (which accepts only what the full schema accepts, unchanged), so that a large
+ * graph is not walked and copied by zod. Built once each.
+ */
+export function headerSchema(lenient: boolean, nodesChecked = false): z.ZodType<TsgraphHeader> {
+  const key = `${lenient}/${nodesChecked}`;
+  let s = cache.get(key);
+  if (!s) cache.set(key, s = buildHeaderSchema(lenient, nodesChecked));
   return s;
 }
 
-function buildHeaderSchema(lenient: boolean): z.ZodType<TsgraphHeader> {
+// ---- the node fast path ------------------------------------------------------------------------
+// A hand-written check of `graph.nodes` that is at least as strict as the strict schema below and
+// allocates nothing per node; what it refuses goes through zod, which finds the exact message.
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isId = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const NODE_KEYS = new Set(['op', 'inputs', 'attrs', 'outputs', 'regions', 'meta']);
+const VALUE_KEYS = new Set(['id', 'type', 'hint']);
+const META_KEYS = new Set(['scope', 'loc']);
+const BLOCK_KEYS = new Set(['args', 'nodes', 'yields']);
+
+function onlyKeys(o: Json, allowed: ReadonlySet<string>): boolean {
+  for (const k in o) if (!Object.hasOwn(o, k) || !allowed.has(k)) return false;
+  return true;
+}
+
+/** Type strings already parsed in this check (graphs repeat a few types many times). */
+function valueOk(v: unknown, types: Set<string>): boolean {
+  if (!isObject(v) || !onlyKeys(v, VALUE_KEYS) || !isId(v.id)) return false;
+  if (v.hint !== undefined && typeof v.hint !== 'string') return false;
+  const t = v.type;
+  if (typeof t !== 'string' || t.length > MAX_TYPE_STRING) return false;
+  if (!types.has(t)) {
+    try { parseTypeString(t); } catch { return false; }
+    types.add(t);
+  }
+  return true;
+}
+
+function valuesOk(vs: unknown, types: Set<string>): boolean {
+  if (!Array.isArray(vs)) return false;
+  for (const v of vs) if (!valueOk(v, types)) return false;
+  return true;
+}
+
+function blockOk(b: unknown, types: Set<string>): boolean {
+  if (!isObject(b) || !onlyKeys(b, BLOCK_KEYS) || !valuesOk(b.args, types) || !nodesOk(b.nodes, types)) return false;
+  return Array.isArray(b.yields) && b.yields.every(isId);
+}
+
+function nodesOk(nodes: unknown, types: Set<string>): boolean {
+  if (!Array.isArray(nodes)) return false;
+  for (const n of nodes) {
+    if (!isObject(n) || !onlyKeys(n, NODE_KEYS)) return false;
+    if (typeof n.op !== 'string' || n.op.length === 0) return false;
+    if (!Array.isArray(n.inputs)) return false;
+    for (const i of n.inputs) if (i !== null && !isId(i)) return false;
+    if (!isObject(n.attrs) || !valuesOk(n.outputs, types)) return false;
+    if (n.regions !== undefined && !(Array.isArray(n.regions) && n.regions.every((r) => blockOk(r, types)))) return false;
+    if (n.meta !== undefined) {
+      const m = n.meta;
+      if (!isObject(m) || !onlyKeys(m, META_KEYS)) return false;
+      if ((m.scope !== undefined && typeof m.scope !== 'string') || (m.loc !== undefined && typeof m.loc !== 'string')) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Whether `nodes` (a header's `graph.nodes`, JSON already bounded by checkJsonShape) passes the
+ * strict node schema as it is. False means "let zod decide", not "invalid".
+ */
+export function nodesWellFormed(nodes: unknown): boolean {
+  return nodesOk(nodes, new Set());
+}
+
+function buildHeaderSchema(lenient: boolean, nodesChecked: boolean): z.ZodType<TsgraphHeader> {
   const obj = <S extends z.ZodRawShape>(shape: S) => (lenient ? z.object(shape) : z.strictObject(shape));
 
   const value = obj({ id, type: typeString, hint: z.string().optional() });
@@ -58,7 +131,7 @@ function buildHeaderSchema(lenient: boolean): z.ZodType<TsgraphHeader> {
   const graph = obj({
     name: z.string(),
     inputs: z.array(obj({ name: z.string(), kind: z.enum(['input', 'param']), id, type: typeString, hint: z.string().optional() })),
-    nodes: z.array(node),
+    nodes: nodesChecked ? z.custom<NodeJson[]>((v) => Array.isArray(v)) : z.array(node),
     outputs: z.array(obj({ name: z.string(), id })),
   });
 

@@ -6,10 +6,13 @@
 // input and one `var<storage, read_write>` per output, numbered 1.. without gaps, exactly as
 // the compiler's kernel shell writes them — so a kernel can neither see another node's buffers
 // nor write its inputs, and a mismatch is a GRAPH RuntimeError at load, not a driver error later.
+// The one exception: group 1 binding 0 may be the runtime's own 8-byte index-error buffer
+// (index-errors.ts), declared exactly as INDEX_ERROR_DECL.
 
 import { walkNodes, type DType, type Graph, type Node } from '@kiln/ir-spec';
 import { RuntimeError } from '../errors.js';
 import { isKernelRecord, kernelKey } from './kernel.js';
+import { checksIndices, INDEX_ERROR_DECL } from './index-errors.js';
 
 interface Binding { readonly group: number; readonly binding: number; readonly space: string; readonly access: string }
 
@@ -26,11 +29,17 @@ function bindings(wgsl: string): Binding[] | null {
 
 /** Why `wgsl` does not bind what the runtime binds for `reads` inputs and `writes` outputs; undefined when it does. */
 function bindingProblem(wgsl: string, reads: number | null, writes: number | null): string | undefined {
-  const bs = bindings(wgsl);
-  if (!bs) return 'declares a binding in a form other than `@group(0) @binding(k) var<…>`';
+  const all = bindings(wgsl);
+  if (!all) return 'declares a binding in a form other than `@group(0) @binding(k) var<…>`';
+  // Group 1 holds only the runtime's index-error buffer (index-errors.ts), declared exactly so.
+  const errorBindings = all.filter((b) => b.group === 1);
+  if (errorBindings.length && (errorBindings.length > 1 || !checksIndices(wgsl) || errorBindings[0].binding !== 0 || errorBindings[0].access !== 'read_write')) {
+    return `declares a binding in group 1 other than the index-error buffer the runtime binds there (\`${INDEX_ERROR_DECL}\`)`;
+  }
+  const bs = all.filter((b) => b.group !== 1);
   const sorted = [...bs].sort((a, b) => a.binding - b.binding);
   for (const [k, b] of sorted.entries()) {
-    if (b.group !== 0) return `declares a binding in group ${b.group}; the runtime binds group 0 only`;
+    if (b.group !== 0) return `declares a binding in group ${b.group}; the runtime binds group 0 (and group 1 for its index-error buffer) only`;
     if (b.binding !== k) return `declares bindings ${sorted.map((x) => x.binding).join(', ')}; the runtime binds 0, 1, 2, … without gaps`;
   }
   if (sorted[0]?.space !== 'uniform') return 'does not declare binding 0 as the var<uniform> dims block';
@@ -54,8 +63,14 @@ const tensors = (vs: readonly (Node['inputs'][number])[]) => vs.filter((v) => v 
  * the kernel and what is wrong.
  */
 export function checkKernelBindings(graph: Graph, records: readonly unknown[]): void {
+  // Keys are made only for nodes of ops some record serves (a key starts with `op(`): a file
+  // without kernels, or with a few, costs no key per node of a large graph.
+  const ops = new Set<string>();
+  for (const r of records) if (isKernelRecord(r)) ops.add(r.key.slice(0, Math.max(0, r.key.indexOf('('))));
   const nodeOf = new Map<string, Node>();
+  if (!ops.size) return;
   for (const node of walkNodes(graph.body)) {
+    if (!ops.has(node.op)) continue;
     const sigs = node.inputs.map((v) => (v && v.type.kind === 'tensor' ? { dtype: v.type.dtype as DType, rank: v.type.shape.length } : null));
     nodeOf.set(kernelKey(node.op, sigs, node.attrs, node.regions), node);
   }

@@ -20,6 +20,7 @@ import { BufferPool } from './pool.js';
 import { GpuProfiler, type KernelTime } from './profiler.js';
 import { kernelStorageBuffers } from './bindings.js';
 import { PACKERS } from './packers.js';
+import { checksIndices, INDEX_ERROR_BYTES, indexCheckOf, indexError, type IndexCheck } from './index-errors.js';
 
 export interface WebGpuDeviceOptions {
   /** The GPU object (default: navigator.gpu, or Dawn in Node). */
@@ -78,6 +79,8 @@ interface CachedKernel {
   readonly fewRows: GPUComputePipeline | null;
   /** The record's packed alternative, compiled. */
   readonly packed: GPUComputePipeline | null;
+  /** The kernel indexes with data and reports bad indices through an index-error buffer (index-errors.ts). */
+  readonly checksIndices: boolean;
 }
 
 /** The WGSL line an error points at, for the message. */
@@ -148,6 +151,9 @@ class GpuDevice implements WebGpuDevice {
   private readonly packedForms = new Map<GPUBuffer, Map<string, GPUBuffer>>();
   /** Packer pipelines, by layout (compiled by addKernels when a record needs one). */
   private readonly packers = new Map<string, GPUComputePipeline>();
+  /** Index-error buffers bound since the last read, in dispatch order, and cleared ones to reuse. */
+  private readonly indexChecks: { readonly buffer: GPUBuffer; readonly check: IndexCheck }[] = [];
+  private readonly freeIndexBuffers: GPUBuffer[] = [];
   private encoder: GPUCommandEncoder | null = null;
   private pass: GPUComputePassEncoder | null = null;
   private readonly maxPerDim: number;
@@ -189,7 +195,7 @@ class GpuDevice implements WebGpuDevice {
     ]);
     layouts.forEach((l, i) => this.packers.set(l, packers[i]));
     fresh.forEach((r, i) => {
-      this.kernels.set(r.key, { record: r, pipeline: pipelines[3 * i], fewRows: pipelines[3 * i + 1], packed: pipelines[3 * i + 2] });
+      this.kernels.set(r.key, { record: r, pipeline: pipelines[3 * i], fewRows: pipelines[3 * i + 1], packed: pipelines[3 * i + 2], checksIndices: checksIndices(r.wgsl) });
     });
     this.stats.kernelsCreated += pipelines.filter((p) => p).length + packers.length;
     this.stats.compileMs += performance.now() - t0;
@@ -219,17 +225,37 @@ class GpuDevice implements WebGpuDevice {
   async read(t: DeviceTensor<GPUBuffer>): Promise<TypedArray> {
     const n = numel(t.shape);
     const bytes = Math.max(4, n * BYTES_PER_ELEMENT);
-    const staging = this.gpu.createBuffer({ size: bytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    // The index-error buffers of the kernels since the last read come back in the same copy.
+    const checks = this.indexChecks.splice(0);
+    const at = Math.ceil(bytes / 8) * 8;
+    const staging = this.gpu.createBuffer({ size: at + checks.length * INDEX_ERROR_BYTES, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     this.endPass();
     this.commands().copyBufferToBuffer(t.buffer, 0, staging, 0, bytes);
+    checks.forEach((c, k) => this.commands().copyBufferToBuffer(c.buffer, 0, staging, at + k * INDEX_ERROR_BYTES, INDEX_ERROR_BYTES));
     this.flush();
     await staging.mapAsync(GPUMapMode.READ);
-    const raw = staging.getMappedRange().slice(0, n * BYTES_PER_ELEMENT);
+    const mapped = staging.getMappedRange();
+    const raw = mapped.slice(0, n * BYTES_PER_ELEMENT);
+    const flags = new Int32Array(mapped.slice(at, at + checks.length * INDEX_ERROR_BYTES));
     staging.unmap();
     staging.destroy();
+    if (checks.length) {
+      const zero = new Uint32Array(2);
+      for (const c of checks) { this.gpu.queue.writeBuffer(c.buffer, 0, zero); this.freeIndexBuffers.push(c.buffer); }
+      const bad = checks.findIndex((_, k) => flags[2 * k] !== 0);
+      if (bad >= 0) throw indexError(checks[bad].check, flags[2 * bad + 1]);
+    }
     if (t.dtype === 'float32') return new Float32Array(raw);
     if (t.dtype === 'int32') return new Int32Array(raw);
     return Uint8Array.from(new Uint32Array(raw), (v) => (v !== 0 ? 1 : 0));
+  }
+
+  /** A cleared index-error buffer for a dispatch of `op`, read back (and cleared again) at the next read. */
+  private indexErrorBuffer(check: IndexCheck): GPUBuffer {
+    const buffer = this.freeIndexBuffers.pop()
+      ?? this.gpu.createBuffer({ size: INDEX_ERROR_BYTES, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST, label: 'index errors' });
+    this.indexChecks.push({ buffer, check });
+    return buffer;
   }
 
   dispatch(op: string, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs, dataDims: Readonly<Record<string, number>> = {}, kernel?: KernelContext): DeviceTensor<GPUBuffer>[] {
@@ -269,6 +295,10 @@ class GpuDevice implements WebGpuDevice {
     const pass = this.computePass(this.profiler?.next(k.record.name));
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
+    if (k.checksIndices && !variant) {
+      const errors = this.indexErrorBuffer(indexCheckOf(op, attrs, inputs[0]!.shape));
+      pass.setBindGroup(1, this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(1), entries: [{ binding: 0, resource: { buffer: errors } }] }));
+    }
     pass.dispatchWorkgroups(x, y);
     if (this.profiler) this.endPass();
     this.stats.dispatches++;
@@ -354,6 +384,8 @@ class GpuDevice implements WebGpuDevice {
 
   destroy(): void {
     this.flush();
+    for (const c of this.indexChecks.splice(0)) c.buffer.destroy();
+    for (const b of this.freeIndexBuffers.splice(0)) b.destroy();
     this.pool.trim();
     for (const b of this.metas.values()) b.destroy();
     this.metas.clear();

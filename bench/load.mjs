@@ -1,0 +1,152 @@
+// Load time of saved `.tsgraph` files on the CPU (`npm run bench:load`): a ResNet-18
+// (torchvision's layout, 224×224, batch 1, random init, traced and -O2) — `load` plus the first
+// `run` — and a chain of 100,000 relu nodes — `load` alone. Each sample is a fresh node process
+// (what a user starting a program pays: cold JIT, cold caches; the module imports are not
+// counted), medians of several, as wall time and as the process's CPU time (user + system, all
+// threads: steadier than wall time on a shared machine). Invariant: the files are built once per
+// invocation into a temporary folder and removed at exit; nothing here asserts a time.
+//
+// `node bench/load.mjs [--runs N] [--only resnet18|chain]`; `--child FILE KIND` is the
+// measuring child's entry (internal).
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isMain, seededValues, summarize } from './stats.mjs';
+
+const CHAIN_NODES = 100_000;
+
+/** Builds the ResNet-18 file (trace at batch 1, -O2) and returns its bytes. */
+export async function resnet18Bytes() {
+  const { jit, manualSeed, nn, noGrad, tensor } = await import('kiln');
+  class BasicBlock extends nn.Module {
+    constructor(cin, cout, stride) {
+      super();
+      this.conv1 = new nn.Conv2d(cin, cout, 3, { stride, padding: 1, bias: false });
+      this.bn1 = new nn.BatchNorm2d(cout);
+      this.relu = new nn.ReLU();
+      this.conv2 = new nn.Conv2d(cout, cout, 3, { padding: 1, bias: false });
+      this.bn2 = new nn.BatchNorm2d(cout);
+      if (stride !== 1 || cin !== cout) {
+        this.downsample = new nn.Sequential(new nn.Conv2d(cin, cout, 1, { stride, bias: false }), new nn.BatchNorm2d(cout));
+      }
+    }
+    forward(x) {
+      const h = this.relu.forward(this.bn1.forward(this.conv1.forward(x)));
+      const y = this.bn2.forward(this.conv2.forward(h));
+      const skip = this.downsample ? this.downsample.forward(x) : x;
+      return this.relu.forward(y.add(skip));
+    }
+  }
+  class ResNet18 extends nn.Module {
+    constructor() {
+      super();
+      this.conv1 = new nn.Conv2d(3, 64, 7, { stride: 2, padding: 3, bias: false });
+      this.bn1 = new nn.BatchNorm2d(64);
+      this.relu = new nn.ReLU();
+      this.maxpool = new nn.MaxPool2d(3, { stride: 2, padding: 1 });
+      const layer = (cin, cout, stride) => new nn.Sequential(new BasicBlock(cin, cout, stride), new BasicBlock(cout, cout, 1));
+      this.layer1 = layer(64, 64, 1);
+      this.layer2 = layer(64, 128, 2);
+      this.layer3 = layer(128, 256, 2);
+      this.layer4 = layer(256, 512, 2);
+      this.avgpool = new nn.AdaptiveAvgPool2d(1);
+      this.fc = new nn.Linear(512, 1000);
+    }
+    forward(x) {
+      let h = this.maxpool.forward(this.relu.forward(this.bn1.forward(this.conv1.forward(x))));
+      h = this.layer4.forward(this.layer3.forward(this.layer2.forward(this.layer1.forward(h))));
+      return this.fc.forward(this.avgpool.forward(h).flatten(1));
+    }
+  }
+  manualSeed(0);
+  const model = new ResNet18().eval();
+  const x = tensor(seededValues(3 * 224 * 224, 7), { shape: [1, 3, 224, 224] });
+  const traced = noGrad(() => jit.trace(model, [x]));
+  return jit.optimizeForInference(traced).toBytes();
+}
+
+/** The bytes of a chain of `n` relu nodes over one input (built as issue 17 built it: no source locations). */
+export async function chainBytes(n) {
+  const { GraphBuilder, encodeTsgraph, tensorType } = await import('@kiln/ir-spec');
+  const b = new GraphBuilder('chain');
+  let x = b.input('x', tensorType('float32', [4]));
+  for (let i = 0; i < n; i++) x = b.op1('relu', [x]);
+  b.output('y', x);
+  return encodeTsgraph(b.build());
+}
+
+/** The measuring child: imports first (not timed), then load (+ the first run for a model). */
+async function child(file, kind) {
+  const { load } = await import('@kiln/runtime');
+  const input = kind === 'resnet18'
+    ? { data: seededValues(3 * 224 * 224, 7), shape: [1, 3, 224, 224], dtype: 'float32' }
+    : { data: new Float32Array([1, -2, 3, -4]), shape: [4], dtype: 'float32' };
+  // CPU time of this thread beside the wall time: on a loaded machine it moves far less.
+  const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  const t0 = performance.now(), c0 = cpu();
+  const model = await load(file, { backend: 'cpu' });
+  const t1 = performance.now(), c1 = cpu();
+  await model.run([input]);
+  const t2 = performance.now(), c2 = cpu();
+  console.log(JSON.stringify({ loadMs: t1 - t0, firstRunMs: t2 - t1, loadCpuMs: c1 - c0, firstRunCpuMs: c2 - c1 }));
+  model.dispose?.();
+  process.exit(0);
+}
+
+function measureChild(file, kind, runs) {
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', file, kind], { encoding: 'utf8' });
+    samples.push(JSON.parse(out.trim().split('\n').pop()));
+  }
+  const med = (f) => summarize(samples.map(f)).median;
+  return {
+    load: med((r) => r.loadMs), first: med((r) => r.firstRunMs), total: med((r) => r.loadMs + r.firstRunMs),
+    loadCpu: med((r) => r.loadCpuMs), totalCpu: med((r) => r.loadCpuMs + r.firstRunCpuMs),
+  };
+}
+
+export async function measure({ runs = 5, only } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'kiln-load-'));
+  const rows = {};
+  try {
+    if (!only || only === 'resnet18') {
+      const file = join(dir, 'resnet18.tsgraph');
+      const bytes = await resnet18Bytes();
+      writeFileSync(file, bytes);
+      const m = measureChild(file, 'resnet18', runs);
+      rows['ResNet-18 224x224 -O2: file size (MB)'] = bytes.byteLength / 1e6;
+      rows['ResNet-18: load (ms)'] = m.load;
+      rows['ResNet-18: first run (ms)'] = m.first;
+      rows['ResNet-18: load + first run (ms)'] = m.total;
+      rows['ResNet-18: load + first run, CPU time (ms)'] = m.totalCpu;
+    }
+    if (!only || only === 'chain') {
+      const file = join(dir, 'chain.tsgraph');
+      const bytes = await chainBytes(CHAIN_NODES);
+      writeFileSync(file, bytes);
+      const m = measureChild(file, 'chain', runs);
+      rows[`relu chain of ${CHAIN_NODES} nodes: file size (MB)`] = bytes.byteLength / 1e6;
+      rows[`relu chain: load (ms)`] = m.load;
+      rows[`relu chain: load, CPU time (ms)`] = m.loadCpu;
+      rows[`relu chain: first run (ms)`] = m.first;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+if (isMain(import.meta.url)) {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--child') {
+    await child(argv[1], argv[2]);
+  } else {
+    const arg = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+    const rows = await measure({ runs: Number(arg('--runs') ?? 5), only: arg('--only') });
+    for (const [k, v] of Object.entries(rows)) console.log(`${k.padEnd(48)} ${v.toFixed(k.includes('MB') ? 2 : 1)}`);
+  }
+}
