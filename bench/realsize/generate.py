@@ -8,16 +8,47 @@ non-trivially so folding them is tested), and nothing large is committed — run
 benchmark time when the cache is missing or was written by another version of this file.
 
 Usage: python3 bench/realsize/generate.py CACHE_DIR
-Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-safetensors.
+Needs Debian's python3-torch, python3-torchvision and python3-onnx; python3-safetensors writes the
+state dict when installed (else the writer below, same bytes layout).
 """
 
 import json
 import os
 import sys
 
+import struct
+
 import torch
 import torchvision
-from safetensors.torch import save_file
+
+try:
+    from safetensors.torch import save_file
+except ImportError:  # python3-safetensors missing: the format is small enough to write here
+    save_file = None
+
+DTYPES = {torch.float32: ('F32', 4), torch.int64: ('I64', 8)}
+
+
+def write_safetensors(sd, path):
+    """safetensors.torch.save_file's output: u64 header length, JSON header, the raw little-endian data."""
+    if save_file is not None:
+        save_file(sd, path)
+        return
+    header, blobs, offset = {}, [], 0
+    for key, t in sd.items():
+        code, size = DTYPES[t.dtype]
+        data = t.contiguous().numpy().astype(t.numpy().dtype.newbyteorder('<')).tobytes()
+        assert len(data) == t.numel() * size
+        header[key] = {'dtype': code, 'shape': list(t.shape), 'data_offsets': [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(',', ':')).encode()
+    text += b' ' * (-len(text) % 8)
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(text)))
+        f.write(text)
+        for b in blobs:
+            f.write(b)
 
 SEED = 15
 OPSET = 14
@@ -42,9 +73,16 @@ def transformer():
     model = torch.nn.TransformerEncoder(layer, num_layers=6, enable_nested_tensor=False)
     g = torch.Generator().manual_seed(SEED + 2)
     with torch.no_grad():
-        # LayerNorm's default (1, 0) would hide a swapped weight/bias: draw them.
+        # TransformerEncoder deep-copies one layer: draw every layer's weights anew (equal layers
+        # would let the ONNX exporter store one copy). Zero biases and LayerNorm's (1, 0) would
+        # hide a swapped or missing tensor: draw them too.
         for m in model.modules():
-            if isinstance(m, torch.nn.LayerNorm):
+            if isinstance(m, torch.nn.MultiheadAttention):
+                m._reset_parameters()
+                m.in_proj_bias.copy_(torch.rand(m.in_proj_bias.shape, generator=g) * 0.2 - 0.1)
+            elif isinstance(m, torch.nn.Linear):
+                m.reset_parameters()
+            elif isinstance(m, torch.nn.LayerNorm):
                 m.weight.copy_(torch.rand(m.weight.shape, generator=g) * 1.0 + 0.5)
                 m.bias.copy_(torch.rand(m.bias.shape, generator=g) * 0.4 - 0.2)
     return model.eval(), torch.randn(1, 128, 512, generator=g)
@@ -60,7 +98,7 @@ def main(out):
     for name, build in MODELS.items():
         model, example = build()
         sd = {k: v.detach().contiguous().clone() for k, v in model.state_dict().items()}
-        save_file(sd, os.path.join(out, f'{name}.safetensors'))
+        write_safetensors(sd, os.path.join(out, f'{name}.safetensors'))
         floats = sum(v.numel() for v in sd.values() if v.dtype == torch.float32)
         params = sum(p.numel() for p in model.parameters())
         path = os.path.join(out, f'{name}.onnx')
