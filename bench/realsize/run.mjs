@@ -171,7 +171,7 @@ function ensureCache() {
 }
 
 function maxAbsDiff(a, b) {
-  if (a.length !== b.length) return Infinity;
+  if (a.length !== b.length) return { d: Infinity, scale: 0 };
   let d = 0, scale = 0;
   for (let i = 0; i < a.length; i++) { d = Math.max(d, Math.abs(a[i] - b[i])); scale = Math.max(scale, Math.abs(b[i])); }
   return { d, scale };
@@ -184,47 +184,67 @@ async function benchModel(name, manifest) {
   const compiler = start(['--role=compile', `--model=${name}`], `compile ${name}`);
   const compile = await compiler.first;
   compiler.proc.kill();
-  const children = ENGINES.map((kind) => ({ kind, ...start(['--role=engine', `--engine=${kind}`, `--model=${name}`], `${kind} on ${name}`) }));
-  await Promise.all(children.map((c) => c.first));
-  const loadMs = {}, firstMs = {}, diffs = [], lat = {};
+  const all = ENGINES.map((kind) => ({ kind, ...start(['--role=engine', `--engine=${kind}`, `--model=${name}`], `${kind} on ${name}`) }));
+  await Promise.all(all.map((c) => c.first));
+  const loadMs = {}, firstMs = {}, diffs = [], lat = {}, failed = {};
+  // An engine that cannot load or run the model (an EP without an op) gets a row saying why;
+  // onnxruntime-node, the reference, must work.
+  const attempt = async (c, fn) => {
+    if (failed[c.kind]) return undefined;
+    try { return await fn(); } catch (e) {
+      if (c.kind === 'ort-node') throw e;
+      failed[c.kind] = String(e.message).split('\n').find((l) => /error/i.test(l))?.slice(0, 200) ?? String(e.message).slice(0, 200);
+      process.stderr.write(`bench/realsize: ${LABEL[c.kind]} failed on ${name}: ${e.message}\n`);
+      c.proc.kill();
+      return undefined;
+    }
+  };
   // Loads one at a time, so no load competes with another for the CPU.
-  for (const c of children) loadMs[c.kind] = (await c.ask({ cmd: 'load' })).ms;
+  for (const c of all) loadMs[c.kind] = (await attempt(c, () => c.ask({ cmd: 'load' })))?.ms;
+  const live = () => all.filter((c) => !failed[c.kind]);
   for (const batch of def.batches) {
     process.stderr.write(`bench/realsize: ${name}, batch ${batch}: first runs and checks…\n`);
     const x = input(def.shape(batch), 1000 + batch);
     const outs = {};
-    for (const c of children) {
-      await c.ask({ cmd: 'input', batch, x });
-      const r = await c.ask({ cmd: 'first', batch });
+    for (const c of live()) {
+      const r = await attempt(c, async () => { await c.ask({ cmd: 'input', batch, x }); return c.ask({ cmd: 'first', batch }); });
+      if (!r) continue;
       if (batch === def.batches[0]) firstMs[c.kind] = r.ms;
       outs[c.kind] = r.out;
     }
-    for (const c of children) {
+    for (const c of live()) {
       if (c.kind === 'ort-node') continue;
       const { d, scale } = maxAbsDiff(outs[c.kind], outs['ort-node']);
       diffs.push({ batch, kind: c.kind, d, scale });
-      if (!(d <= TOLERANCE * Math.max(1, scale))) throw new Error(`bench/realsize: ${LABEL[c.kind]} on ${name} at batch ${batch} differs from onnxruntime-node by ${d} (outputs up to ${scale.toFixed(3)})`);
+      // A wrong output is never timed: the engine's row says by how much it differed.
+      if (!(d <= TOLERANCE * Math.max(1, scale))) {
+        failed[c.kind] = `output differs from onnxruntime-node's by ${d} at batch ${batch} (outputs up to ${scale.toFixed(3)})`;
+        process.stderr.write(`bench/realsize: ${LABEL[c.kind]} on ${name}: ${failed[c.kind]}\n`);
+        c.proc.kill();
+      }
     }
     process.stderr.write(`bench/realsize: ${name}, batch ${batch}: timing…\n`);
+    const children = live();
     const times = Object.fromEntries(children.map((c) => [c.kind, []]));
     for (let r = 0; r < Math.max(runs, gpuRuns); r++) {
       for (let k = 0; k < children.length; k++) {
         const c = children[(r + k) % children.length];
         if (r >= (isGpu(c.kind) ? gpuRuns : runs)) continue;
-        times[c.kind].push((await c.ask({ cmd: 'time', batch })).ms);
+        const t = await attempt(c, () => c.ask({ cmd: 'time', batch }));
+        if (t) times[c.kind].push(t.ms);
       }
     }
-    lat[batch] = Object.fromEntries(Object.entries(times).map(([k, t]) => [k, summarize(t).median]));
+    lat[batch] = Object.fromEntries(Object.entries(times).filter(([, t]) => t.length).map(([k, t]) => [k, summarize(t).median]));
   }
   const rss = {}, info = {};
-  for (const c of children) { rss[c.kind] = (await c.ask({ cmd: 'rss' })).maxRss; info[c.kind] = await c.ask({ cmd: 'info' }); c.proc.kill(); }
+  for (const c of live()) { rss[c.kind] = (await c.ask({ cmd: 'rss' })).maxRss; info[c.kind] = await c.ask({ cmd: 'info' }); c.proc.kill(); }
   const files = { tsgraph: statSync(tsgraphPath(name)).size, onnx: statSync(join(CACHE, `${name}.onnx`)).size, weights: manifest.models[name].float32WeightBytes };
-  return { name, def, compile, loadMs, firstMs, diffs, lat, rss, info, files, parameters: manifest.models[name].parameters };
+  return { name, def, compile, failed, loadMs, firstMs, diffs, lat, rss, info, files, parameters: manifest.models[name].parameters };
 }
 
 function report(r) {
   const ms = (v) => (v === undefined ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v >= 100 ? v.toFixed(0) : v.toFixed(1)} ms`);
-  const mb = (b) => `${(b / 1e6).toFixed(1)} MB`;
+  const mb = (b) => (b === undefined ? '—' : `${(b / 1e6).toFixed(1)} MB`);
   const c = r.compile;
   const shape = r.def.shape('N').join('×');
   console.log(`\n### ${r.name} (${(r.parameters / 1e6).toFixed(1)}M parameters, input ${shape}; float32 weights ${mb(r.files.weights)})\n`);
@@ -232,10 +252,11 @@ function report(r) {
   console.log(`| engine | ${batches.map((b) => `latency, batch ${b}`).join(' | ')} | peak RSS | file | compile | load | first run (batch ${batches[0]}) | load + first run |`);
   console.log(`| --- |${' ---: |'.repeat(batches.length + 6)}`);
   for (const kind of ENGINES) {
+    if (r.failed[kind]) { console.log(`| ${LABEL[kind]} | failed: ${r.failed[kind].replaceAll('|', '/')} |`); continue; }
     const kiln = kind.startsWith('kiln');
     const file = kiln ? `${mb(r.files.tsgraph)} .tsgraph` : `${mb(r.files.onnx)} .onnx`;
     const compile = kiln ? ms(c.traceMs + c.optimizeMs + c.saveMs) : '—';
-    console.log(`| ${LABEL[kind]} | ${batches.map((b) => ms(r.lat[b][kind])).join(' | ')} | ${mb(r.rss[kind])} | ${file} | ${compile} | ${ms(r.loadMs[kind])} | ${ms(r.firstMs[kind])} | ${ms(r.loadMs[kind] + r.firstMs[kind])} |`);
+    console.log(`| ${LABEL[kind]} | ${batches.map((b) => ms(r.lat[b][kind])).join(' | ')} | ${mb(r.rss[kind])} | ${file} | ${compile} | ${ms(r.loadMs[kind])} | ${ms(r.firstMs[kind])} | ${r.firstMs[kind] === undefined ? '—' : ms(r.loadMs[kind] + r.firstMs[kind])} |`);
   }
   console.log(`\nKiln compile (one child process, shared by both Kiln rows): state dict ${ms(c.buildMs)} (build + loadSafetensors), trace ${ms(c.traceMs)}, optimizeForInference ${ms(c.optimizeMs)}, save ${ms(c.saveMs)}; ` +
     `that process's peak RSS ${mb(c.maxRss)}. .tsgraph / float32 weights: ${(r.files.tsgraph / r.files.weights).toFixed(3)}×; .onnx / weights: ${(r.files.onnx / r.files.weights).toFixed(3)}×.`);
@@ -255,9 +276,7 @@ async function main() {
   ensureCache();
   const manifest = JSON.parse(readFileSync(join(CACHE, 'manifest.json'), 'utf8'));
   const names = (flag('models') ?? 'resnet18,transformer').split(',');
-  const results = [];
-  for (const name of names) results.push(await benchModel(name, manifest));
-  for (const r of results) report(r);
+  for (const name of names) report(await benchModel(name, manifest)); // each table as soon as its model is done
   const gpuName = noGpu ? null : await (await import('../peers/gpu.mjs')).adapterName();
   console.log(`\nMedians of ${runs} timed runs per CPU cell and ${gpuRuns} per WebGPU cell, interleaved across engines after one untimed first run; ` +
     `--threads=${threads} for Kiln, onnxruntime-node (intra-op) and onnxruntime-web wasm; peak RSS is each engine's own process over the whole model (load, both batches). ` +
