@@ -8,7 +8,9 @@
 // then Kiln WebGPU's pipeline compile times (per kernel, parallel at load).
 //
 // Flags: --threads=N (default 1), --runs=N timed CPU runs per cell (default 5), --gpu-runs=N
-// (default 3), --models=resnet18,transformer, --no-gpu (skip both WebGPU engines).
+// (default 3), --gpu-batches=1 (the batches the WebGPU engines run; SwiftShader, the CPU Vulkan
+// of machines without a GPU, takes minutes per ResNet-18 run at batch 8: pass --gpu-batches=1,8 on
+// a real GPU), --models=resnet18,transformer, --no-gpu (skip both WebGPU engines).
 //
 // Invariants: the PyTorch models, their ONNX export and state dict come from ./generate.py,
 // written into bench/realsize/.cache at benchmark time (regenerated when generate.py changes);
@@ -33,6 +35,7 @@ const argv = process.argv.slice(2);
 const flag = (name) => argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const threads = Number(flag('threads') ?? 1), runs = Number(flag('runs') ?? 5), gpuRuns = Number(flag('gpu-runs') ?? 3);
 const noGpu = argv.includes('--no-gpu');
+const gpuBatches = (flag('gpu-batches') ?? '1').split(',').map(Number);
 const ALL_ENGINES = ['kiln-cpu', 'kiln-webgpu', 'ort-node', 'ort-wasm', 'ort-webgpu'];
 const ENGINES = ALL_ENGINES.filter((e) => !noGpu || !e.endsWith('webgpu'));
 const LABEL = { 'kiln-cpu': 'Kiln CPU -O2 (.tsgraph)', 'kiln-webgpu': 'Kiln WebGPU -O2 (.tsgraph)', 'ort-node': 'onnxruntime-node (CPU)', 'ort-wasm': 'onnxruntime-web wasm', 'ort-webgpu': 'onnxruntime-web WebGPU' };
@@ -201,18 +204,18 @@ async function benchModel(name, manifest) {
   };
   // Loads one at a time, so no load competes with another for the CPU.
   for (const c of all) loadMs[c.kind] = (await attempt(c, () => c.ask({ cmd: 'load' })))?.ms;
-  const live = () => all.filter((c) => !failed[c.kind]);
+  const live = (batch) => all.filter((c) => !failed[c.kind] && (batch === undefined || !isGpu(c.kind) || gpuBatches.includes(batch)));
   for (const batch of def.batches) {
     process.stderr.write(`bench/realsize: ${name}, batch ${batch}: first runs and checks…\n`);
     const x = input(def.shape(batch), 1000 + batch);
     const outs = {};
-    for (const c of live()) {
+    for (const c of live(batch)) {
       const r = await attempt(c, async () => { await c.ask({ cmd: 'input', batch, x }); return c.ask({ cmd: 'first', batch }); });
       if (!r) continue;
       if (batch === def.batches[0]) firstMs[c.kind] = r.ms;
       outs[c.kind] = r.out;
     }
-    for (const c of live()) {
+    for (const c of live(batch)) {
       if (c.kind === 'ort-node') continue;
       const { d, scale } = maxAbsDiff(outs[c.kind], outs['ort-node']);
       diffs.push({ batch, kind: c.kind, d, scale });
@@ -224,7 +227,7 @@ async function benchModel(name, manifest) {
       }
     }
     process.stderr.write(`bench/realsize: ${name}, batch ${batch}: timing…\n`);
-    const children = live();
+    const children = live(batch);
     const times = Object.fromEntries(children.map((c) => [c.kind, []]));
     for (let r = 0; r < Math.max(runs, gpuRuns); r++) {
       for (let k = 0; k < children.length; k++) {
@@ -279,7 +282,7 @@ async function main() {
   for (const name of names) report(await benchModel(name, manifest)); // each table as soon as its model is done
   const gpuName = noGpu ? null : await (await import('../peers/gpu.mjs')).adapterName();
   console.log(`\nMedians of ${runs} timed runs per CPU cell and ${gpuRuns} per WebGPU cell, interleaved across engines after one untimed first run; ` +
-    `--threads=${threads} for Kiln, onnxruntime-node (intra-op) and onnxruntime-web wasm; peak RSS is each engine's own process over the whole model (load, both batches). ` +
+    `${noGpu ? '' : `the WebGPU engines ran batch ${gpuBatches.join(', ')} only (— elsewhere); `}--threads=${threads} for Kiln, onnxruntime-node (intra-op) and onnxruntime-web wasm; peak RSS is each engine's own process over the whole model (load, both batches). ` +
     `PyTorch ${manifest.torch}, torchvision ${manifest.torchvision}, ONNX opset ${manifest.opset}; node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}), ` +
     `load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}${gpuName ? `; WebGPU adapter: ${gpuName}` : ''}.`);
   process.exit(0);
