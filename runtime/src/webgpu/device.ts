@@ -29,6 +29,29 @@ export interface WebGpuDeviceOptions {
   readonly kernels?: readonly unknown[];
   /** Time every dispatch on the GPU (needs the adapter's `timestamp-query` feature); see profile(). */
   readonly profile?: boolean;
+  /**
+   * How addKernels builds pipelines: `parallel` (default) starts createComputePipelineAsync for
+   * every kernel at once and awaits them together, so the GPU driver compiles them concurrently
+   * and no run compiles a shader; `serial` builds them one after another with the synchronous
+   * createComputePipeline (the reference for tests and for timing what parallel saves).
+   */
+  readonly compile?: 'parallel' | 'serial';
+}
+
+/** How long one pipeline took to compile (WebGpuStats.compileTimes). */
+export interface KernelCompileTime {
+  /** The record's name, with `.few_rows` or `.<layout>` for a variant, `pack_<layout>` for a packer. */
+  readonly name: string;
+  /** The kernel record's key (the packer's layout for a packer). */
+  readonly key: string;
+  /**
+   * Milliseconds from the start of its compilation to the pipeline being ready. Under
+   * `compile: 'parallel'` the kernels of one addKernels call compile concurrently, so these
+   * overlap and their sum exceeds the call's wall time (WebGpuStats.compileMs).
+   */
+  readonly ms: number;
+  /** `load`: compiled by addKernels; `first-use`: a deferred kernel compiled by the dispatch that needed it. */
+  readonly when: 'load' | 'first-use';
 }
 
 /** Counters of a WebGPU device, for benchmarks and tests. */
@@ -39,8 +62,10 @@ export interface WebGpuStats {
   kernelsCreated: number;
   /** Command buffers submitted. */
   submits: number;
-  /** Milliseconds spent compiling pipelines. */
+  /** Milliseconds spent compiling pipelines (wall time of the addKernels calls and first-use compiles). */
   compileMs: number;
+  /** Every pipeline compiled, with its time, in the order they became ready. */
+  compileTimes: KernelCompileTime[];
   /**
    * GPU buffers the pool has created (a reuse does not count): once a graph has run at a shape,
    * running it again at that shape creates none — the pool then serves every intermediate from
@@ -88,7 +113,26 @@ function wgslLine(wgsl: string, line: number): string {
   return wgsl.split('\n')[line - 1]?.trim() ?? '';
 }
 
-async function compile(gpu: GPUDevice, r: KernelRecord): Promise<GPUComputePipeline> {
+/** A pipeline compiled with createComputePipelineAsync, its time appended to `times` when ready. */
+async function compile(gpu: GPUDevice, r: KernelRecord, times: KernelCompileTime[], serial = false): Promise<GPUComputePipeline> {
+  const t0 = performance.now();
+  const pipeline = await (serial ? compileSerial : compileAsync)(gpu, r);
+  times.push({ name: r.name, key: r.key, ms: performance.now() - t0, when: 'load' });
+  return pipeline;
+}
+
+/** The synchronous path: createComputePipeline, errors read from an error scope. */
+async function compileSerial(gpu: GPUDevice, r: KernelRecord): Promise<GPUComputePipeline> {
+  gpu.pushErrorScope('validation');
+  const module = gpu.createShaderModule({ code: r.wgsl, label: r.name });
+  const pipeline = gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: r.name });
+  const err = await gpu.popErrorScope();
+  if (err) await compileAsync(gpu, r); // names the WGSL line when the shader itself is wrong
+  if (err) throw new RuntimeError('GRAPH', `WGSL kernel '${r.name}' (key ${r.key}) could not become a pipeline: ${err.message}`);
+  return pipeline;
+}
+
+async function compileAsync(gpu: GPUDevice, r: KernelRecord): Promise<GPUComputePipeline> {
   const module = gpu.createShaderModule({ code: r.wgsl, label: r.name });
   const info = await module.getCompilationInfo();
   const errors = info.messages.filter((m) => m.type === 'error');
@@ -132,7 +176,7 @@ export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promis
       maxBufferSize: adapter.limits.maxBufferSize,
     },
   });
-  const device = new GpuDevice(gpu, opts.profile ? new GpuProfiler(gpu) : null);
+  const device = new GpuDevice(gpu, opts.profile ? new GpuProfiler(gpu) : null, opts.compile ?? 'parallel');
   if (opts.kernels) await device.addKernels(opts.kernels);
   return device;
 }
@@ -141,7 +185,7 @@ const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32
 
 class GpuDevice implements WebGpuDevice {
   readonly backend = 'webgpu' as const;
-  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, buffersCreated: 0, packs: 0, packedBytes: 0 };
+  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, compileTimes: [], buffersCreated: 0, packs: 0, packedBytes: 0 };
   private readonly pool: BufferPool;
   private readonly kernels = new Map<string, CachedKernel>();
   private readonly metas = new Map<string, GPUBuffer>();
@@ -159,7 +203,7 @@ class GpuDevice implements WebGpuDevice {
   private readonly maxPerDim: number;
   private readonly maxBinding: number;
 
-  constructor(readonly gpu: GPUDevice, private readonly profiler: GpuProfiler | null) {
+  constructor(readonly gpu: GPUDevice, private readonly profiler: GpuProfiler | null, private readonly compileMode: 'parallel' | 'serial') {
     this.pool = new BufferPool(gpu);
     this.maxPerDim = gpu.limits.maxComputeWorkgroupsPerDimension;
     this.maxBinding = gpu.limits.maxStorageBufferBindingSize;
@@ -182,23 +226,35 @@ class GpuDevice implements WebGpuDevice {
       if (!this.kernels.has(r.key) && !fresh.some((f) => f.key === r.key)) fresh.push(r);
     });
     const layouts = [...new Set(fresh.flatMap((r) => (r.packed && !this.packers.has(r.packed.layout) ? [r.packed.layout] : [])))];
-    const [pipelines, packers] = await Promise.all([
-      // A record with a packed variant runs that variant for the weights it was made for (a key
-      // serves several nodes, so the main kernel stays as the fallback for other shapes): its main
-      // kernel compiles at its first use instead, so loading pays for one conv kernel, not two.
-      Promise.all(fresh.flatMap((r) => [
-        r.packed ? Promise.resolve(null) : compile(this.gpu, r),
-        r.fewRows ? compile(this.gpu, { ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid }) : Promise.resolve(null),
-        r.packed ? compile(this.gpu, { ...r, name: `${r.name}.${r.packed.layout}`, wgsl: r.packed.wgsl, grid: r.packed.grid }) : Promise.resolve(null),
-      ])),
-      Promise.all(layouts.map((l) => compile(this.gpu, { key: `pack ${l}`, name: `pack_${l}`, wgsl: PACKERS.get(l)!.wgsl, grid: { tile: [], per: 64 } }))),
+    // A record with a packed variant runs that variant for the weights it was made for (a key
+    // serves several nodes, so the main kernel stays as the fallback for other shapes): its main
+    // kernel compiles at its first use instead, so loading pays for one conv kernel, not two.
+    const jobs: (KernelRecord | null)[] = fresh.flatMap((r) => [
+      r.packed ? null : r,
+      r.fewRows ? { ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid } : null,
+      r.packed ? { ...r, name: `${r.name}.${r.packed.layout}`, wgsl: r.packed.wgsl, grid: r.packed.grid } : null,
     ]);
+    jobs.push(...layouts.map((l) => ({ key: `pack ${l}`, name: `pack_${l}`, wgsl: PACKERS.get(l)!.wgsl, grid: { tile: [], per: 64 } })));
+    const built = await this.compileAll(jobs);
+    const pipelines = built.slice(0, 3 * fresh.length), packers = built.slice(3 * fresh.length) as GPUComputePipeline[];
     layouts.forEach((l, i) => this.packers.set(l, packers[i]));
     fresh.forEach((r, i) => {
       this.kernels.set(r.key, { record: r, pipeline: pipelines[3 * i], fewRows: pipelines[3 * i + 1], packed: pipelines[3 * i + 2], checksIndices: checksIndices(r.wgsl) });
     });
     this.stats.kernelsCreated += pipelines.filter((p) => p).length + packers.length;
     this.stats.compileMs += performance.now() - t0;
+  }
+
+  /**
+   * Pipelines for `jobs` (null stays null), in order: under `parallel` every compile starts at
+   * once and they are awaited together; under `serial` one after another.
+   */
+  private async compileAll(jobs: readonly (KernelRecord | null)[]): Promise<(GPUComputePipeline | null)[]> {
+    const times = this.stats.compileTimes;
+    if (this.compileMode === 'parallel') return Promise.all(jobs.map((r) => (r ? compile(this.gpu, r, times) : null)));
+    const out: (GPUComputePipeline | null)[] = [];
+    for (const r of jobs) out.push(r ? await compile(this.gpu, r, times, true) : null);
+    return out;
   }
 
   hasKernel(key: string): boolean { return this.kernels.has(key); }
@@ -312,8 +368,10 @@ class GpuDevice implements WebGpuDevice {
     const t0 = performance.now();
     const module = this.gpu.createShaderModule({ code: r.wgsl, label: r.name });
     const pipeline = this.gpu.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' }, label: r.name });
+    const ms = performance.now() - t0;
     this.stats.kernelsCreated++;
-    this.stats.compileMs += performance.now() - t0;
+    this.stats.compileMs += ms;
+    this.stats.compileTimes.push({ name: r.name, key: r.key, ms, when: 'first-use' });
     return pipeline;
   }
 
