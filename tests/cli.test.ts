@@ -58,7 +58,7 @@ describe('kiln CLI', () => {
       const r = kiln('compile', `${FIX}/small-cnn.ts`, '--bogus', '-o', join(TMP, 'x.tsgraph'));
       expect(r.code).toBe(1);
       expect(r.stderr).toContain("unknown option '--bogus' for 'kiln compile'");
-      expect(r.stderr).toContain('Usage: kiln compile <model.ts>');
+      expect(r.stderr).toContain('Usage: kiln compile <model.ts | model.onnx>');
       const u = kiln('frobnicate');
       expect([u.code, u.stderr.includes("unknown command 'frobnicate'"), u.stderr.includes('Usage: kiln <command>')]).toEqual([1, true, true]);
       const m = kiln('compile', `${FIX}/small-cnn.ts`);

@@ -1,8 +1,8 @@
 // A character-level transformer language model, end to end with Kiln's PyTorch-style API:
 // `nn.Embedding` + a learned position embedding, `nn.TransformerEncoder` (pre-norm layers,
 // causal mask), a `utils.data.DataLoader` over windows of text.txt, Adam with
-// `optim.lrScheduler.OneCycleLR`, `nn.utils.clipGradNorm_`; then sampling with a small
-// multinomial sampler, `jit.trace` with a symbolic sequence length, saving a .tsgraph and
+// `optim.lrScheduler.OneCycleLR`, `nn.utils.clipGradNorm_`; then
+// sampling with multinomial, `jit.trace` with a symbolic sequence length, saving a .tsgraph and
 // sampling again from the file with the runtime alone.
 //
 //   npm run build && node examples/charlm/train.mjs [--steps 300] [--seed 0] [--out DIR]
@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { tensor, nn, F, optim, utils, noGrad, manualSeed, Generator, jit, expand, ones } from 'kiln';
+import { tensor, nn, F, optim, utils, noGrad, manualSeed, Generator, jit, expand, ones, multinomial } from 'kiln';
 import { load } from '@kiln/runtime';
 
 const TEXT = fileURLToPath(new URL('./text.txt', import.meta.url));
@@ -46,15 +46,9 @@ export class CharLM extends nn.Module {
   }
 }
 
-/** Draws one index per row of probabilities `p` (a small multinomial with one sample). */
+/** Draws the next character's index from probabilities `p` with `multinomial` (one sample). */
 export function sampleRow(p, gen) {
-  const u = gen.random();
-  let acc = 0;
-  for (let i = 0; i < p.length; i++) {
-    acc += p[i];
-    if (u < acc) return i;
-  }
-  return p.length - 1;
+  return multinomial(tensor(Float32Array.from(p)), 1, { generator: gen }).item();
 }
 
 /** Windows of `blockSize + 1` characters: input = first blockSize, target = last blockSize. */
