@@ -112,7 +112,7 @@ describe('kiln CLI: model files and flags that used to fail badly', () => {
       const r = kiln(['compile', `${FIX}/small-cnn.ts`, '--input', spec, '-o', join(TMP, 'never.tsgraph')]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`kiln: --input '${spec}': ${part}; write it as name:type`);
-      expect(r.stderr).toContain('Usage: kiln compile <model.ts>');
+      expect(r.stderr).toContain('Usage: kiln compile <model.ts | model.onnx>');
       expect(r.stderr).not.toMatch(/internal error|^ +load /m);
     });
 
