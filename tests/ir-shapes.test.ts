@@ -89,6 +89,9 @@ const LISTED: Record<string, Case> = {
   batch_norm_stats: { inputs: ['f32[N,8,4,4]'], out: 'f32[8], f32[8]' },
   uniform: { inputs: ['i32[N,4]'], out: 'f32[N,4]' },
   normal: { inputs: [null], attrs: { shape: ['N', 3] }, out: 'f32[N,3]' },
+  isnan: { inputs: [X], out: 'bool[N,4]' },
+  isfinite: { inputs: [X], out: 'bool[N,4]' },
+  sort: { inputs: [A3], attrs: { dim: 1, descending: true }, out: 'f32[N,4,5], i32[N,4,5]' },
 };
 
 /** Attribute-free one-input elementwise entries need no row: `f32[N,4]` → `f32[N,4]` (derived from the entries). */

@@ -12,7 +12,7 @@ import { ResearchModel, ProductionModel } from '../examples/seed/models.mjs';
 import { digitsModel } from '../examples/digits/train.mjs';
 import { AdaptiveResNet, Halver, Nested, Outer, Repeat } from './script-models/control-flow.js';
 import { ortSession, runOrt, expectClose, type Feed } from './helpers/onnx.js';
-import { ImageZoo, IntMath, VectorZoo } from './helpers/onnx-op-zoo.js';
+import { ImageZoo, IntMath, RoundingZoo, VectorZoo } from './helpers/onnx-op-zoo.js';
 
 const CONTROL = fileURLToPath(new URL('./script-models/control-flow.ts', import.meta.url));
 const TOL = 2e-5;
@@ -123,7 +123,7 @@ describe('jit.exportOnnx runs in ONNX Runtime with Kiln\'s numbers', () => {
     await agreesInOrt(m, jit.script(m, { sourceFile: CONTROL, inputs: [randn([2, 4])] }), [[randn([2, 4])], [randn([5, 4]).mul(3)], [randn([1, 4]).sub(2)]]);
   });
 
-  it('the remaining op entries: pooling variants, transposed and grouped conv, reductions, indexing, masks (traced and optimized)', async () => {
+  it('the remaining op entries: pooling variants, transposed and grouped conv, reductions, indexing, masks, rounding, special values, sort (traced and optimized)', async () => {
     manualSeed(10);
     const img = new ImageZoo(); img.eval();
     const tImg = traceN(img, randn([2, 2, 8, 8]));
@@ -133,6 +133,10 @@ describe('jit.exportOnnx runs in ONNX Runtime with Kiln\'s numbers', () => {
     const tVec = traceN(vec, randn([2, 6]));
     await agreesInOrt(vec, tVec, [[randn([1, 6])], [randn([4, 6])]]);
     await agreesInOrt(vec, jit.optimizeForInference(tVec), [[randn([3, 6])], [randn([5, 6])]]);
+    const rz = new RoundingZoo(); rz.eval();
+    const tRz = traceN(rz, randn([2, 6]));
+    await agreesInOrt(rz, tRz, [[randn([1, 6])], [randn([4, 6])]]);
+    await agreesInOrt(rz, jit.optimizeForInference(tRz), [[randn([3, 6])]]);
   });
 });
 

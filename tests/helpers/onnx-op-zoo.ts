@@ -41,6 +41,19 @@ export class VectorZoo extends nn.Module {
   }
 }
 
+/** The rounding and special-value ops and sort (values and indices), for the exporter's entries. */
+export class RoundingZoo extends nn.Module {
+  forward(x: Tensor): Tensor {
+    const y = x.mul(3.3);
+    const r = y.floor().add(y.ceil().mul(2)).add(y.round().mul(3)).add(y.trunc().mul(4));
+    const small = x.abs().log1p().add(x.expm1());
+    const special = x.log().isnan().float().add(x.div(x.add(x.abs())).isfinite().float().mul(2));
+    const [v, i] = x.sort({ dim: 1 });
+    const [vd, id] = x.sort({ dim: 1, descending: true });
+    return cat([r, small, special, v, i.float(), vd.mul(2), id.float()], 1);
+  }
+}
+
 /** Scalar arithmetic on an int argument (floordiv, mod, min/max) feeding a loop, for jit.script. */
 export class IntMath extends nn.Module {
   forward(x: Tensor, n: number): Tensor {

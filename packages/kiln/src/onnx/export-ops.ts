@@ -5,7 +5,7 @@
 // Invariant: an entry computes exactly what the Kiln op computes for every input it accepts
 // (the ONNX Runtime tests compare them), or throws OnnxExportError naming what it cannot.
 
-import type { Node, TensorIRType, DType } from '@kiln/ir-spec';
+import { bodyToProgram, type Node, type TensorIRType, type DType } from '@kiln/ir-spec';
 import { ONNX_DTYPE } from './proto.js';
 import { float, KILN_TO_ONNX_DTYPE, OnnxExportError, type OnnxWriter } from './export-writer.js';
 
@@ -152,11 +152,15 @@ function adaptivePool(global: string, local: string): ExportRule {
   };
 }
 
+const isFloat = (n: Node) => tensorOf(n, 0).dtype === 'float32';
+/** Floor/Ceil/Round of a float; an int input is its own result. */
+const rounding = (opType: string): ExportRule => (w, n, ins) => [isFloat(n) ? w.node1(opType, ins) : ins[0]];
+
 function cast(w: OnnxWriter, x: string, to: DType): string { return w.node1('Cast', [x], { to: KILN_TO_ONNX_DTYPE[to] }); }
 
-/** Decomposes a fused_elementwise program: instruction k becomes t<k>; numbers become constants. */
+/** Decomposes a fused_elementwise element body (as instructions: body node k becomes t<k>; literals become constants). */
 function fusedElementwise(w: OnnxWriter, n: Node, ins: readonly string[]): string[] {
-  const program = n.attrs.program as readonly (readonly (string | number)[])[];
+  const program = bodyToProgram(n.regions[0]);
   const dtype = outType(n).dtype;
   const temps: string[] = [];
   const arg = (a: string | number): string => {
@@ -269,6 +273,20 @@ export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
     const variance = w.node1('ReduceMean', [w.node1('Mul', [d, d])], { axes, keepdims: 1 });
     const flat = w.int64s([-1]);
     return [w.node1('Reshape', [mean, flat]), w.node1('Reshape', [variance, flat])];
+  },
+  floor: rounding('Floor'), ceil: rounding('Ceil'), round: rounding('Round'), // ONNX Round takes halves to even, as Kiln
+  trunc: (w, n, ins) => [isFloat(n) ? w.node1('Where', [w.node1('Less', [ins[0], w.scalar(outType(n).dtype, 0)]), w.node1('Ceil', [ins[0]]), w.node1('Floor', [ins[0]])]) : ins[0]],
+  log1p: (w, n, ins) => [w.node1('Log', [w.node1('Add', [ins[0], w.scalar(outType(n).dtype, 1)])])],
+  expm1: (w, n, ins) => [w.node1('Sub', [w.node1('Exp', [ins[0]]), w.scalar(outType(n).dtype, 1)])],
+  isnan: (w, n, ins) => [isFloat(n) ? w.node1('IsNaN', ins) : w.node1('Not', [w.node1('Equal', [ins[0], ins[0]])])],
+  isfinite: (w, n, ins) => [isFloat(n) ? w.node1('Not', [w.node1('Or', [w.node1('IsNaN', ins), w.node1('IsInf', ins)])]) : w.node1('Equal', [ins[0], ins[0]])],
+  sort: (w, n, ins) => {
+    // TopK over the whole dim; ONNX breaks ties by the lower index first, as Kiln's stable sort.
+    const r = rank(n), dim = norm(n.attrs.dim as number, r);
+    const size = tensorOf(n, 0).shape[dim];
+    const k = typeof size === 'number' ? w.int64s([size]) : w.node1('Gather', [w.node1('Shape', [ins[0]]), w.int64s([dim])]);
+    const [values, indices] = w.node('TopK', [ins[0], k], 2, { axis: dim, largest: n.attrs.descending ? 1 : 0, sorted: 1 });
+    return [values, cast(w, indices, 'int32')];
   },
   fused_elementwise: fusedElementwise,
   fused_linear: (w, n, ins) => {
