@@ -122,13 +122,13 @@ describe('edge cases and messages', () => {
     expect(() => F.oneHot(tensor([0, 4], { dtype: 'int32' }), 3)).toThrow(/class value 4 is out of range for numClasses 3/);
   });
 
-  it('nonzero of a 0-d tensor, roll of an empty dim, dim() and nested tolist()', () => {
+  it('nonzero of a 0-d tensor, roll of an empty dim, dim(), numel() and nested tolist()', () => {
     expect(nonzero(tensor(2)).shape).toEqual([1, 0]);
     expect(nonzero(tensor(0)).shape).toEqual([0, 0]);
     expect(roll(randn([0, 3]), 2, 0).shape).toEqual([0, 3]);
     const t = tensor([[[1, 2]], [[3, 4]]]);
     expect(t.dim()).toBe(3);
-    expect(t.nelement()).toBe(4);
+    expect([t.numel(), t.nelement(), tensor(5).numel(), randn([0, 3]).numel()]).toEqual([4, 4, 1, 0]);
     expect(t.tolist()).toEqual([[[1, 2]], [[3, 4]]]);
     expect(tensor([true, false]).tolist()).toEqual([true, false]);
   });

@@ -282,7 +282,7 @@ function dot(outs: Tensor[], R: Float64Array[]): number {
 
 /** Central differences of `f` with respect to every element of `t` (mutated and restored). */
 function numericGrad(t: Tensor, f: () => number): Float64Array {
-  const d = t.data, out = new Float64Array(t.numel);
+  const d = t.data, out = new Float64Array(t.numel());
   for (let j = 0; j < out.length; j++) {
     const x = d[j], h = EPS * Math.max(1, Math.abs(x));
     d[j] = x + h; const xp = d[j]; const fp = f();
@@ -305,7 +305,7 @@ function compare(what: string, analytic: Tensor | null, numeric: Float64Array): 
 }
 
 function weights(g: Generator, outs: Tensor[]): Float64Array[] {
-  return outs.map((o) => Float64Array.from({ length: o.numel }, () => g.normal()));
+  return outs.map((o) => Float64Array.from({ length: o.numel() }, () => g.normal()));
 }
 const weightTensors = (outs: Tensor[], R: Float64Array[]) => outs.map((o, k) => tensor(R[k], { shape: o.shape }));
 
@@ -325,7 +325,7 @@ function gradcheck(label: string, fn: (ins: Ins) => Tensor | Tensor[], ins: Ins,
   xs.forEach((x, k) => compare(`${label}: d/d input ${wrt[k]}`, analytic[k], numericGrad(x, f)));
 
   // Second order: h(x) = Σ V·∇f(x), differentiated through the recorded rule.
-  const V = xs.map((x) => Float64Array.from({ length: x.numel }, () => g.normal()));
+  const V = xs.map((x) => Float64Array.from({ length: x.numel() }, () => g.normal()));
   const Vt = xs.map((x, k) => tensor(V[k], { shape: x.shape }));
   const grads = (createGraph: boolean) => enableGrad(() => autograd.grad(loss(floatOuts(fn(ins))), xs, { allowUnused: true, createGraph }));
   const first = grads(true);

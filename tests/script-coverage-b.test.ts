@@ -26,7 +26,7 @@ const FILE = fileURLToPath(new URL('./script-models/coverage-b.ts', import.meta.
 
 function close(got: { data: ArrayLike<number>; shape: readonly number[] }, want: Tensor): void {
   expect([...got.shape]).toEqual(want.shape);
-  for (let i = 0; i < want.numel; i++) expect(Math.abs(got.data[i] - want.data[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want.data[i])));
+  for (let i = 0; i < want.numel(); i++) expect(Math.abs(got.data[i] - want.data[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want.data[i])));
 }
 
 /** Scripted = eager for every argument list, and the saved graph run by the runtime alone = eager. */

@@ -16,7 +16,7 @@ const FILE = fileURLToPath(new URL('./script-models/numbers.ts', import.meta.url
 
 function close(got: { data: ArrayLike<number>; shape: readonly number[] }, want: Tensor): void {
   expect([...got.shape]).toEqual(want.shape);
-  for (let i = 0; i < want.numel; i++) expect(Math.abs(got.data[i] - want.data[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want.data[i])));
+  for (let i = 0; i < want.numel(); i++) expect(Math.abs(got.data[i] - want.data[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want.data[i])));
 }
 
 function agree(model: nn.Module, scripted: jit.ScriptModule, ...args: unknown[]): void {

@@ -28,7 +28,7 @@ for (let step = 0; step < 20; step++) {
   opt.step();
   losses.push(loss.item());
 }
-const nParams = [...model.parameters()].reduce((n, p) => n + p.numel, 0);
+const nParams = [...model.parameters()].reduce((n, p) => n + p.numel(), 0);
 
 // A product big enough for the CPU kernels' worker threads: they must not keep this process
 // alive once the script ends (the test times out otherwise).

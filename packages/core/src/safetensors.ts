@@ -279,7 +279,7 @@ export function saveSafetensors(tensors: Record<string, Tensor>, metadata?: Reco
     if (name === '' || name === '__metadata__') throw new SafetensorsError(`'${name}' cannot be a tensor name`);
     if (!(t instanceof Tensor)) throw new SafetensorsError(`value for '${name}' is not a Tensor`);
     const size = FILE_DTYPES[WRITE_DTYPE[t.dtype]].size;
-    const nbytes = t.numel * size;
+    const nbytes = t.numel() * size;
     put(header, name, { dtype: WRITE_DTYPE[t.dtype], shape: [...t.shape], data_offsets: [offset, offset + nbytes] });
     parts.push({ t, begin: offset, bytes: nbytes });
     offset += nbytes;
@@ -303,7 +303,7 @@ export function saveSafetensors(tensors: Record<string, Tensor>, metadata?: Reco
     if (LITTLE_ENDIAN || t.dtype === 'bool') {
       out.set(new Uint8Array(src.buffer, src.byteOffset, nbytes), at);
     } else {
-      const n = t.numel;
+      const n = t.numel();
       for (let i = 0; i < n; i++) {
         if (t.dtype === 'float32') dv.setFloat32(at + i * 4, src[i], true);
         else dv.setInt32(at + i * 4, src[i], true);

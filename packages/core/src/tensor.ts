@@ -62,9 +62,10 @@ export class Tensor {
   get ndim(): number { return this.shape.length; }
   /** The number of dims (torch's dim()); the same as `ndim`. */
   dim(): number { return this.shape.length; }
-  /** The number of elements (torch's nelement()); `numel` is the same as a property. */
+  /** The number of elements (torch's numel()). */
+  numel(): number { return numel(this.shape); }
+  /** The same as numel() (torch's nelement()). */
   nelement(): number { return numel(this.shape); }
-  get numel(): number { return numel(this.shape); }
   /** Elements in row-major order. Read-only by contract: writing to it bypasses autograd. */
   get data(): TypedArray { return this._storage.data; }
   /** @internal version counter shared by views; bumped by every in-place op. */
@@ -127,8 +128,8 @@ export class Tensor {
 
   /** The single value of a one-element tensor. */
   item(): number {
-    if (this.numel !== 1) {
-      throw new Error(`item(): a Tensor with ${this.numel} elements (shape [${this.shape.join(',')}]) cannot be converted to a number; only one-element tensors can`);
+    if (this.numel() !== 1) {
+      throw new Error(`item(): a Tensor with ${this.numel()} elements (shape [${this.shape.join(',')}]) cannot be converted to a number; only one-element tensors can`);
     }
     traceHooks.listener?.onValueRead('item()', this);
     return this._storage.data[0];
@@ -136,8 +137,8 @@ export class Tensor {
   /** `t > 0`, `+t`, template strings: a one-element tensor converts to its number, as in Python. */
   [Symbol.toPrimitive](hint: string): number | string {
     if (hint === 'string') return this.toString();
-    if (this.numel !== 1) {
-      throw new Error(`a Tensor with ${this.numel} elements (shape [${this.shape.join(',')}]) was used as a number (a comparison or arithmetic in JavaScript); only one-element tensors can — use tensor ops such as gt() or add() instead`);
+    if (this.numel() !== 1) {
+      throw new Error(`a Tensor with ${this.numel()} elements (shape [${this.shape.join(',')}]) was used as a number (a comparison or arithmetic in JavaScript); only one-element tensors can — use tensor ops such as gt() or add() instead`);
     }
     traceHooks.listener?.onValueRead('a comparison or arithmetic on a tensor in JavaScript', this);
     return this._storage.data[0];
@@ -145,7 +146,7 @@ export class Tensor {
   /** A flat copy of the elements (Float32Array for float32, Int32Array for int32, Uint8Array for bool). */
   toArray(): TypedArray {
     traceHooks.listener?.onValueRead('toArray()', this);
-    return this._storage.data.slice(0, this.numel) as TypedArray;
+    return this._storage.data.slice(0, this.numel()) as TypedArray;
   }
   /** Nested JS arrays (numbers; booleans for bool tensors). */
   tolist(): unknown {

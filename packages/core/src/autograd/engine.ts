@@ -187,7 +187,7 @@ export function seedFor(out: Tensor, g: Tensor | null, where: string): Tensor {
     }
     return g;
   }
-  if (out.numel !== 1) {
+  if (out.numel() !== 1) {
     throw new Error(`${where}: grad can be implicitly created only for scalar outputs, but the output has shape [${out.shape.join(',')}]; pass a gradient of that shape (e.g. backward({ gradient: ones(shape) })) or reduce the output first (sum(), mean())`);
   }
   return Tensor._scalar(1, out.dtype).reshape(out.shape);

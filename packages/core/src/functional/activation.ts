@@ -84,7 +84,7 @@ export function softsign(x: Tensor): Tensor { return E.div(x, E.add(E.abs(x), 1)
 export function prelu(x: Tensor, weight: Tensor): Tensor {
   const c = x.ndim >= 2 ? x.shape[1] : 1;
   let w = weight;
-  if (weight.numel !== 1) {
+  if (weight.numel() !== 1) {
     if (weight.ndim !== 1 || weight.shape[0] !== c) {
       throw new Error(`prelu: weight of shape [${weight.shape.join(',')}] must have 1 or ${c} elements (input [${x.shape.join(',')}] has ${c} channels in dim 1)`);
     }

@@ -67,7 +67,7 @@ export function oneHot(x: Tensor, numClasses = -1): Tensor {
   if (x.dtype !== 'int32') throw new OpError('oneHot', `expects an int32 tensor of class indices, got ${x.dtype}`);
   // Inferring the class count reads the values (a traced graph keeps that count); the range
   // check with an explicit count reads them without baking anything into a trace.
-  const data = numClasses === -1 ? Array.from(x.toArray()) : Array.from(x.data.subarray(0, x.numel));
+  const data = numClasses === -1 ? Array.from(x.toArray()) : Array.from(x.data.subarray(0, x.numel()));
   const max = data.reduce((m, v) => Math.max(m, v), -1);
   if (data.some((v) => v < 0)) throw new OpError('oneHot', 'class values must be non-negative');
   const c = numClasses === -1 ? max + 1 : numClasses;

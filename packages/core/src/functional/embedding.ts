@@ -17,7 +17,7 @@ export function embedding(input: Tensor, weight: Tensor, opts: { paddingIdx?: nu
   if (weight.ndim !== 2) throw new OpError('embedding', `weight must be 2-D [numEmbeddings, embeddingDim], got shape ${fmtShape(weight.shape)}`);
   if (input.dtype !== 'int32') throw new OpError('embedding', `input must hold int32 indices, got ${input.dtype}`);
   const [num, dim] = weight.shape;
-  const flat = input.ndim === 1 ? input : reshape(input, [input.numel]);
+  const flat = input.ndim === 1 ? input : reshape(input, [input.numel()]);
   const rows = reshape(dispatch1('index_select', [weight, flat], { dim: 0 }), [...input.shape, dim]);
   const p = opts.paddingIdx;
   if (p === undefined || p === null) return rows;

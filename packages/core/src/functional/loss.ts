@@ -91,7 +91,7 @@ export function huberLoss(input: Tensor, target: Tensor, opts: { reduction?: Red
 export function binaryCrossEntropy(input: Tensor, target: Tensor, opts: { weight?: Tensor | null; reduction?: Reduction } = {}): Tensor {
   checkSameShape('binaryCrossEntropy', input, target);
   const x = input.data;
-  for (let i = 0; i < input.numel; i++) {
+  for (let i = 0; i < input.numel(); i++) {
     if (!(x[i] >= 0 && x[i] <= 1)) {
       throw new Error(`binaryCrossEntropy: all elements of input should be between 0 and 1, element ${i} is ${x[i]}; apply sigmoid first or use binaryCrossEntropyWithLogits`);
     }
@@ -170,7 +170,7 @@ function classLayout(op: string, input: Tensor, target: Tensor, weight: Tensor |
     if (weight.ndim !== 1 || weight.shape[0] !== C) throw new Error(`${op}: weight must have shape [${C}] (one per class), got ${fmtShape(weight.shape)}`);
   }
   const t = target.data;
-  for (let i = 0; i < target.numel; i++) {
+  for (let i = 0; i < target.numel(); i++) {
     if (t[i] !== ignoreIndex && (t[i] < 0 || t[i] >= C)) {
       throw new Error(`${op}: target ${t[i]} (element ${i}) is out of bounds for ${C} classes; valid targets are 0..${C - 1}${ignoreIndex < 0 || ignoreIndex >= C ? ` or the ignoreIndex ${ignoreIndex}` : ''}`);
     }

@@ -68,7 +68,7 @@ export function batchNorm(x: Tensor, runningMean: Tensor | null, runningVar: Ten
     if (!runningMean || !runningVar) throw new OpError(op, 'eval mode (training: false) needs runningMean and runningVar');
     return dispatch1(op, [x, runningMean, runningVar, w, b], { eps });
   }
-  const n = x.numel / x.shape[1];
+  const n = x.numel() / x.shape[1];
   if (n <= 1) throw new OpError(op, `expected more than 1 value per channel when training, got input ${fmtShape(x.shape)}`);
   const [mean, variance] = batchStats(x);
   const m = momentumOf(op, opts);
@@ -153,7 +153,7 @@ export function instanceNorm(x: Tensor, opts: InstanceNormOptions = {}): Tensor 
     if (!rm || !rv) throw new OpError(op, 'useInputStats: false needs runningMean and runningVar');
     return dispatch1('batch_norm', [x, rm, rv, opts.weight ?? null, opts.bias ?? null], { eps });
   }
-  const [N, C] = x.shape, n = x.numel / (N * C);
+  const [N, C] = x.shape, n = x.numel() / (N * C);
   if (n <= 1) throw new OpError(op, `expected more than 1 spatial element per channel, got input ${fmtShape(x.shape)}`);
   const x3 = x.reshape([1, N * C, -1]);
   const [mean, variance] = batchStats(x3);

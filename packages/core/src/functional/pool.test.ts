@@ -80,7 +80,7 @@ describe('maxPool2d', () => {
       // The gradient of Σ y·R adds R at each window's winner (windows may share one).
       const R = randn(y.shape);
       const [g] = autograd.grad(y.mul(R).sum(), [x]);
-      const want = new Float64Array(x.numel), r = R.toArray(), plane = shape[2] * shape[3], per = ref.shape[2] * ref.shape[3];
+      const want = new Float64Array(x.numel()), r = R.toArray(), plane = shape[2] * shape[3], per = ref.shape[2] * ref.shape[3];
       ref.indices.forEach((p, o) => { want[Math.floor(o / per) * plane + p] += r[o]; });
       expectValues(g!, [...want], shape);
     });

@@ -59,7 +59,7 @@ describe('nn.init', () => {
   it('orthogonal_ gives orthonormal rows or columns, times gain', () => {
     for (const [shape, gain] of [[[20, 8], 1], [[8, 20], 1], [[6, 2, 3, 3], 0.5], [[16, 16], 2]] as const) {
       const w = init.orthogonal_(zeros(shape), { gain });
-      const rows = shape[0], cols = w.numel / rows;
+      const rows = shape[0], cols = w.numel() / rows;
       const a = w.toArray();
       // Gram matrix of the shorter side: WᵀW (tall) or WWᵀ (wide) ≈ gain²·I.
       const n = Math.min(rows, cols);

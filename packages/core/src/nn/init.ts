@@ -22,7 +22,7 @@ function write(t: Tensor, values: Float32Array | Float64Array): Tensor {
   return t;
 }
 function sample(t: Tensor, draw: () => number): Tensor {
-  const v = new Float32Array(t.numel);
+  const v = new Float32Array(t.numel());
   for (let i = 0; i < v.length; i++) v[i] = draw();
   return write(t, v);
 }
@@ -123,9 +123,9 @@ export function xavierNormal_(t: Tensor, opts: GenOptions & { gain?: number } = 
  */
 export function orthogonal_(t: Tensor, opts: GenOptions & { gain?: number } = {}): Tensor {
   if (t.ndim < 2) throw new Error(`orthogonal_: only tensors with 2 or more dimensions are supported, got shape ${fmtShape(t.shape)}`);
-  if (t.numel === 0) return t;
+  if (t.numel() === 0) return t;
   const g = opts.generator ?? defaultGenerator;
-  const rows = t.shape[0], cols = t.numel / rows;
+  const rows = t.shape[0], cols = t.numel() / rows;
   // Factor the tall orientation: m ≥ n.
   const m = Math.max(rows, cols), n = Math.min(rows, cols);
   const a = new Float64Array(m * n);

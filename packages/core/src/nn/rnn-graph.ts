@@ -44,7 +44,7 @@ export function recurrentGraph(spec: RecurrentSpec): Graph {
     let v = params.get(name);
     if (!v) {
       const t = spec.param(name);
-      v = b.param(name, { dtype: t.dtype, shape: [...t.shape], data: t.data.slice(0, t.numel) as TypedArray });
+      v = b.param(name, { dtype: t.dtype, shape: [...t.shape], data: t.data.slice(0, t.numel()) as TypedArray });
       params.set(name, v);
     }
     return v;

@@ -67,13 +67,13 @@ export function parametersToVector(parameters: Iterable<Tensor>): Tensor {
 export function vectorToParameters(vec: Tensor, parameters: Iterable<Tensor>): void {
   if (vec.ndim !== 1) throw new Error(`vectorToParameters: expected a 1-D vector, got shape ${fmtShape(vec.shape)}`);
   const list = asList('vectorToParameters', parameters);
-  const need = list.reduce((n, p) => n + p.numel, 0);
+  const need = list.reduce((n, p) => n + p.numel(), 0);
   if (need !== vec.shape[0]) throw new Error(`vectorToParameters: the vector has ${vec.shape[0]} entries, the parameters ${need}`);
   noGrad(() => {
     let off = 0;
     for (const p of list) {
-      p.copy_(vec.slice(0, off, off + p.numel).reshape(p.shape));
-      off += p.numel;
+      p.copy_(vec.slice(0, off, off + p.numel()).reshape(p.shape));
+      off += p.numel();
     }
   });
 }

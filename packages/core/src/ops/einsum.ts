@@ -58,7 +58,7 @@ function dedupe(x: Tensor, labels: string[]): [Tensor, string[]] {
     for (let u = uniq.length - 1; u >= 0; u--) { at.set(uniq[u], r % outShape[u]); r = Math.floor(r / outShape[u]); }
     pos[k] = labels.reduce((off, l, i) => off + at.get(l)! * strides[i], 0);
   }
-  const flat = dispatch1('reshape', [x], { shape: [x.numel] });
+  const flat = dispatch1('reshape', [x], { shape: [x.numel()] });
   const picked = dispatch1('index_select', [flat, Tensor._fromCpu({ data: pos, shape: [n], dtype: 'int32' })], { dim: 0 });
   return [dispatch1('reshape', [picked], { shape: outShape }), uniq];
 }

@@ -26,7 +26,7 @@ function gradOf(x: Tensor, f: (x: Tensor) => Tensor): Tensor {
 function checkGrad(xs: number[], shape: number[], f: (x: Tensor) => Tensor, tol = 2e-2): void {
   const x = tensor(xs, { shape, requiresGrad: true });
   const y = f(x);
-  const w = tensor(Array.from({ length: y.numel }, (_, i) => 0.5 + ((i * 7) % 5) / 4), { shape: [...y.shape] });
+  const w = tensor(Array.from({ length: y.numel() }, (_, i) => 0.5 + ((i * 7) % 5) / 4), { shape: [...y.shape] });
   const [g] = autograd.grad(y.mul(w).sum(), x);
   const loss = (v: number[]) => f(tensor(v, { shape })).mul(w).sum().item();
   const eps = 1e-2;

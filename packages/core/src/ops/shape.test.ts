@@ -21,7 +21,7 @@ function weightedGrad(x: Tensor, f: (x: Tensor) => Tensor | Tensor[]): number[] 
   let loss: Tensor | null = null;
   let k = 1;
   for (const y of ys) {
-    const w = tensor(Array.from({ length: y.numel }, () => k++), { shape: [...y.shape] });
+    const w = tensor(Array.from({ length: y.numel() }, () => k++), { shape: [...y.shape] });
     const term = y.mul(w).sum();
     loss = loss ? loss.add(term) : term;
   }
@@ -91,8 +91,8 @@ describe('split, chunk, unbind', () => {
   });
 
   it('chunks with ceil sizes (7/3 → 3,3,1; 6/4 → three chunks of 2)', () => {
-    expect(arange(7).chunk(3).map((t) => t.numel)).toEqual([3, 3, 1]);
-    expect(arange(6).chunk(4).map((t) => t.numel)).toEqual([2, 2, 2]);
+    expect(arange(7).chunk(3).map((t) => t.numel())).toEqual([3, 3, 1]);
+    expect(arange(6).chunk(4).map((t) => t.numel())).toEqual([2, 2, 2]);
     expect(tensor([], { shape: [0, 2] }).chunk(3).map((t) => t.shape)).toEqual([[0, 2], [0, 2], [0, 2]]);
   });
 

@@ -228,7 +228,7 @@ export function index(x: Tensor, items: readonly IndexItem[]): Tensor {
 /** Positions `idx` (int32, any shape, negatives wrap) along dim d; idx's dims replace dim d. */
 function takeAlong(y: Tensor, d: number, idx: Tensor): Tensor {
   const size = y.shape[d];
-  const flat = idx.ndim === 1 ? idx : reshape(idx, [idx.numel]);
+  const flat = idx.ndim === 1 ? idx : reshape(idx, [idx.numel()]);
   const wrapped = E.where(E.lt(flat, 0), E.add(flat, size), flat);
   const picked = dispatch1('index_select', [y, wrapped], { dim: d });
   return reshape(picked, [...y.shape.slice(0, d), ...idx.shape, ...y.shape.slice(d + 1)]);
@@ -253,7 +253,7 @@ function maskDims(y: Tensor, d: number, mask: Tensor): Tensor {
   const rest = front.shape.slice(k);
   const picked = dispatch1('masked_select', [front, reshape(mask, [...mask.shape, ...rest.map(() => 1)])]);
   const restN = rest.reduce((a, s) => a * s, 1);
-  const count = restN > 0 ? picked.numel / restN : countTrue(mask);
+  const count = restN > 0 ? picked.numel() / restN : countTrue(mask);
   const out = reshape(picked, [count, ...rest]);
   if (d === 0) return out;
   // Put the selected dim back where the mask was.
@@ -289,7 +289,7 @@ export function roll(x: Tensor, shifts: number | readonly number[], dims?: numbe
   const sh = typeof shifts === 'number' ? [shifts] : [...shifts];
   if (dims === undefined || dims === null) {
     if (sh.length !== 1) throw new OpError('roll', `without dims, give one shift (got ${sh.length})`);
-    return reshape(roll(reshape(x, [x.numel]), sh, [0]), x.shape);
+    return reshape(roll(reshape(x, [x.numel()]), sh, [0]), x.shape);
   }
   const ds = typeof dims === 'number' ? [dims] : [...dims];
   if (ds.length !== sh.length) throw new OpError('roll', `shifts (${sh.length}) and dims (${ds.length}) must have the same length`);
@@ -310,7 +310,7 @@ export function roll(x: Tensor, shifts: number | readonly number[], dims?: numbe
  * `repeats` may be a number, or a per-element list / int32 tensor (read eagerly).
  */
 export function repeatInterleave(x: Tensor, repeats: number | readonly number[] | Tensor, dim?: number | null): Tensor {
-  const src = dim === undefined || dim === null ? reshape(x, [x.numel]) : x;
+  const src = dim === undefined || dim === null ? reshape(x, [x.numel()]) : x;
   const d = dim === undefined || dim === null ? 0 : normDim('repeatInterleave', dim, x.ndim);
   const n = src.ndim ? src.shape[d] : 1;
   let reps: number[] = typeof repeats === 'number' ? [repeats] : repeats instanceof Tensor ? Array.from(repeats.toArray()) : [...repeats];

@@ -44,7 +44,7 @@ export class Adagrad extends Optimizer<Resolved, AdagradState> {
     const { lr, lrDecay, weightDecay: wd, eps, maximize } = group;
     const sign = maximize ? -1 : 1;
     for (const [p, pd, gd] of this.withGrads(group)) {
-      const n = p.numel;
+      const n = p.numel();
       // Parameters added later with addParamGroup get their state here.
       const st = this.stateOf(p, () => this.initState(p, group));
       const step = ++st.step;

@@ -152,7 +152,7 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
       const p = byId.get(Number(id));
       if (!p) throw new Error(`${this.name}.loadStateDict: state for parameter ${id}, which no group lists`);
       for (const v of Object.values(s)) {
-        if (v instanceof Tensor && v.numel !== p.numel && v.numel !== 1) {
+        if (v instanceof Tensor && v.numel() !== p.numel() && v.numel() !== 1) {
           throw new Error(`${this.name}.loadStateDict: state tensor of shape ${fmtShape(v.shape)} does not fit parameter ${id} of shape ${fmtShape(p.shape)}`);
         }
       }
@@ -194,7 +194,7 @@ export function newBuffer(shape: readonly number[], src?: ArrayLike<number>, fil
 
 /** The gradient of `p` as a Float32Array; checks that it matches the parameter's size. */
 export function gradData(opt: string, p: Tensor, g: Tensor): Float32Array {
-  if (g.numel !== p.numel) {
+  if (g.numel() !== p.numel()) {
     throw new Error(`${opt}: the gradient has shape ${fmtShape(g.shape)} but the parameter has shape ${fmtShape(p.shape)}`);
   }
   return f32(g, `${opt}: the gradient`);

@@ -50,7 +50,7 @@ export class RMSprop extends Optimizer<Resolved, RMSpropState> {
     const { lr, alpha, eps, weightDecay: wd, momentum, centered, maximize } = group;
     const sign = maximize ? -1 : 1;
     for (const [p, pd, gd] of this.withGrads(group)) {
-      const n = p.numel;
+      const n = p.numel();
       const st = this.stateOf(p, () => ({ step: 0, square_avg: newBuffer(p.shape), momentum_buffer: null, grad_avg: null }));
       st.step++;
       if (momentum > 0 && !st.momentum_buffer) st.momentum_buffer = newBuffer(p.shape);

@@ -47,7 +47,7 @@ export class SGD extends Optimizer<Resolved, SGDState> {
     const { lr, momentum, dampening, weightDecay: wd, nesterov, maximize } = group;
     const sign = maximize ? -1 : 1;
     for (const [p, pd, gd] of this.withGrads(group)) {
-      const n = p.numel;
+      const n = p.numel();
       const st = this.stateOf(p, () => ({ momentum_buffer: null }));
       if (momentum === 0) {
         for (let i = 0; i < n; i++) pd[i] -= lr * (sign * gd[i] + wd * pd[i]);

@@ -70,7 +70,7 @@ export function traceModule(model: TraceableModule, args: readonly unknown[], op
   // The graph's params hold the values from before the run: a run that changes buffers in
   // place (training-mode BatchNorm) records the change as a buffer update instead.
   const initial = new Map<string, Tensor>([...(model.namedParameters?.() ?? []), ...(model.namedBuffers?.() ?? [])]
-    .map(([name, t]) => [name, new Tensor({ data: t.data.slice(0, t.numel), version: 0 }, t.shape, t.dtype)]));
+    .map(([name, t]) => [name, new Tensor({ data: t.data.slice(0, t.numel()), version: 0 }, t.shape, t.dtype)]));
   const attempt = (recurrentLoops: boolean) => {
     const { tape, result } = recordTape(model, args, flatten, { strict: opts.strict, recurrentLoops });
     const variants = recordVariants(model, args, shapes.symbols, opts.strict, recurrentLoops);

@@ -160,5 +160,5 @@ function sameData(a: TensorData, b: TensorData): boolean {
 
 /** A snapshot's data as tensor table data (shared, not copied: the snapshot belongs to the trace). */
 function tableDataOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[]; data: TypedArray } {
-  return { dtype: t.dtype, shape: [...t.shape], data: (t.data.length === t.numel ? t.data : t.data.subarray(0, t.numel)) as TypedArray };
+  return { dtype: t.dtype, shape: [...t.shape], data: (t.data.length === t.numel() ? t.data : t.data.subarray(0, t.numel())) as TypedArray };
 }

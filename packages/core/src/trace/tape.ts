@@ -114,7 +114,7 @@ class Recorder implements DispatchObserver, TraceListener {
     } else if (t.shape.length === 0) {
       id = this.push({ kind: 'literal', value: t.data[0], dtype: t.dtype }, t);
     } else {
-      id = this.push({ kind: 'const', data: t.data.slice(0, t.numel) as TypedArray, loc: userLocation() }, t);
+      id = this.push({ kind: 'const', data: t.data.slice(0, t.numel()) as TypedArray, loc: userLocation() }, t);
     }
     this.bind(t, id);
     return id;

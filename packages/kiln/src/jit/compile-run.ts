@@ -78,7 +78,7 @@ export function bindInference(c: Capture, evalMode: boolean, tuning: Tuning = 'd
   const inputs = c.graph.inputs.map((i) => {
     const s = c.sources.get(i.name)!;
     if (s.kind !== 'tensor' || updated.has(i.name)) return i;
-    tensors.set(i.name, { dtype: s.tensor.dtype, shape: [...s.tensor.shape], data: s.tensor.contiguous().data.slice(0, s.tensor.numel) });
+    tensors.set(i.name, { dtype: s.tensor.dtype, shape: [...s.tensor.shape], data: s.tensor.contiguous().data.slice(0, s.tensor.numel()) });
     watched.push(s.tensor);
     return { ...i, kind: 'param' as const };
   });

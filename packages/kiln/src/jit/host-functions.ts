@@ -9,7 +9,7 @@ import { walkNodes, type Graph } from '@kiln/ir-spec';
 import type { HostFunction, HostValue } from '@kiln/runtime';
 
 function hostValue(r: unknown): unknown {
-  if (r instanceof Tensor) return { data: r.data.slice(0, r.numel), shape: [...r.shape], dtype: r.dtype } satisfies HostValue;
+  if (r instanceof Tensor) return { data: r.data.slice(0, r.numel()), shape: [...r.shape], dtype: r.dtype } satisfies HostValue;
   if (Array.isArray(r)) return r.map(hostValue);
   return r;
 }

@@ -22,7 +22,7 @@ export function withModuleBuffers<R>(model: Model, lookup: BufferLookup, run: ()
   const live = lookup();
   for (const name of model.buffers.keys()) {
     const t = live.get(name);
-    if (t) model.setBuffer(name, t.data.subarray(0, t.numel));
+    if (t) model.setBuffer(name, t.data.subarray(0, t.numel()));
   }
   const r = run();
   for (const [name, v] of model.buffers) {
@@ -40,7 +40,7 @@ export function withCurrentBuffers(graph: Graph, lookup: BufferLookup): Graph {
   const tensors = new Map(graph.tensors);
   for (const { param } of updates) {
     const t = live.get(param), old = tensors.get(param);
-    if (t && old) tensors.set(param, { ...old, data: t.data.slice(0, t.numel) });
+    if (t && old) tensors.set(param, { ...old, data: t.data.slice(0, t.numel()) });
   }
   return new Graph(graph.name, graph.inputs, graph.body, graph.outputs, tensors, graph.metadata);
 }

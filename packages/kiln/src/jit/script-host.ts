@@ -68,7 +68,7 @@ class ModuleAdapter implements ScriptableModule {
   }
 
   private convert(v: unknown): ScriptField | undefined {
-    if (v instanceof Tensor) return { kind: 'tensor', tensor: { dtype: v.dtype, shape: [...v.shape], data: v.data.slice(0, v.numel) as TypedArray } };
+    if (v instanceof Tensor) return { kind: 'tensor', tensor: { dtype: v.dtype, shape: [...v.shape], data: v.data.slice(0, v.numel()) as TypedArray } };
     if (v instanceof TracedModule || v instanceof OptimizedModule) return { kind: 'module', module: this.adapters.ofTraced(v) };
     if (v instanceof nn.Module) return { kind: 'module', module: this.adapters.of(v) };
     if (Array.isArray(v)) {

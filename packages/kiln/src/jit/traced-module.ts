@@ -311,7 +311,7 @@ function checkAgainstEager(model: tracer.TraceableModule, traced: TracedModule, 
     }
     const a = g.data, b = w.data;
     let worst = 0, at = -1;
-    for (let j = 0; j < w.numel; j++) {
+    for (let j = 0; j < w.numel(); j++) {
       const d = Math.abs(a[j] - b[j]);
       if (!(d <= atol + rtol * Math.abs(b[j])) && (d > worst || at < 0)) { worst = d; at = j; }
     }
