@@ -5,7 +5,7 @@
 // Invariant: an entry computes exactly what the Kiln op computes for every input it accepts
 // (the ONNX Runtime tests compare them), or throws OnnxExportError naming what it cannot.
 
-import { bodyToProgram, type Node, type TensorIRType, type DType } from '@kiln/ir-spec';
+import type { Node, TensorIRType, DType, Value } from '@kiln/ir-spec';
 import { ONNX_DTYPE } from './proto.js';
 import { float, KILN_TO_ONNX_DTYPE, OnnxExportError, type OnnxWriter } from './export-writer.js';
 
@@ -38,7 +38,7 @@ const arith = (opType: string): ExportRule => (w, n, ins) => [w.node1(opType, ca
 const compare = (opType: string): ExportRule => (w, n, ins) => [w.node1(opType, castAll(w, n, ins, promoted(n)))];
 const notOf = (opType: string): ExportRule => (w, n, ins) => [w.node1('Not', [w.node1(opType, castAll(w, n, ins, promoted(n)))])];
 
-/** Elementwise unary ops by name, shared by the table and the fused-op decompositions. */
+/** Elementwise unary ops by name, shared by the table and the fused conv/linear activations. */
 function unary(w: OnnxWriter, op: string, x: string, dtype: DType = 'float32'): string {
   switch (op) {
     case 'relu': return w.node1('Relu', [x]);
@@ -59,17 +59,6 @@ function unary(w: OnnxWriter, op: string, x: string, dtype: DType = 'float32'): 
     case 'clone': return w.node1('Identity', [x]);
     default: throw new OnnxExportError(`exportOnnx: no ONNX form for the elementwise op '${op}'`);
   }
-}
-
-const BINARY: Record<string, string> = {
-  add: 'Add', sub: 'Sub', mul: 'Mul', div: 'Div', pow: 'Pow', maximum: 'Max', minimum: 'Min',
-  eq: 'Equal', lt: 'Less', le: 'LessOrEqual', gt: 'Greater', ge: 'GreaterOrEqual',
-};
-function binary(w: OnnxWriter, op: string, a: string, b: string): string {
-  if (op === 'ne') return w.node1('Not', [w.node1('Equal', [a, b])]);
-  const t = BINARY[op];
-  if (!t) throw new OnnxExportError(`exportOnnx: no ONNX form for the elementwise op '${op}'`);
-  return w.node1(t, [a, b]);
 }
 
 /** Reductions whose axes are an input from opset 13 (ReduceSum) or 18 (the others). */
@@ -158,25 +147,25 @@ const rounding = (opType: string): ExportRule => (w, n, ins) => [isFloat(n) ? w.
 
 function cast(w: OnnxWriter, x: string, to: DType): string { return w.node1('Cast', [x], { to: KILN_TO_ONNX_DTYPE[to] }); }
 
-/** Decomposes a fused_elementwise element body (as instructions: body node k becomes t<k>; literals become constants). */
+/**
+ * Decomposes a fused_elementwise element body: each body node goes through its own op's export
+ * rule (ONNX broadcasts as the body's loop does); literals become constants; inputs of another
+ * dtype are cast to the output's first, as the CPU loop reads them.
+ */
 function fusedElementwise(w: OnnxWriter, n: Node, ins: readonly string[]): string[] {
-  const program = bodyToProgram(n.regions[0]);
+  const body = n.regions[0];
   const dtype = outType(n).dtype;
-  const temps: string[] = [];
-  const arg = (a: string | number): string => {
-    if (typeof a === 'number') return w.scalar(dtype === 'bool' ? 'float32' : dtype, a);
-    const i = Number(a.slice(1));
-    if (a[0] !== 'x') return temps[i];
-    const d = (n.inputs[i]!.type as { dtype: DType }).dtype;
-    return d === dtype || dtype === 'bool' ? ins[i] : cast(w, ins[i], dtype);
-  };
-  for (const [op, ...args] of program) {
-    const name = String(op);
-    if (args.length === 1) temps.push(unary(w, name, arg(args[0])));
-    else if (name === 'where') temps.push(w.node1('Where', args.map(arg)));
-    else temps.push(binary(w, name, arg(args[0]), arg(args[1])));
+  const names = new Map<Value, string>(body.args.map((a, i) => {
+    const d = tensorOf(n, i).dtype;
+    return [a, d === dtype || dtype === 'bool' ? ins[i] : cast(w, ins[i], dtype)];
+  }));
+  for (const b of body.nodes) {
+    if (b.op === 'constant') { names.set(b.outputs[0], w.scalar(dtype === 'bool' ? 'float32' : dtype, b.attrs.value as number)); continue; }
+    const rule = EXPORT_RULES[b.op];
+    if (!rule) throw new OnnxExportError(`exportOnnx: no ONNX form for the elementwise op '${b.op}' in a fused_elementwise body`);
+    names.set(b.outputs[0], rule(w, b, b.inputs.map((v) => names.get(v!)!))[0]);
   }
-  return [temps[temps.length - 1]];
+  return [names.get(body.yields[0])!];
 }
 
 export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
@@ -316,4 +305,4 @@ export const NO_ONNX_FORM: Readonly<Record<string, string>> = {
   conv2d_weight_grad: 'is a gradient op: export the inference graph (model.eval(), no backward)',
 };
 
-export { unary, binary, cast };
+export { unary, cast };
