@@ -1,13 +1,12 @@
-// Resampling and padding layers: Upsample (nearest, bilinear with or without alignCorners),
-// ZeroPad2d and ConstantPad2d. Invariant: written over existing tensor ops (index_select of
-// precomputed source rows, elementwise blends, cat with constant blocks, slice for negative
-// padding), so they differentiate and trace like any composite; source positions follow
-// PyTorch 1.13's formulas (nearest: floor(dst·scale); bilinear: (dst+0.5)·scale−0.5 clamped at
-// 0, or dst·(in−1)/(out−1) with alignCorners).
+// Resampling and padding layers: Upsample (F.interpolate's nearest, linear, bilinear, bicubic
+// and trilinear modes), ZeroPad2d and ConstantPad2d. Invariant: written over existing tensor ops
+// (F.interpolate, cat with constant blocks, slice for negative padding), so they differentiate
+// and trace like any composite.
 
 import { fmtShape } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
-import { full, tensor } from '../creation.js';
+import { full } from '../creation.js';
+import { interpolate } from '../functional/interpolate.js';
 import { cat } from '../ops/shape.js';
 import { Module, pyFloat, pyVal } from './module.js';
 import { bindLayerArgs, type LayerSignature } from './layer-args.js';
@@ -15,7 +14,7 @@ import { bindLayerArgs, type LayerSignature } from './layer-args.js';
 const UPSAMPLE: LayerSignature = {
   layer: 'Upsample',
   positional: [{ name: 'size', kind: 'size', nullable: true }, { name: 'scaleFactor', kind: 'number', nullable: true, also: 'sizes' },
-    { name: 'mode', kind: { oneOf: ['nearest', 'bilinear', 'linear'] } }, { name: 'alignCorners', kind: 'bool', nullable: true }],
+    { name: 'mode', kind: { oneOf: ['nearest', 'linear', 'bilinear', 'bicubic', 'trilinear'] } }, { name: 'alignCorners', kind: 'bool', nullable: true }],
 };
 const PAD_SIG = (layer: string, withValue: boolean): LayerSignature => ({
   layer, required: withValue ? 2 : 1,
@@ -23,40 +22,21 @@ const PAD_SIG = (layer: string, withValue: boolean): LayerSignature => ({
 });
 const ZERO_PAD = PAD_SIG('ZeroPad2d', false), CONST_PAD = PAD_SIG('ConstantPad2d', true);
 
-export type UpsampleMode = 'nearest' | 'bilinear' | 'linear';
+export type UpsampleMode = 'nearest' | 'linear' | 'bilinear' | 'bicubic' | 'trilinear';
 export interface UpsampleOptions {
   /** Output spatial size (one number for every spatial dim, or one per dim). */
   size?: number | readonly number[] | null;
   /** Multiplier of the spatial sizes (one, or one per dim). */
   scaleFactor?: number | readonly number[] | null;
   mode?: UpsampleMode;
-  /** Bilinear/linear only: map the corner pixels onto each other (default false). */
+  /** Linear, bilinear, bicubic and trilinear only: map the corner pixels onto each other (default false). */
   alignCorners?: boolean | null;
 }
 
-/** Source index (int32) and, for linear modes, the second index and its weight per output position. */
-function sourcePositions(mode: UpsampleMode, inSize: number, outSize: number, scale: number | null, alignCorners: boolean): { i0: number[]; i1: number[]; w1: number[] } {
-  const i0: number[] = [], i1: number[] = [], w1: number[] = [];
-  // PyTorch uses 1/scaleFactor when one was given, else in/out.
-  const ratio = scale !== null ? 1 / scale : inSize / outSize;
-  for (let o = 0; o < outSize; o++) {
-    if (mode === 'nearest') {
-      i0.push(Math.min(Math.floor(o * Math.fround(ratio)), inSize - 1));
-      continue;
-    }
-    let src: number;
-    if (alignCorners) src = outSize > 1 ? o * ((inSize - 1) / (outSize - 1)) : 0;
-    else src = Math.max((o + 0.5) * ratio - 0.5, 0);
-    const lo = Math.min(Math.floor(src), inSize - 1);
-    const hi = Math.min(lo + 1, inSize - 1);
-    i0.push(lo); i1.push(hi); w1.push(src - lo);
-  }
-  return { i0, i1, w1 };
-}
-
 /**
- * Upsamples the trailing spatial dims: [N, C, W] for 'nearest'/'linear', [N, C, H, W] for
- * 'nearest'/'bilinear'. Give `size` or `scaleFactor`.
+ * Upsamples the trailing spatial dims with F.interpolate: [N, C, W] for 'linear', [N, C, H, W]
+ * for 'bilinear'/'bicubic', [N, C, D, H, W] for 'trilinear', any for 'nearest'. Give `size` or
+ * `scaleFactor`.
  * @example new nn.Upsample({ scaleFactor: 2, mode: 'bilinear', alignCorners: false })
  */
 export class Upsample extends Module {
@@ -73,37 +53,11 @@ export class Upsample extends Module {
     this.mode = a.mode ?? 'nearest';
     this.alignCorners = a.alignCorners ?? null;
     if (this.alignCorners !== null && this.mode === 'nearest') {
-      throw new Error("Upsample: alignCorners only has an effect with mode 'linear' or 'bilinear'; leave it unset for 'nearest'");
+      throw new Error("Upsample: alignCorners only has an effect with the interpolating modes (linear, bilinear, bicubic, trilinear); leave it unset for 'nearest'");
     }
   }
   forward(x: Tensor): Tensor {
-    const spatial = x.ndim - 2;
-    const want = this.mode === 'bilinear' ? [2] : this.mode === 'linear' ? [1] : [1, 2];
-    if (!want.includes(spatial)) {
-      throw new Error(`Upsample: mode '${this.mode}' takes a ${want.map((s) => s + 2).join('-D or ')}-D input [N, C, …], got shape ${fmtShape(x.shape)}`);
-    }
-    const perDim = <T>(v: T | readonly T[], what: string): T[] => {
-      const arr = Array.isArray(v) ? [...(v as readonly T[])] : Array<T>(spatial).fill(v as T);
-      if (arr.length !== spatial) throw new Error(`Upsample: ${what} ${JSON.stringify(v)} must have one entry per spatial dim (${spatial})`);
-      return arr;
-    };
-    const scales = this.scaleFactor === null ? null : perDim(this.scaleFactor, 'scaleFactor');
-    const sizes = this.size !== null
-      ? perDim(this.size, 'size')
-      : x.shape.slice(2).map((d, i) => Math.floor(d * (scales as number[])[i]));
-    let y = x;
-    for (let i = 0; i < spatial; i++) {
-      const dim = 2 + i, inSize = x.shape[dim], outSize = sizes[i];
-      const { i0, i1, w1 } = sourcePositions(this.mode, inSize, outSize, scales ? scales[i] : null, this.alignCorners ?? false);
-      const lo = y.indexSelect(dim, tensor(i0, { dtype: 'int32' }));
-      if (this.mode === 'nearest') { y = lo; continue; }
-      const hi = y.indexSelect(dim, tensor(i1, { dtype: 'int32' }));
-      const wShape = Array<number>(y.ndim).fill(1);
-      wShape[dim] = outSize;
-      const w = tensor(w1, { shape: wShape });
-      y = lo.add(hi.sub(lo).mul(w));
-    }
-    return y;
+    return interpolate(x, { size: this.size ?? undefined, scaleFactor: this.scaleFactor ?? undefined, mode: this.mode, alignCorners: this.alignCorners });
   }
   override extraRepr(): string {
     const sf = this.scaleFactor === null ? 'None' : typeof this.scaleFactor === 'number' ? pyFloat(this.scaleFactor) : pyVal(this.scaleFactor);

@@ -115,7 +115,7 @@ describe('layers without golden data', () => {
   it('bad arguments get errors naming the layer', () => {
     expect(() => new nn.Upsample()).toThrow(/exactly one of size and scaleFactor/);
     expect(() => new nn.Upsample({ scaleFactor: 2, mode: 'nearest', alignCorners: true })).toThrow(/alignCorners only has an effect/);
-    expect(() => new nn.Upsample({ scaleFactor: 2, mode: 'bilinear' }).forward(ones([1, 1, 4]))).toThrow(/mode 'bilinear' takes a 4-D input/);
+    expect(() => new nn.Upsample({ scaleFactor: 2, mode: 'bilinear' }).forward(ones([1, 1, 4]))).toThrow(/mode 'bilinear' expects a 4-D input/);
     expect(() => new nn.ZeroPad2d([1, 2, 3])).toThrow(/\[left, right, top, bottom\]/);
     expect(() => new nn.EmbeddingBag(5, 2, { mode: 'mean' }).forward(tensor([1, 2], { dtype: 'int32' }), tensor([0], { dtype: 'int32' }), ones([2])))
       .toThrow(/perSampleWeights is only supported for mode 'sum'/);
