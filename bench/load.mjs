@@ -20,47 +20,8 @@ const CHAIN_NODES = 100_000;
 
 /** Builds the ResNet-18 file (trace at batch 1, -O2) and returns its bytes. */
 export async function resnet18Bytes() {
-  const { jit, manualSeed, nn, noGrad, tensor } = await import('kiln');
-  class BasicBlock extends nn.Module {
-    constructor(cin, cout, stride) {
-      super();
-      this.conv1 = new nn.Conv2d(cin, cout, 3, { stride, padding: 1, bias: false });
-      this.bn1 = new nn.BatchNorm2d(cout);
-      this.relu = new nn.ReLU();
-      this.conv2 = new nn.Conv2d(cout, cout, 3, { padding: 1, bias: false });
-      this.bn2 = new nn.BatchNorm2d(cout);
-      if (stride !== 1 || cin !== cout) {
-        this.downsample = new nn.Sequential(new nn.Conv2d(cin, cout, 1, { stride, bias: false }), new nn.BatchNorm2d(cout));
-      }
-    }
-    forward(x) {
-      const h = this.relu.forward(this.bn1.forward(this.conv1.forward(x)));
-      const y = this.bn2.forward(this.conv2.forward(h));
-      const skip = this.downsample ? this.downsample.forward(x) : x;
-      return this.relu.forward(y.add(skip));
-    }
-  }
-  class ResNet18 extends nn.Module {
-    constructor() {
-      super();
-      this.conv1 = new nn.Conv2d(3, 64, 7, { stride: 2, padding: 3, bias: false });
-      this.bn1 = new nn.BatchNorm2d(64);
-      this.relu = new nn.ReLU();
-      this.maxpool = new nn.MaxPool2d(3, { stride: 2, padding: 1 });
-      const layer = (cin, cout, stride) => new nn.Sequential(new BasicBlock(cin, cout, stride), new BasicBlock(cout, cout, 1));
-      this.layer1 = layer(64, 64, 1);
-      this.layer2 = layer(64, 128, 2);
-      this.layer3 = layer(128, 256, 2);
-      this.layer4 = layer(256, 512, 2);
-      this.avgpool = new nn.AdaptiveAvgPool2d(1);
-      this.fc = new nn.Linear(512, 1000);
-    }
-    forward(x) {
-      let h = this.maxpool.forward(this.relu.forward(this.bn1.forward(this.conv1.forward(x))));
-      h = this.layer4.forward(this.layer3.forward(this.layer2.forward(this.layer1.forward(h))));
-      return this.fc.forward(this.avgpool.forward(h).flatten(1));
-    }
-  }
+  const { jit, manualSeed, noGrad, tensor } = await import('kiln');
+  const { ResNet18 } = await import('./realsize/models.mjs');
   manualSeed(0);
   const model = new ResNet18().eval();
   const x = tensor(seededValues(3 * 224 * 224, 7), { shape: [1, 3, 224, 224] });
