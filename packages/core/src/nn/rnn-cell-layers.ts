@@ -11,7 +11,8 @@ import { expand } from '../ops/shape.js';
 import { Module, Parameter } from './module.js';
 import { uniform_ } from './init.js';
 import { checkSize } from './linear.js';
-import { gruCell, lstmCell, rnnReluCell, rnnTanhCell, type CellOps } from './rnn-cells.js';
+import { gruCell, lstmCell, rnnReluCell, rnnTanhCell } from './rnn-cells.js';
+import { tensorOps } from './rnn.js';
 import { bindLayerArgs, type LayerSignature } from './layer-args.js';
 
 type Nonlinearity = 'tanh' | 'relu';
@@ -27,16 +28,6 @@ export interface RNNCellOptions { bias?: boolean; nonlinearity?: Nonlinearity }
 type CellArgs = [inputSize: number, hiddenSize: number, opts?: RNNCellOptions] | [opts: RNNCellOptions & { inputSize: number; hiddenSize: number }]
   | [inputSize: number, hiddenSize: number, bias: boolean, nonlinearity?: Nonlinearity];
 
-const tensorOps: CellOps<Tensor> = {
-  linear: (x, w, b) => linear(x, w, b),
-  add: (a, b) => a.add(b),
-  sub: (a, b) => a.sub(b),
-  mul: (a, b) => a.mul(b),
-  sigmoid: (a) => a.sigmoid(),
-  tanh: (a) => a.tanh(),
-  relu: (a) => a.relu(),
-  chunk: (x, n) => x.chunk(n, -1),
-};
 
 /** Shared logic of the cells (PyTorch's RNNCellBase). */
 abstract class RNNCellBase extends Module {

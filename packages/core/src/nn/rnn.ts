@@ -51,8 +51,8 @@ export interface RNNOptions {
   bidirectional?: boolean;
 }
 
-/** The cells' operations on eager tensors. */
-const tensorOps: CellOps<Tensor> = {
+/** The cells' operations on eager tensors (the layers here and the single-step cells use them). */
+export const tensorOps: CellOps<Tensor> = {
   linear: (x, w, b) => linear(x, w, b),
   add: (a, b) => a.add(b),
   sub: (a, b) => a.sub(b),
