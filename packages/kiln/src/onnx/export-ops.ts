@@ -123,8 +123,7 @@ function indexAdd(w: OnnxWriter, n: Node, ins: readonly string[]): string {
   return dim === 0 ? out : w.node1('Transpose', [out], { perm: inv });
 }
 
-function maxPool(w: OnnxWriter, n: Node, x: string, kernel: readonly number[], stride: readonly number[], padding: readonly number[] = [0, 0], dilation: readonly number[] = [1, 1], ceil = false): string {
-  void n;
+function maxPool(w: OnnxWriter, x: string, kernel: readonly number[], stride: readonly number[], padding: readonly number[] = [0, 0], dilation: readonly number[] = [1, 1], ceil = false): string {
   return w.node1('MaxPool', [x], { kernel_shape: kernel, strides: stride, pads: [padding[0], padding[1], padding[0], padding[1]], dilations: dilation, ceil_mode: ceil ? 1 : 0 });
 }
 
@@ -229,7 +228,7 @@ export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
   max_pool2d: (w, n, ins) => {
     const a = n.attrs as { kernel_size: number[]; stride: number[]; padding: number[]; dilation: number[]; ceil_mode: boolean };
     // The second result (argmax indices, Kiln's layout) is checked unused by the exporter.
-    return [maxPool(w, n, ins[0], a.kernel_size, a.stride, a.padding, a.dilation, a.ceil_mode), ''];
+    return [maxPool(w, ins[0], a.kernel_size, a.stride, a.padding, a.dilation, a.ceil_mode), ''];
   },
   avg_pool2d: (w, n, ins) => {
     const a = n.attrs as { kernel_size: number[]; stride: number[]; padding: number[]; ceil_mode: boolean; count_include_pad: boolean; divisor_override: number | null };
@@ -289,7 +288,7 @@ export const EXPORT_RULES: Readonly<Record<string, ExportRule>> = {
     const act = n.attrs.activation as string;
     if (act !== 'none') y = unary(w, act, y);
     const pool = n.attrs.pool as { kernel_size: number[]; stride: number[] } | null;
-    return [pool ? maxPool(w, n, y, pool.kernel_size, pool.stride) : y];
+    return [pool ? maxPool(w, y, pool.kernel_size, pool.stride) : y];
   },
 };
 
