@@ -18,7 +18,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   '@kiln/ir-spec': [],
   '@kiln/runtime': ['@kiln/ir-spec'],
   '@kiln/compiler': ['@kiln/ir-spec', '@kiln/runtime'],
-  '@kiln/core': ['@kiln/ir-spec', '@kiln/runtime'],
+  // core loads the compiler's WGSL generators only when eager WebGPU starts (initWebGpu).
+  '@kiln/core': ['@kiln/ir-spec', '@kiln/runtime', '@kiln/compiler'],
   kiln: ['@kiln/core', '@kiln/compiler', '@kiln/runtime', '@kiln/ir-spec'],
   // The CLI reads .tsgraph headers (ir-spec) and runs files on a chosen backend (runtime) directly.
   '@kiln/cli': ['kiln', '@kiln/ir-spec', '@kiln/runtime'],

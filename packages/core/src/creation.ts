@@ -4,17 +4,21 @@ import { allocate, convertArray, fmtShape, numel, type DType, type TypedArray } 
 import { Tensor } from './tensor.js';
 import { defaultGenerator, type Generator } from './random.js';
 import { dispatch, dispatch1 } from './dispatch.js';
+import { placeOf, uploadArray, type DeviceName } from './device.js';
 
 export interface TensorOptions {
   dtype?: DType;
   requiresGrad?: boolean;
+  /** Where the tensor lives (default: device(), 'cpu' unless set); 'webgpu' needs `await initWebGpu()`. */
+  device?: DeviceName;
 }
 export interface RandomOptions extends TensorOptions { generator?: Generator }
 
 type Nested = number | boolean | readonly Nested[];
 
 function make(data: TypedArray, shape: readonly number[], dtype: DType, opts: TensorOptions): Tensor {
-  const t = new Tensor({ data, version: 0 }, [...shape], dtype);
+  const storage = placeOf(opts.device) === 'webgpu' ? uploadArray(data, shape, dtype) : { data, version: 0 };
+  const t = new Tensor(storage, [...shape], dtype);
   if (opts.requiresGrad) t.requiresGrad_(true);
   return t;
 }
@@ -74,9 +78,9 @@ export function full(shape: readonly number[], value: number, opts: TensorOption
 }
 export const zeros = (shape: readonly number[], opts: TensorOptions = {}): Tensor => full(shape, 0, opts);
 export const ones = (shape: readonly number[], opts: TensorOptions = {}): Tensor => full(shape, 1, opts);
-export const zerosLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 0, { dtype: t.dtype, ...opts });
-export const onesLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 1, { dtype: t.dtype, ...opts });
-export const fullLike = (t: Tensor, value: number, opts: TensorOptions = {}): Tensor => full(t.shape, value, { dtype: t.dtype, ...opts });
+export const zerosLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 0, { dtype: t.dtype, device: t.device, ...opts });
+export const onesLike = (t: Tensor, opts: TensorOptions = {}): Tensor => full(t.shape, 1, { dtype: t.dtype, device: t.device, ...opts });
+export const fullLike = (t: Tensor, value: number, opts: TensorOptions = {}): Tensor => full(t.shape, value, { dtype: t.dtype, device: t.device, ...opts });
 
 /**
  * A random op through the dispatch (so jit.trace and jit.script record it as a graph op that
@@ -85,7 +89,9 @@ export const fullLike = (t: Tensor, value: number, opts: TensorOptions = {}): Te
 function sample(op: 'uniform' | 'normal', where: string, like: Tensor | null, shape: readonly number[] | undefined, opts: RandomOptions): Tensor {
   if (opts.dtype && opts.dtype !== 'float32') throw new Error(`${where}: random samples are float32, got dtype ${opts.dtype}; cast the result with .to('${opts.dtype}')`);
   // The dispatch's own result (not a copy): a tracer knows it as the op's output.
-  const t = dispatch1(op, [like], shape ? { shape: [...shape] } : {}, { generator: opts.generator ?? defaultGenerator });
+  const drawn = dispatch1(op, [like], shape ? { shape: [...shape] } : {}, { generator: opts.generator ?? defaultGenerator });
+  // Drawn on the CPU stream either way, so a seed gives the same numbers on every device.
+  const t = like || placeOf(opts.device) === 'cpu' ? drawn : drawn._toDevice('webgpu');
   if (opts.requiresGrad) t.requiresGrad_(true);
   return t;
 }
@@ -138,9 +144,9 @@ export function linspace(start: number, end: number, steps: number, opts: Tensor
 }
 
 export function eye(n: number, m = n, opts: TensorOptions = {}): Tensor {
-  const t = zeros([n, m], opts);
-  for (let i = 0; i < Math.min(n, m); i++) t.data[i * m + i] = 1;
-  return t;
+  const data = allocate(opts.dtype ?? 'float32', n * m);
+  for (let i = 0; i < Math.min(n, m); i++) data[i * m + i] = 1;
+  return make(data, [n, m], opts.dtype ?? 'float32', opts);
 }
 
 /**

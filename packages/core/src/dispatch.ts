@@ -8,6 +8,7 @@ import { Tensor } from './tensor.js';
 import { isGradEnabled } from './autograd/grad-mode.js';
 import { Node, type Edge } from './autograd/node.js';
 import { defaultGenerator } from './random.js';
+import { deviceOfOp, dispatchGpu } from './device.js';
 
 /** Observes every dispatched op (the tracer, profilers). */
 export interface DispatchObserver {
@@ -49,13 +50,22 @@ export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs
   const outTypes = def.infer(inTypes, a);
   // The kernel runs with the CPU device's primitives (WebAssembly SIMD products where available).
   const kctx: KernelContext = { ...ctx, prims: fastPrimitives(), ...(def.random ? { generator: ctx?.generator ?? defaultGenerator } : {}) };
-  const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a, kctx);
-  const outputs = raw.map((o) => {
-    // A kernel that returns an input's buffer made a view (reshape): share the storage so
-    // version counters and in-place updates see both.
-    const src = inputs.find((t) => t && t.cpu().data === o.data);
-    return src ? Tensor._view(src, o.shape) : Tensor._fromCpu(o);
-  });
+  let outputs: Tensor[];
+  if (deviceOfOp(name, inputs) === 'webgpu') {
+    // Recorded on the GPU: a view shares its input's storage, as on the CPU.
+    outputs = dispatchGpu(def, inputs, a as Record<string, unknown>, outTypes, kctx).map((s, i) => {
+      const shape = outTypes[i].shape as number[];
+      return 'view' in s ? Tensor._view(s.view, shape) : new Tensor(s, shape, outTypes[i].dtype);
+    });
+  } else {
+    const raw: CpuTensor[] = def.cpu(inputs.map((t) => t && t.cpu()), a, kctx);
+    outputs = raw.map((o) => {
+      // A kernel that returns an input's buffer made a view (reshape): share the storage so
+      // version counters and in-place updates see both.
+      const src = inputs.find((t) => t && t.cpu().data === o.data);
+      return src ? Tensor._view(src, o.shape) : Tensor._fromCpu(o);
+    });
+  }
   if (outputs.length !== outTypes.length) throw new Error(`op ${name}: kernel returned ${outputs.length} outputs, rule says ${outTypes.length}`);
 
   if (def.grad && isGradEnabled()) {

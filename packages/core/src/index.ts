@@ -1,6 +1,7 @@
 // @kiln/core: the eager library — Tensor, the dispatch, autograd, nn, optim.
 export { Tensor, type TensorOrScalar, type IndexItem } from './tensor.js';
 export { dispatch, dispatch1, withObserver, type DispatchObserver } from './dispatch.js';
+export { initWebGpu, destroyWebGpu, webGpuDevice, device, synchronize, memory, DeviceError, type DeviceName, type MemoryStats } from './device.js';
 export { getNumThreads, setNumThreads } from '@kiln/runtime';
 export * from './creation.js';
 export { Generator, manualSeed, randperm, defaultGenerator } from './random.js';

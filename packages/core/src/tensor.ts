@@ -15,8 +15,10 @@ import * as L from './ops/linalg.js';
 import * as Sort from './ops/sort.js';
 import { formatTensor } from './format.js';
 import { traceHooks } from './trace/hooks.js';
+import { checkDeviceName, DeviceError, readGpu, uploadArray, type DeviceName } from './device.js';
 
-export interface Storage { data: TypedArray; version: number }
+/** A tensor's elements and version counter; a 'webgpu' storage also has `gpu` (device.ts), and its `data` throws. */
+export interface Storage { readonly data: TypedArray; version: number }
 
 export type TensorOrScalar = Tensor | number;
 export type IndexItem = number | null | '...' | string | { start?: number | null; stop?: number | null; step?: number | null } | Tensor;
@@ -36,7 +38,7 @@ export class Tensor {
 
   /** @internal use tensor(), zeros(), ... */
   constructor(
-    /** @internal */ readonly _storage: Storage,
+    /** @internal (reassigned only by Module.to, which moves a parameter between devices) */ public _storage: Storage,
     readonly shape: readonly number[],
     readonly dtype: DType,
   ) {
@@ -58,7 +60,8 @@ export class Tensor {
     return new Tensor({ data, version: 0 }, [], dtype);
   }
 
-  get device(): 'cpu' { return 'cpu'; }
+  /** Where the elements live: 'cpu' or 'webgpu' (see to(), initWebGpu()). */
+  get device(): DeviceName { return 'gpu' in this._storage ? 'webgpu' : 'cpu'; }
   get ndim(): number { return this.shape.length; }
   /** The number of dims (torch's dim()); the same as `ndim`. */
   dim(): number { return this.shape.length; }
@@ -126,8 +129,16 @@ export class Tensor {
     runBackward([this], [seedFor(this, opts.gradient ?? null, 'backward()')], opts);
   }
 
+  /** @internal throws for a GPU tensor read synchronously. */
+  private _hostOnly(what: string): void {
+    if ('gpu' in this._storage) {
+      throw new DeviceError(`${what} on a 'webgpu' tensor would wait for the GPU, which JavaScript cannot do synchronously: use \`await t.${what === 'item()' ? 'itemAsync()' : 'toArrayAsync()'}\` (or \`await t.toAsync('cpu')\`)`);
+    }
+  }
+
   /** The single value of a one-element tensor. */
   item(): number {
+    this._hostOnly('item()');
     if (this.numel() !== 1) {
       throw new Error(`item(): a Tensor with ${this.numel()} elements (shape [${this.shape.join(',')}]) cannot be converted to a number; only one-element tensors can`);
     }
@@ -137,6 +148,7 @@ export class Tensor {
   /** `t > 0`, `+t`, template strings: a one-element tensor converts to its number, as in Python. */
   [Symbol.toPrimitive](hint: string): number | string {
     if (hint === 'string') return this.toString();
+    this._hostOnly('item()');
     if (this.numel() !== 1) {
       throw new Error(`a Tensor with ${this.numel()} elements (shape [${this.shape.join(',')}]) was used as a number (a comparison or arithmetic in JavaScript); only one-element tensors can — use tensor ops such as gt() or add() instead`);
     }
@@ -145,11 +157,13 @@ export class Tensor {
   }
   /** A flat copy of the elements (Float32Array for float32, Int32Array for int32, Uint8Array for bool). */
   toArray(): TypedArray {
+    this._hostOnly('toArray()');
     traceHooks.listener?.onValueRead('toArray()', this);
     return this._storage.data.slice(0, this.numel()) as TypedArray;
   }
   /** Nested JS arrays (numbers; booleans for bool tensors). */
   tolist(): unknown {
+    this._hostOnly('tolist()');
     traceHooks.listener?.onValueRead('tolist()', this);
     const d = this._storage.data, shape = this.shape, isBool = this.dtype === 'bool';
     const rec = (dim: number, off: number): unknown => {
@@ -161,6 +175,45 @@ export class Tensor {
   }
   toString(): string { return formatTensor(this); }
 
+  /**
+   * A flat copy of the elements on any device: for a 'webgpu' tensor it submits the recorded
+   * kernels and resolves when the GPU has produced the value (the only wait in a GPU program).
+   * @example const probs = await model.forward(x).softmax(1).toArrayAsync();
+   */
+  async toArrayAsync(): Promise<TypedArray> {
+    if (!('gpu' in this._storage)) return this.toArray();
+    traceHooks.listener?.onValueRead('toArrayAsync()', this);
+    return readGpu(this);
+  }
+  /** The single value of a one-element tensor on any device. @example const l = await loss.itemAsync(); */
+  async itemAsync(): Promise<number> {
+    if (this.numel() !== 1) return this.item();
+    return (await this.toArrayAsync())[0];
+  }
+
+  /**
+   * This tensor on `device` (the same tensor when it is there already). CPU → 'webgpu' records an
+   * upload (no wait; `await initWebGpu()` first); 'webgpu' → CPU must wait, so it is toAsync.
+   * A leaf that requires grad gives a leaf that requires grad (the move itself is not recorded).
+   */
+  _toDevice(device: DeviceName): Tensor {
+    if (device === this.device) return this;
+    if (device === 'cpu') throw new DeviceError("to('cpu') on a 'webgpu' tensor would wait for the GPU: use `await t.toAsync('cpu')`");
+    if (this.gradFn) throw new DeviceError("to('webgpu'): moving a tensor with autograd history between devices is not differentiable here; detach() it, or create it on 'webgpu' (factories take { device })");
+    const t = new Tensor(uploadArray(this._storage.data, this.shape, this.dtype), this.shape, this.dtype);
+    if (this.requiresGrad) t.requiresGrad_(true);
+    return t;
+  }
+  /** This tensor on `device` (any direction; from 'webgpu' it waits for the GPU). */
+  async toAsync(device: DeviceName): Promise<Tensor> {
+    checkDeviceName(device, 'toAsync()');
+    if (device === this.device || device === 'webgpu') return this._toDevice(device);
+    const data = await readGpu(this);
+    const t = new Tensor({ data, version: 0 }, this.shape, this.dtype);
+    if (this.requiresGrad && !this.gradFn) t.requiresGrad_(true);
+    return t;
+  }
+
   // ---- autograd-related -------------------------------------------------------------------
   /** A tensor sharing this one's data with no autograd history. */
   detach(): Tensor { return Tensor._view(this, this.shape); }
@@ -169,7 +222,10 @@ export class Tensor {
   clone(): Tensor { return E.clone(this); }
   /** Zeroes (drops) the accumulated gradient. */
   zeroGrad(): void { this.grad = null; }
-  to(dtype: DType): Tensor { return E.cast(this, dtype); }
+  /** A cast to `dtype`, or a move to a device ('cpu' | 'webgpu'; see _toDevice and toAsync). */
+  to(dtypeOrDevice: DType | DeviceName): Tensor {
+    return dtypeOrDevice === 'cpu' || dtypeOrDevice === 'webgpu' ? this._toDevice(dtypeOrDevice) : E.cast(this, dtypeOrDevice);
+  }
   float(): Tensor { return E.cast(this, 'float32'); }
   int(): Tensor { return E.cast(this, 'int32'); }
   bool(): Tensor { return E.cast(this, 'bool'); }
@@ -234,7 +290,11 @@ export class Tensor {
   clamp_(min?: number | null, max?: number | null): this { return E.inplace(this, (t) => E.clamp(t, min, max), 'clamp_'); }
   maskedFill_(mask: Tensor, value: number): this { return E.inplace(this, (t) => E.maskedFill(t, mask, value), 'maskedFill_'); }
   /** Copies `src` (broadcast) into this tensor. */
-  copy_(src: Tensor): this { return E.inplace(this, (t) => E.copyFrom(t, src), 'copy_'); }
+  copy_(src: Tensor): this {
+    // A host array copied into a GPU tensor is uploaded first (no gradient flows back to the CPU source).
+    const from = src.device === 'cpu' && this.device === 'webgpu' && src.ndim > 0 ? src.detach()._toDevice('webgpu') : src;
+    return E.inplace(this, (t) => E.copyFrom(t, from), 'copy_');
+  }
   fill_(value: number): this { return E.inplace(this, (t) => E.filledLike(t, value), 'fill_'); }
   zero_(): this { return this.fill_(0); }
 

@@ -16,7 +16,7 @@ import type { Device, DeviceTensor } from '../device.js';
 import { RuntimeError } from '../errors.js';
 import { requestAdapter } from './gpu.js';
 import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelRecord } from './kernel.js';
-import { BufferPool } from './pool.js';
+import { BufferPool, type PoolMemory } from './pool.js';
 import { GpuProfiler, type KernelTime } from './profiler.js';
 import { kernelStorageBuffers } from './bindings.js';
 import { PACKERS } from './packers.js';
@@ -72,6 +72,10 @@ export interface WebGpuStats {
    * the buffers of the previous run, as a static memory plan's slots would.
    */
   buffersCreated: number;
+  /** Host arrays copied in by upload() (each through a transient staging buffer, recorded, no submit). */
+  uploads: number;
+  /** Buffers mapped for reading (each read maps one staging buffer and waits for the GPU). */
+  maps: number;
   /** Packer dispatches (packers.ts): one per pinned constant and layout, plus one per dispatch of an unpinned packed input. */
   packs: number;
   /** Bytes of the packed forms the device keeps for pinned constants. */
@@ -86,6 +90,34 @@ export interface WebGpuDevice extends Device<GPUBuffer> {
   addKernels(records: readonly unknown[]): Promise<void>;
   /** Whether a pipeline for this key is cached. */
   hasKernel(key: string): boolean;
+  /**
+   * Compiles one kernel record now, synchronously (eager mode meets a new op signature in the
+   * middle of a step and cannot await). Its packed variant is dropped: eager tensors are never
+   * pinned, so the main kernel serves every call.
+   */
+  addKernelNow(record: KernelRecord): void;
+  /**
+   * Copies host data into `t` AFTER the kernels recorded so far, without submitting them: the
+   * data goes into a fresh mapped staging buffer now, and a recorded copy moves it (write()
+   * instead submits the pending kernels first and writes through the queue).
+   */
+  upload(t: DeviceTensor<GPUBuffer>, data: TypedArray): void;
+  /** Records a copy of `bytes` bytes from `src` to `dst` after the kernels recorded so far. */
+  copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void;
+  /**
+   * Records one dispatch of a hand-written kernel (an optimizer's fused step): compiled once per
+   * `kernel.key`; binding 0 is a uniform holding `params`, bindings 1.. are `buffers` in order;
+   * `items` work items, 64 per workgroup.
+   */
+  runKernel(kernel: { readonly key: string; readonly wgsl: string }, buffers: readonly GPUBuffer[], params: ArrayBuffer, items: number): void;
+  /** Submits the recorded commands and resolves when the GPU has finished them. */
+  synchronize(): Promise<void>;
+  /** The buffer pool's bytes: allocated (handed out), reserved (created, not destroyed), peak. */
+  memory(): PoolMemory;
+  /** Starts the pool's peak over from what is allocated now. */
+  resetPeakMemory(): void;
+  /** Destroys the pool's cached (unused) buffers; buffers in use are kept. */
+  emptyCache(): void;
   /**
    * GPU time per kernel since the device was created or the profile was reset (createWebGpuDevice
    * with `profile: true`; otherwise a BACKEND RuntimeError).
@@ -185,7 +217,7 @@ const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32
 
 class GpuDevice implements WebGpuDevice {
   readonly backend = 'webgpu' as const;
-  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, compileTimes: [], buffersCreated: 0, packs: 0, packedBytes: 0 };
+  readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, compileTimes: [], buffersCreated: 0, uploads: 0, maps: 0, packs: 0, packedBytes: 0 };
   private readonly pool: BufferPool;
   private readonly kernels = new Map<string, CachedKernel>();
   private readonly metas = new Map<string, GPUBuffer>();
@@ -199,6 +231,10 @@ class GpuDevice implements WebGpuDevice {
   private readonly indexChecks: { readonly buffer: GPUBuffer; readonly check: IndexCheck }[] = [];
   private readonly freeIndexBuffers: GPUBuffer[] = [];
   private encoder: GPUCommandEncoder | null = null;
+  /** Hand-written kernels (runKernel), by key. */
+  private readonly custom = new Map<string, GPUComputePipeline>();
+  /** Per-call uniforms of recorded runKernel dispatches, destroyed when the encoder is submitted. */
+  private readonly retired: GPUBuffer[] = [];
   private pass: GPUComputePassEncoder | null = null;
   private readonly maxPerDim: number;
   private readonly maxBinding: number;
@@ -259,6 +295,64 @@ class GpuDevice implements WebGpuDevice {
 
   hasKernel(key: string): boolean { return this.kernels.has(key); }
 
+  addKernelNow(record: KernelRecord): void {
+    if (this.kernels.has(record.key)) return;
+    const { packed: _packed, ...r } = record;
+    const pipeline = this.compileNow(r);
+    const fewRows = r.fewRows ? this.compileNow({ ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid }) : null;
+    this.kernels.set(r.key, { record: r, pipeline, fewRows, packed: null, checksIndices: checksIndices(r.wgsl) });
+  }
+
+  upload(t: DeviceTensor<GPUBuffer>, data: TypedArray): void {
+    const n = numel(t.shape);
+    if (data.length !== n) throw new Error(`upload: ${data.length} elements into a tensor of ${n}`);
+    if (n === 0) return;
+    const bytes = n * BYTES_PER_ELEMENT;
+    const staging = this.gpu.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    const words = t.dtype === 'bool' ? Uint32Array.from(data as Uint8Array) : data;
+    new Uint8Array(staging.getMappedRange()).set(new Uint8Array(words.buffer, words.byteOffset, bytes));
+    staging.unmap();
+    this.retired.push(staging);
+    this.stats.uploads++;
+    this.copy(staging, t.buffer, bytes);
+  }
+
+  copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void {
+    if (bytes <= 0) return;
+    this.endPass();
+    this.commands().copyBufferToBuffer(src, 0, dst, 0, bytes);
+  }
+
+  runKernel(kernel: { readonly key: string; readonly wgsl: string }, buffers: readonly GPUBuffer[], params: ArrayBuffer, items: number): void {
+    let pipeline = this.custom.get(kernel.key);
+    if (!pipeline) {
+      pipeline = this.compileNow({ key: kernel.key, name: kernel.key, wgsl: kernel.wgsl, grid: { tile: [], per: 64 } });
+      this.custom.set(kernel.key, pipeline);
+    }
+    if (items === 0) return;
+    // Parameters change every call (Adam's bias corrections): a fresh uniform, destroyed once submitted.
+    const uniform = this.gpu.createBuffer({ size: Math.max(16, Math.ceil(params.byteLength / 16) * 16), usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
+    new Uint8Array(uniform.getMappedRange()).set(new Uint8Array(params));
+    uniform.unmap();
+    this.retired.push(uniform);
+    const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform } }, ...buffers.map((b, i) => ({ binding: i + 1, resource: { buffer: b } }))];
+    const [x, y] = splitGrid(Math.ceil(items / 64), this.maxPerDim);
+    const pass = this.computePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+    pass.dispatchWorkgroups(x, y);
+    this.stats.dispatches++;
+  }
+
+  async synchronize(): Promise<void> {
+    this.flush();
+    await this.gpu.queue.onSubmittedWorkDone();
+  }
+
+  memory(): PoolMemory { return this.pool.memory(); }
+  resetPeakMemory(): void { this.pool.resetPeak(); }
+  emptyCache(): void { this.pool.trim(); }
+
   alloc(dtype: DType, shape: readonly number[]): DeviceTensor<GPUBuffer> {
     const bytes = numel(shape) * BYTES_PER_ELEMENT;
     if (bytes > this.maxBinding) {
@@ -289,6 +383,7 @@ class GpuDevice implements WebGpuDevice {
     this.commands().copyBufferToBuffer(t.buffer, 0, staging, 0, bytes);
     checks.forEach((c, k) => this.commands().copyBufferToBuffer(c.buffer, 0, staging, at + k * INDEX_ERROR_BYTES, INDEX_ERROR_BYTES));
     this.flush();
+    this.stats.maps++;
     await staging.mapAsync(GPUMapMode.READ);
     const mapped = staging.getMappedRange();
     const raw = mapped.slice(0, n * BYTES_PER_ELEMENT);
@@ -489,6 +584,7 @@ class GpuDevice implements WebGpuDevice {
     this.gpu.queue.submit([this.encoder.finish()]);
     afterSubmit?.();
     this.encoder = null;
+    for (const b of this.retired.splice(0)) b.destroy(); // freed by the driver once the submitted work is done
     this.stats.submits++;
   }
 }

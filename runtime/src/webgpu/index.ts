@@ -4,4 +4,5 @@ export { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelG
 export { findGpu, requestAdapter } from './gpu.js';
 export { DEFAULT_MAX_STORAGE_BUFFERS, kernelStorageBuffers, nodeBindingProblem, nodeStorageBuffers } from './bindings.js';
 export type { KernelTime } from './profiler.js';
+export { sizeClass, type PoolMemory } from './pool.js';
 export { INDEX_ERROR_DECL } from './index-errors.js';

@@ -13,18 +13,35 @@ export function sizeClass(bytes: number): number {
   return Math.ceil(b / step) * step;
 }
 
+/** What the pool holds, in bytes (torch.cuda.memory_allocated / memory_reserved / max_memory_allocated). */
+export interface PoolMemory {
+  /** Bytes of the buffers handed out and not yet given back. */
+  readonly allocated: number;
+  /** Bytes of every buffer the pool created and has not destroyed (handed out + cached). */
+  readonly reserved: number;
+  /** The highest `allocated` since the pool was created or the peak was reset. */
+  readonly peak: number;
+  /** Buffers created over the pool's life (a reuse does not count). */
+  readonly buffersCreated: number;
+}
+
 export class BufferPool {
   private readonly free = new Map<number, GPUBuffer[]>();
   /** Buffers created over the pool's life (a reuse does not count). */
   created = 0;
   /** Bytes held by all buffers the pool created and has not destroyed. */
   bytes = 0;
+  /** Bytes of the buffers handed out (not in the free lists). */
+  private inUse = 0;
+  private peak = 0;
 
   constructor(private readonly device: GPUDevice) {}
 
   /** A STORAGE | COPY_SRC | COPY_DST buffer of at least `bytes`. */
   take(bytes: number): GPUBuffer {
     const size = sizeClass(bytes);
+    this.inUse += size;
+    this.peak = Math.max(this.peak, this.inUse);
     const reuse = this.free.get(size)?.pop();
     if (reuse) return reuse;
     this.created++;
@@ -33,10 +50,18 @@ export class BufferPool {
   }
 
   give(buffer: GPUBuffer): void {
+    this.inUse -= buffer.size;
     const list = this.free.get(buffer.size);
     if (list) list.push(buffer);
     else this.free.set(buffer.size, [buffer]);
   }
+
+  memory(): PoolMemory {
+    return { allocated: this.inUse, reserved: this.bytes, peak: this.peak, buffersCreated: this.created };
+  }
+
+  /** Starts the peak over from what is allocated now. */
+  resetPeak(): void { this.peak = this.inUse; }
 
   /** Destroys the pooled (unused) buffers. */
   trim(): void {

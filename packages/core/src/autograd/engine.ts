@@ -190,7 +190,8 @@ export function seedFor(out: Tensor, g: Tensor | null, where: string): Tensor {
   if (out.numel() !== 1) {
     throw new Error(`${where}: grad can be implicitly created only for scalar outputs, but the output has shape [${out.shape.join(',')}]; pass a gradient of that shape (e.g. backward({ gradient: ones(shape) })) or reduce the output first (sum(), mean())`);
   }
-  return Tensor._scalar(1, out.dtype).reshape(out.shape);
+  const one = Tensor._scalar(1, out.dtype).reshape(out.shape);
+  return out.device === 'webgpu' ? one._toDevice('webgpu') : one;
 }
 
 /** Max-heap of nodes by creation order: the latest-recorded ready node runs first. */

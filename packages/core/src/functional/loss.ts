@@ -90,8 +90,8 @@ export function huberLoss(input: Tensor, target: Tensor, opts: { reduction?: Red
  */
 export function binaryCrossEntropy(input: Tensor, target: Tensor, opts: { weight?: Tensor | null; reduction?: Reduction } = {}): Tensor {
   checkSameShape('binaryCrossEntropy', input, target);
-  const x = input.data;
-  for (let i = 0; i < input.numel(); i++) {
+  const x = input.device === 'cpu' ? input.data : []; // not read back from a GPU
+  for (let i = 0; i < x.length && i < input.numel(); i++) {
     if (!(x[i] >= 0 && x[i] <= 1)) {
       throw new Error(`binaryCrossEntropy: all elements of input should be between 0 and 1, element ${i} is ${x[i]}; apply sigmoid first or use binaryCrossEntropyWithLogits`);
     }
@@ -169,8 +169,9 @@ function classLayout(op: string, input: Tensor, target: Tensor, weight: Tensor |
     checkFloat(op, 'weight', weight);
     if (weight.ndim !== 1 || weight.shape[0] !== C) throw new Error(`${op}: weight must have shape [${C}] (one per class), got ${fmtShape(weight.shape)}`);
   }
-  const t = target.data;
-  for (let i = 0; i < target.numel(); i++) {
+  // A GPU target is not read back (that would wait for the GPU): out-of-range classes there match no class.
+  const t = target.device === 'cpu' ? target.data : [];
+  for (let i = 0; i < t.length && i < target.numel(); i++) {
     if (t[i] !== ignoreIndex && (t[i] < 0 || t[i] >= C)) {
       throw new Error(`${op}: target ${t[i]} (element ${i}) is out of bounds for ${C} classes; valid targets are 0..${C - 1}${ignoreIndex < 0 || ignoreIndex >= C ? ` or the ignoreIndex ${ignoreIndex}` : ''}`);
     }
@@ -184,7 +185,7 @@ function classLayout(op: string, input: Tensor, target: Tensor, weight: Tensor |
  * target weights (0 for ignored targets) and the weighted sum used by 'mean'. */
 function pickTargets(op: string, logp: Tensor, target: Tensor, weight: Tensor | null, ignoreIndex: number) {
   const { classDim, C, classShape } = classLayout(op, logp, target, weight, ignoreIndex);
-  const onehot = E.eq(S.unsqueeze(target, classDim), S.reshape(arange(C), classShape));
+  const onehot = E.eq(S.unsqueeze(target, classDim), S.reshape(arange(C, undefined, 1, { device: target.device }), classShape));
   const picked = R.sum(E.where(onehot, logp, 0), classDim);
   const valid = E.ne(target, ignoreIndex);
   const w = weight

@@ -8,6 +8,7 @@
 
 import { fmtShape } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
+import { checkDeviceName, type DeviceName } from '../device.js';
 import { noGrad } from '../autograd/grad-mode.js';
 import { loadSafetensors } from '../safetensors.js';
 
@@ -215,6 +216,32 @@ export abstract class Module {
       }
     }
   }
+  /**
+   * Moves every parameter and buffer (and gradient) to `device`, in place: the Parameter objects
+   * stay the same, so build the optimizer after (or before: its state is made at the first step).
+   * From 'webgpu' back to 'cpu' waits for the GPU: use toAsync.
+   * @example await initWebGpu(); model.to('webgpu');
+   */
+  to(device: DeviceName): this {
+    checkDeviceName(device, 'Module.to');
+    for (const t of [...this.parameters(), ...this.buffers()]) {
+      if (t.device === device) continue;
+      t._storage = t._toDevice(device)._storage;
+      if (t.grad) t.grad = t.grad.detach()._toDevice(device);
+    }
+    return this;
+  }
+  /** Module.to for any direction; from 'webgpu' to 'cpu' it waits for the GPU. */
+  async toAsync(device: DeviceName): Promise<this> {
+    checkDeviceName(device, 'Module.toAsync');
+    for (const t of [...this.parameters(), ...this.buffers()]) {
+      if (t.device === device) continue;
+      t._storage = (await t.detach().toAsync(device))._storage;
+      if (t.grad) t.grad = await t.grad.detach().toAsync(device);
+    }
+    return this;
+  }
+
   /** Sets requiresGrad on every parameter (freezing / unfreezing); returns this. */
   requiresGrad_(on = true): this {
     for (const p of this.parameters()) p.requiresGrad_(on);

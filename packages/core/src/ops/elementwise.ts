@@ -6,6 +6,7 @@ import { Tensor, type TensorOrScalar } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
 import { isGradEnabled } from '../autograd/grad-mode.js';
 import { traceHooks } from '../trace/hooks.js';
+import { cloneGpu, copyGpu, DeviceError } from '../device.js';
 
 /** A JS number next to tensor `like` becomes a 0-d constant of PyTorch's promoted dtype. */
 export function toTensor(v: TensorOrScalar, like: Tensor): Tensor {
@@ -124,7 +125,11 @@ export function inplace<T extends Tensor>(t: T, f: (t: Tensor) => Tensor, name: 
   }
   const node = out.gradFn;
   if (node && recording) node.resaveInput(t, () => snapshot(t));
-  if (out._storage !== t._storage) t._storage.data.set(out.data);
+  if (out._storage !== t._storage) {
+    if (t.device !== out.device) throw new DeviceError(`${name}: the result is on '${out.device}' but the tensor being modified is on '${t.device}'; move the other operand with .to('${t.device}')`);
+    if (t.device === 'webgpu') copyGpu(out, t); // recorded after the kernel that made out
+    else t._storage.data.set(out.data);
+  }
   t._storage.version++;
   traceHooks.listener?.onInplace(t, out);
   if (recording) {
@@ -136,7 +141,7 @@ export function inplace<T extends Tensor>(t: T, f: (t: Tensor) => Tensor, name: 
 
 /** A copy of t's current value that keeps t's history (for rules that saved the old value). */
 function snapshot(t: Tensor): Tensor {
-  const s = new Tensor({ data: t.data.slice(), version: 0 }, t.shape, t.dtype);
+  const s = new Tensor(t.device === 'webgpu' ? cloneGpu(t) : { data: t.data.slice(), version: 0 }, t.shape, t.dtype);
   s._setGradFn(t.gradFn, t.outputIndex);
   return s;
 }

@@ -6,6 +6,8 @@
 import { fastPrimitives } from '@kiln/runtime';
 import type { Tensor } from '../tensor.js';
 import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
+import { adamStepGpu } from './gpu-steps.js';
+import { zeros } from '../creation.js';
 
 export interface AdamOptions {
   lr?: number;
@@ -35,6 +37,7 @@ const defaults = (weightDecay: number, opts: AdamOptions): Resolved =>
 /** The update shared by Adam and AdamW (as in PyTorch, neither subclasses the other). */
 abstract class AdamFamily extends Optimizer<Resolved, AdamState> {
   /** AdamW decays the weights directly instead of adding wd·p to the gradient. */
+  protected override readonly gpuSteps = true;
   protected abstract readonly decoupled: boolean;
 
   protected validate(g: ParamGroup<Resolved>): void {
@@ -51,6 +54,15 @@ abstract class AdamFamily extends Optimizer<Resolved, AdamState> {
     const sign = maximize ? -1 : 1;
     const l2 = this.decoupled ? 0 : wd;
     const shrink = this.decoupled ? 1 - lr * wd : 1;
+    for (const [p, g] of this.onGpu(group)) {
+      const z = () => zeros(p.shape, { device: 'webgpu' });
+      const st = this.stateOf(p, () => ({ step: 0, exp_avg: z(), exp_avg_sq: z(), max_exp_avg_sq: amsgrad ? z() : null }));
+      const step = ++st.step;
+      if (amsgrad && !st.max_exp_avg_sq) st.max_exp_avg_sq = z();
+      adamStepGpu(p, g, st.exp_avg, st.exp_avg_sq, amsgrad ? st.max_exp_avg_sq : null,
+        { shrink, sign, l2, beta1, beta2, stepSize: lr / (1 - beta1 ** step), bc2Sqrt: Math.sqrt(1 - beta2 ** step), eps });
+      bump(p, st.exp_avg, st.exp_avg_sq, st.max_exp_avg_sq);
+    }
     for (const [p, pd, gd] of this.withGrads(group)) {
       const st = this.stateOf(p, () => ({
         step: 0, exp_avg: newBuffer(p.shape), exp_avg_sq: newBuffer(p.shape), max_exp_avg_sq: amsgrad ? newBuffer(p.shape) : null,

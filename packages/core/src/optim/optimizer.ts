@@ -6,6 +6,7 @@
 
 import { fmtShape } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
+import { DeviceError } from '../device.js';
 import { enableGrad, noGrad } from '../autograd/grad-mode.js';
 
 /** State kept for one parameter: tensors such as `exp_avg`, and the `step` count. */
@@ -105,8 +106,23 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
    */
   protected *withGrads(group: ParamGroup<O>): Generator<[p: Tensor, pd: Float32Array, gd: Float32Array]> {
     for (const p of group.params) {
-      if (!p.grad) continue;
+      if (!p.grad || (this.gpuSteps && p.device === 'webgpu')) continue;
+      if (p.device === 'webgpu') throw new DeviceError(`${this.name}: this optimizer has no WebGPU step; SGD, Adam and AdamW do (or move the model to the CPU with await model.toAsync('cpu'))`);
       yield [p, f32(p, `${this.name}: a parameter`), gradData(this.name, p, p.grad)];
+    }
+  }
+
+  /** Set by optimizers that update 'webgpu' parameters themselves (through onGpu). */
+  protected readonly gpuSteps: boolean = false;
+
+  /** The 'webgpu' parameters of `group` that have a gradient (on the same device), with it. */
+  protected *onGpu(group: ParamGroup<O>): Generator<[p: Tensor, g: Tensor]> {
+    for (const p of group.params) {
+      if (!p.grad || p.device !== 'webgpu') continue;
+      if (p.grad.device !== 'webgpu' || p.grad.numel() !== p.numel() || p.grad.dtype !== 'float32') {
+        throw new DeviceError(`${this.name}: the gradient of a 'webgpu' parameter of shape ${fmtShape(p.shape)} is a ${p.grad.dtype} tensor of shape ${fmtShape(p.grad.shape)} on '${p.grad.device}'; it must be float32, of the parameter's size, on 'webgpu'`);
+      }
+      yield [p, p.grad];
     }
   }
 

@@ -5,6 +5,7 @@
 
 import type { Tensor } from '../tensor.js';
 import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
+import { sgdStepGpu } from './gpu-steps.js';
 
 export interface SGDOptions {
   /** Learning rate (required, as in PyTorch). */
@@ -28,6 +29,7 @@ type Resolved = Required<SGDOptions>;
  * @example const opt = new optim.SGD(model.parameters(), { lr: 0.1, momentum: 0.9, nesterov: true });
  */
 export class SGD extends Optimizer<Resolved, SGDState> {
+  protected override readonly gpuSteps = true;
   constructor(params: ParamsArg<Resolved>, opts: SGDOptions) {
     if (opts?.lr === undefined) throw new Error('SGD: the learning rate lr is required, e.g. new SGD(params, { lr: 0.01 })');
     super('SGD', params, { momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, maximize: false, ...opts });
@@ -46,6 +48,11 @@ export class SGD extends Optimizer<Resolved, SGDState> {
   protected updateGroup(group: ParamGroup<Resolved>): void {
     const { lr, momentum, dampening, weightDecay: wd, nesterov, maximize } = group;
     const sign = maximize ? -1 : 1;
+    for (const [p, g] of this.onGpu(group)) {
+      const st = this.stateOf(p, () => ({ momentum_buffer: null }));
+      st.momentum_buffer = sgdStepGpu(p, g, st.momentum_buffer, { lr, sign, wd, momentum, dampening, nesterov });
+      bump(p, st.momentum_buffer);
+    }
     for (const [p, pd, gd] of this.withGrads(group)) {
       const n = p.numel();
       const st = this.stateOf(p, () => ({ momentum_buffer: null }));

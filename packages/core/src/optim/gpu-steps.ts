@@ -1,0 +1,94 @@
+// The optimizers' fused steps on WebGPU: one hand-written WGSL kernel per parameter update,
+// recorded like any eager op (nothing waits). Invariant: each kernel is the same per-element
+// arithmetic as the CPU loop it replaces (sgd.ts, ir-spec's adamStep), in float32; the host
+// computes the per-step constants (bias corrections, 1 − β) once in double precision.
+
+import { numel } from '@kiln/ir-spec';
+import type { Tensor } from '../tensor.js';
+import { deviceTensor, webGpuDevice } from '../device.js';
+import { zeros } from '../creation.js';
+
+/** WGSL of a kernel over `n` elements: uniform `s` (fields), storage arrays, and the per-element body. */
+function kernel(fields: readonly string[], arrays: readonly [name: string, writable: boolean][], body: string): string {
+  const struct = `struct Params {\n${fields.map((f) => `  ${f}: f32,`).join('\n')}\n  n: u32,\n}`;
+  const decls = arrays.map(([name, w], i) => `@group(0) @binding(${i + 1}) var<storage, ${w ? 'read_write' : 'read'}> ${name}: array<f32>;`).join('\n');
+  return `${struct}
+@group(0) @binding(0) var<uniform> s: Params;
+${decls}
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let i = (wg.y * nw.x + wg.x) * 64u + li;
+  if (i >= s.n) { return; }
+${body}
+}
+`;
+}
+
+/** Float fields then n (u32) in one uniform block. */
+function params(values: readonly number[], n: number): ArrayBuffer {
+  const buf = new ArrayBuffer((values.length + 1) * 4);
+  new Float32Array(buf, 0, values.length).set(values);
+  new Uint32Array(buf, values.length * 4, 1)[0] = n;
+  return buf;
+}
+
+const buffer = (t: Tensor) => deviceTensor(t).buffer;
+
+const SGD_PLAIN = {
+  key: 'optim.sgd_step',
+  wgsl: kernel(['lr', 'sign', 'wd'], [['p', true], ['g', false]], '  p[i] = p[i] - s.lr * (s.sign * g[i] + s.wd * p[i]);'),
+};
+const SGD_MOMENTUM = {
+  key: 'optim.sgd_momentum_step',
+  wgsl: kernel(['lr', 'sign', 'wd', 'momentum', 'dampening', 'nesterov', 'first'], [['p', true], ['g', false], ['buf', true]], `  let gi = s.sign * g[i] + s.wd * p[i];
+  var b = gi;
+  if (s.first == 0.0) { b = s.momentum * buf[i] + (1.0 - s.dampening) * gi; }
+  buf[i] = b;
+  var d = b;
+  if (s.nesterov != 0.0) { d = gi + s.momentum * b; }
+  p[i] = p[i] - s.lr * d;`),
+};
+
+export interface SgdScalars { lr: number; sign: number; wd: number; momentum: number; dampening: number; nesterov: boolean }
+
+/** One SGD update of `p` (torch.optim.SGD); returns the momentum buffer (made at the first step). */
+export function sgdStepGpu(p: Tensor, g: Tensor, buf: Tensor | null, o: SgdScalars): Tensor | null {
+  const dev = webGpuDevice(), n = numel(p.shape);
+  if (o.momentum === 0) {
+    dev.runKernel(SGD_PLAIN, [buffer(p), buffer(g)], params([o.lr, o.sign, o.wd], n), n);
+    return null;
+  }
+  const first = buf === null;
+  const b = buf ?? zeros(p.shape, { device: 'webgpu' });
+  dev.runKernel(SGD_MOMENTUM, [buffer(p), buffer(g), buffer(b)],
+    params([o.lr, o.sign, o.wd, o.momentum, o.dampening, o.nesterov ? 1 : 0, first ? 1 : 0], n), n);
+  return b;
+}
+
+const ADAM_BODY = (amsgrad: boolean) => `  var pi = p[i] * s.shrink;
+  let gi = s.sign * g[i] + s.l2 * pi;
+  let mi = s.beta1 * m[i] + s.oneMinusBeta1 * gi;
+  let vi = s.beta2 * v[i] + s.oneMinusBeta2 * gi * gi;
+  m[i] = mi;
+  v[i] = vi;
+  var vh = vi;
+${amsgrad ? '  if (vmax[i] > vh) { vh = vmax[i]; } else { vmax[i] = vh; }\n' : ''}  p[i] = pi - (s.stepSize * mi) / (sqrt(vh) / s.bc2Sqrt + s.eps);`;
+const ADAM_FIELDS = ['shrink', 'sign', 'l2', 'beta1', 'oneMinusBeta1', 'beta2', 'oneMinusBeta2', 'stepSize', 'bc2Sqrt', 'eps'];
+const ADAM = {
+  key: 'optim.adam_step',
+  wgsl: kernel(ADAM_FIELDS, [['p', true], ['g', false], ['m', true], ['v', true]], ADAM_BODY(false)),
+};
+const ADAM_AMSGRAD = {
+  key: 'optim.adam_amsgrad_step',
+  wgsl: kernel(ADAM_FIELDS, [['p', true], ['g', false], ['m', true], ['v', true], ['vmax', true]], ADAM_BODY(true)),
+};
+
+export interface AdamScalars { shrink: number; sign: number; l2: number; beta1: number; beta2: number; stepSize: number; bc2Sqrt: number; eps: number }
+
+/** One Adam/AdamW update of `p`, `m`, `v` (and `vmax` under amsgrad), in one kernel. */
+export function adamStepGpu(p: Tensor, g: Tensor, m: Tensor, v: Tensor, vmax: Tensor | null, o: AdamScalars): void {
+  const n = numel(p.shape);
+  const values = [o.shrink, o.sign, o.l2, o.beta1, 1 - o.beta1, o.beta2, 1 - o.beta2, o.stepSize, o.bc2Sqrt, o.eps];
+  const buffers = [buffer(p), buffer(g), buffer(m), buffer(v), ...(vmax ? [buffer(vmax)] : [])];
+  webGpuDevice().runKernel(vmax ? ADAM_AMSGRAD : ADAM, buffers, params(values, n), n);
+}
