@@ -7,7 +7,7 @@
 // size class, so a steady loop stops creating buffers; every op of a kernel signature is
 // compiled once (pipelines cached by the runtime under the kernel key).
 
-import { isViewNode, numel, type DType, type KernelContext, type OpDef, type TensorType, type TypedArray } from '@kiln/ir-spec';
+import { allocate, isViewNode, numel, type DType, type KernelContext, type OpDef, type TensorType, type TypedArray } from '@kiln/ir-spec';
 import { createWebGpuDevice, kernelKey, type DeviceTensor, type KernelRecord, type PoolMemory, type WebGpuDevice, type WebGpuDeviceOptions } from '@kiln/runtime';
 import type { Storage, Tensor } from './tensor.js';
 
@@ -82,8 +82,11 @@ export function placeOf(opt: DeviceName | undefined): DeviceName {
   return opt ?? defaultDevice;
 }
 
-/** A storage over a GPU buffer, which goes back to the pool when the storage is collected. */
-export function gpuStorage(buffer: GPUBuffer): GpuStorage {
+/**
+ * A storage over a GPU buffer, which goes back to the pool when the storage is collected
+ * (unless `owned` is false: a buffer of the scalar cache, kept for the device's life).
+ */
+export function gpuStorage(buffer: GPUBuffer, owned = true): GpuStorage {
   const dev = webGpuDevice();
   const s: GpuStorage = {
     gpu: buffer,
@@ -92,7 +95,7 @@ export function gpuStorage(buffer: GPUBuffer): GpuStorage {
       throw new DeviceError("this tensor lives on 'webgpu': read it with `await t.toArrayAsync()` / `await t.itemAsync()`, or move it with `await t.toAsync('cpu')`");
     },
   };
-  released.register(s, { device: dev, buffer });
+  if (owned) released.register(s, { device: dev, buffer });
   return s;
 }
 
@@ -133,14 +136,33 @@ const MAX_SCALARS = 4096;
 const scalars = new Map<string, DeviceTensor<GPUBuffer>>();
 
 function scalarOnGpu(t: Tensor): { dt: DeviceTensor<GPUBuffer>; temp: boolean } {
-  const v = t.data[0];
+  return cachedScalar(t.data[0], t.dtype, t.data.subarray(0, 1) as TypedArray);
+}
+
+/**
+ * A 0-d 'webgpu' constant over the scalar cache (autograd rules' constants on the GPU). Never
+ * written in place: the buffer is shared by every use of the value.
+ */
+export function scalarTensorGpu(v: number, dtype: DType): Tensor {
+  const data = allocate(dtype, 1);
+  data[0] = dtype === 'bool' ? (v ? 1 : 0) : v;
+  const { dt } = cachedScalar(data[0], dtype, data, false);
+  return new TensorClass!(gpuStorage(dt.buffer, false), [], dtype);
+}
+
+let TensorClass: (new (s: Storage, shape: readonly number[], dtype: DType) => Tensor) | null = null;
+/** @internal tensor.ts hands its class over (device.ts cannot import it: tensor.ts imports this file). */
+export function registerTensorClass(c: new (s: Storage, shape: readonly number[], dtype: DType) => Tensor): void { TensorClass = c; }
+
+function cachedScalar(v: number, dtype: DType, data: TypedArray, allowTemp = true): { dt: DeviceTensor<GPUBuffer>; temp: boolean } {
+  const t = { dtype, data };
   const key = `${t.dtype}:${Object.is(v, -0) ? '-0' : String(v)}`;
   const hit = scalars.get(key);
   if (hit) return { dt: hit, temp: false };
   const dev = webGpuDevice();
   const dt = dev.alloc(t.dtype, []);
   dev.upload(dt, t.data.subarray(0, 1) as TypedArray);
-  if (scalars.size >= MAX_SCALARS) return { dt, temp: true };
+  if (scalars.size >= MAX_SCALARS && allowTemp) return { dt, temp: true };
   scalars.set(key, dt);
   return { dt, temp: false };
 }

@@ -15,7 +15,7 @@ import * as L from './ops/linalg.js';
 import * as Sort from './ops/sort.js';
 import { formatTensor } from './format.js';
 import { traceHooks } from './trace/hooks.js';
-import { checkDeviceName, DeviceError, readGpu, uploadArray, type DeviceName } from './device.js';
+import { checkDeviceName, DeviceError, registerTensorClass, readGpu, uploadArray, type DeviceName } from './device.js';
 
 /** A tensor's elements and version counter; a 'webgpu' storage also has `gpu` (device.ts), and its `data` throws. */
 export interface Storage { readonly data: TypedArray; version: number }
@@ -375,6 +375,8 @@ export class Tensor {
   outer(other: Tensor): Tensor { return L.outer(this, other); }
   diag(diagonal = 0): Tensor { return L.diag(this, diagonal); }
 }
+
+registerTensorClass(Tensor);
 
 /** True when grad recording applies to an op on these inputs (used by in-place checks). */
 export function recordsGrad(...ts: (Tensor | null | undefined)[]): boolean {

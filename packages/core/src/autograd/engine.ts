@@ -9,10 +9,13 @@ import { dispatch } from '../dispatch.js';
 import { enableGrad, noGrad } from './grad-mode.js';
 import type { Node } from './node.js';
 import { traceHooks } from '../trace/hooks.js';
+import { scalarTensorGpu, type DeviceName } from '../device.js';
 
+/** The device of the node whose rule runs: a rule's constants live there, so backward stays on the forward's device. */
+let ruleDevice: DeviceName = 'cpu';
 const caller: OpCaller<Tensor> = {
   call: (op, inputs, attrs) => dispatch(op, inputs, attrs),
-  scalar: (v, dtype) => Tensor._scalar(v, dtype),
+  scalar: (v, dtype) => (ruleDevice === 'webgpu' ? scalarTensorGpu(v, dtype) : Tensor._scalar(v, dtype)),
   typeOf: (t) => ({ dtype: t.dtype, shape: t.shape }),
 };
 const builder = new GradBuilder<Tensor>(caller);
@@ -122,14 +125,21 @@ export function key(t: Tensor): string {
 function applyRule(node: Node, grads: (Tensor | null)[]): (Tensor | null)[] {
   const { inputs, outputs } = node.unpack();
   const needs = node.edges.map((e) => e !== null);
-  const out = node.backwardFn ? node.backwardFn(grads, inputs) : node.def.grad!.rule(builder, {
-    attrs: node.attrs,
-    inputs, outputs,
-    inputTypes: node.inputTypes,
-    outputTypes: node.outputTypes,
-    gradOutputs: grads,
-    needsInputGrad: needs,
-  });
+  const outer = ruleDevice;
+  ruleDevice = grads.some((g) => g?.device === 'webgpu') ? 'webgpu' : 'cpu';
+  let out: readonly (Tensor | null)[];
+  try {
+    out = node.backwardFn ? node.backwardFn(grads, inputs) : node.def.grad!.rule(builder, {
+      attrs: node.attrs,
+      inputs, outputs,
+      inputTypes: node.inputTypes,
+      outputTypes: node.outputTypes,
+      gradOutputs: grads,
+      needsInputGrad: needs,
+    });
+  } finally {
+    ruleDevice = outer;
+  }
   return out.map((g, i) => {
     const t = node.inputTypes[i];
     if (!g || !needs[i] || !t) return null;
