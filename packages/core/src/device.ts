@@ -197,6 +197,10 @@ export function dispatchGpu(def: OpDef, inputs: readonly (Tensor | null)[], attr
     const stubs = inputs.map((t) => t && { data: new Float32Array(0), shape: t.shape, dtype: t.dtype });
     return def.cpu(stubs, attrs, kctx).map((o) => uploadArray(o.data, o.shape, o.dtype));
   }
+  const symbolic = outTypes.flatMap((t) => t.shape.filter((d) => typeof d === 'string'));
+  if (symbolic.length) {
+    throw new DeviceError(`op ${def.name} cannot run on 'webgpu': its output size (${symbolic.join(', ')}) depends on the data, which the GPU would have to be waited for; run it on the CPU (await t.toAsync('cpu'))`);
+  }
   const temps: DeviceTensor<GPUBuffer>[] = [];
   const dts = inputs.map((t) => {
     if (!t) return null;
@@ -205,13 +209,19 @@ export function dispatchGpu(def: OpDef, inputs: readonly (Tensor | null)[], attr
     if (temp) temps.push(dt);
     return dt;
   });
+  // The kernel key leaves out expand's target shape (kernel.ts), so a rank-changing expand would
+  // share a key with one of another output rank: pad the input with leading 1s (a view) instead.
+  const outRank = outTypes[0]?.shape.length ?? 0;
+  if (def.name === 'expand' && dts[0] && dts[0].shape.length < outRank) {
+    dts[0] = { ...dts[0], shape: [...new Array<number>(outRank - dts[0].shape.length).fill(1), ...dts[0].shape] };
+  }
   const view = isViewNode(def.name, attrs as never);
   if (!view) ensureKernel(def.name, dts, outTypes, attrs);
   let outs: DeviceTensor<GPUBuffer>[];
   try {
     outs = dev.dispatch(def.name, dts, attrs as never);
   } catch (e) {
-    throw new DeviceError(`op ${def.name} on 'webgpu': ${e instanceof Error ? e.message : String(e)}; run it on the CPU (move its inputs with await t.toAsync('cpu'))`, { cause: e });
+    throw new DeviceError(`op ${def.name} on 'webgpu': ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   // Commands run in order, so the pool may hand a temporary scalar to a later op at once.
   for (const dt of temps) dev.free(dt.buffer);

@@ -7,6 +7,8 @@ import type { Tensor } from './tensor.js';
 const EDGE = 3;
 
 export function formatTensor(t: Tensor): string {
+  // A GPU tensor's values would need a wait: print what is known without reading it.
+  if (t.device === 'webgpu') return `tensor(<on webgpu: await t.toArrayAsync()>, shape=[${t.shape.join(', ')}], dtype=${t.dtype}, device='webgpu')`;
   const d = t.data, shape = t.shape;
   const summarize = numel(shape) > 1000;
   const fmt = (v: number): string => {
