@@ -10,6 +10,14 @@ import { autograd, device, initWebGpu, mul, memory, type Tensor } from '@kiln/co
 import { readGolden, fromGolden, expectClose, type GoldenCase, type GoldenTensor, type Tol } from './parity/golden.js';
 import type { AdapterTable, AdapterResult } from './parity/adapter.js';
 import { GPU_GAPS } from './parity/webgpu-gaps.js';
+import { allOps, isViewOp } from '@kiln/ir-spec';
+import { KERNELS } from '@kiln/compiler';
+
+/** Registered ops with no WGSL generator, and how eager WebGPU runs them instead. */
+const NO_WGSL: Record<string, string> = {
+  normal: 'random: drawn on the CPU stream (the same numbers as a CPU tensor) and uploaded',
+  uniform: 'random: drawn on the CPU stream (the same numbers as a CPU tensor) and uploaded',
+};
 
 const FAMILIES = ['elementwise', 'activation', 'reductions', 'matmul', 'conv', 'pool', 'norm', 'loss', 'shape', 'indexing'];
 const tables: Record<string, AdapterTable> = {};
@@ -65,6 +73,10 @@ async function runOnGpu(table: AdapterTable, c: GoldenCase, tol: Tol): Promise<n
 }
 
 describe('eager WebGPU golden parity', () => {
+  it('lists every registered op without a WGSL generator (views need none)', () => {
+    expect(allOps().map((o) => o.name).filter((n) => !KERNELS[n] && !isViewOp(n)).sort()).toEqual(Object.keys(NO_WGSL).sort());
+  });
+
   beforeAll(async () => {
     await initWebGpu();
     device('webgpu'); // fromGolden's tensor() and every factory an adapter calls land on the GPU
