@@ -148,6 +148,33 @@ describe('eager WebGPU', () => {
     }
   });
 
+  it('Adam (amsgrad) and AdamW (fused WGSL steps) match the CPU update', async () => {
+    const run = async (dev: 'cpu' | 'webgpu', make: (ps: ReturnType<nn.Module['parameters']>) => { zeroGrad(): void; step(): void }) => {
+      manualSeed(4);
+      const m = new nn.Sequential(new nn.Linear(5, 7), new nn.ReLU(), new nn.Linear(7, 3)).to(dev);
+      const opt = make(m.parameters());
+      const x = randn([9, 5], { device: dev }), y = randn([9, 3], { device: dev });
+      const losses: number[] = [];
+      for (let s = 0; s < 3; s++) {
+        opt.zeroGrad();
+        const loss = F.mseLoss(m.forward(x), y);
+        loss.backward();
+        opt.step();
+        losses.push(await loss.itemAsync());
+      }
+      return { losses, w: await m.parameters()[2].toArrayAsync() };
+    };
+    const makers = [
+      (ps: ReturnType<nn.Module['parameters']>) => new optim.Adam(ps, { lr: 0.01, amsgrad: true, weightDecay: 0.1 }),
+      (ps: ReturnType<nn.Module['parameters']>) => new optim.AdamW(ps, { lr: 0.01 }),
+    ];
+    for (const make of makers) {
+      const c = await run('cpu', make), g = await run('webgpu', make);
+      close(g.losses, c.losses, 1e-5);
+      close(g.w, c.w, 1e-5);
+    }
+  });
+
   it('trains the digits CNN with Adam to the CPU losses (1e-4 per step), ≤ 1 submit per step, no new buffer after step 2', async () => {
     const data = loadDigits();
     const B = 32, STEPS = 4;
