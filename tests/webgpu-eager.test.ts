@@ -53,6 +53,22 @@ describe('eager WebGPU', () => {
     close(await w.toArrayAsync(), c.toArray(), 0);
   });
 
+  it('builds modules on the default device with the CPU init (same seed, same outputs)', async () => {
+    const build = () => new nn.Sequential(new nn.Conv2d(1, 4, 3), new nn.BatchNorm2d(4), new nn.ReLU(), new nn.Flatten(), new nn.Linear(4 * 6 * 6, 2));
+    manualSeed(5);
+    const c = build(), xc = randn([2, 1, 8, 8]);
+    device('webgpu');
+    let y: Tensor;
+    try {
+      manualSeed(5);
+      const g = build(), xg = randn([2, 1, 8, 8]);
+      expect([...g.parameters(), ...g.buffers()].every((p) => p.device === 'webgpu')).toBe(true);
+      y = g.forward(xg);
+      expect(String(y)).toBe("tensor(<on webgpu: await t.toArrayAsync()>, shape=[2, 2], dtype=float32, device='webgpu')");
+    } finally { device('cpu'); }
+    close(await y.toArrayAsync(), c.forward(xc).toArray(), 1e-5);
+  });
+
   it('reads only asynchronously, and a sync read says which async form to use', async () => {
     const g = tensor([1.5, -2]).to('webgpu');
     expect(() => g.toArray()).toThrow(/await t\.toArrayAsync\(\)/);
