@@ -45,7 +45,7 @@ function nodeBuiltinShims() {
     setup(b) {
       b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) => (names.has(args.path) ? { path: args.path.replace(/^node:/, ''), namespace: 'node-shim' } : undefined));
       b.onLoad({ filter: /.*/, namespace: 'node-shim' }, async (args) => {
-        const real = await import(`node:${args.path}`);
+        const real = await import(/* @vite-ignore */ `node:${args.path}`);
         const keys = Object.keys(real).filter((k) => k !== 'default' && /^[A-Za-z_$][\w$]*$/.test(k));
         const contents = `const missing = (name) => () => { throw new Error(\`\${name} is Node's (node:${args.path}); the playground page cannot call it\`); };\n` +
           keys.map((k) => `export const ${k} = missing('${k}');`).join('\n') + `\nexport default { ${keys.join(', ')} };\n`;
