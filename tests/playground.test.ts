@@ -15,7 +15,7 @@ import type { Server } from 'node:http';
 import { load } from '@kiln/runtime';
 import { buildPlayground } from '../examples/playground/build.mjs';
 import { servePlayground } from '../examples/playground/serve.mjs';
-import { compileSource } from '../examples/playground/src/compile.js';
+import { ALL_PASSES, compileSource } from '../examples/playground/src/compile.js';
 import { Browser, type Page } from './browser/cdp.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -94,6 +94,27 @@ describe('playground page', () => {
     await page.evaluate("document.querySelector('[data-tab=run]').click()");
     writeFileSync(join(SHOTS, 'playground.png'), await page.screenshot());
   }, 240_000);
+
+  it('falls back to the CPU with the reason shown, and runs only the passes left on', async () => {
+    const page = await openPlayground();
+    // A browser without WebGPU: the page must say so and run on the CPU.
+    await page.evaluate("void Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined, configurable: true })");
+    const name = 'transformer-block.ts';
+    await page.evaluate(`(() => { const s = document.getElementById('example'); s.value = String(playground.examples.findIndex((e) => e.file === '${name}')); s.dispatchEvent(new Event('change')); })()`);
+    await page.evaluate("document.querySelector('input[data-pass=\"fuse-elementwise\"]').click()");
+    const got = await page.evaluate<PageResult>('playground.compileAndRun().then(() => playground.result())');
+    expect(got.ok).toBe(true);
+    expect(got.backend).toBe('cpu');
+    expect(got.fallback).toMatch(/no WebGPU/);
+    expect(await page.evaluate<string>("document.getElementById('fallback').textContent")).toMatch(/CPU fallback: this browser has no WebGPU/);
+    expect(got.stages.map((s) => s.name)).not.toContain('fuse-elementwise');
+    expect(got.stages.map((s) => s.name)).toContain('plan-memory');
+    const node = compileSource(readFileSync(join(PLAYGROUND, 'models', name), 'utf8'), { passes: ALL_PASSES.filter((p) => p !== 'fuse-elementwise') });
+    if (!node.ok) throw new Error(JSON.stringify(node.diagnostics));
+    const [want] = await (await load(node.bytes, { backend: 'cpu' })).run(node.examples);
+    expect(got.outputs[0].shape).toEqual(want.shape);
+    got.outputs[0].data.forEach((v, j) => expect(Math.abs(v - want.data[j])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(want.data[j]))));
+  }, 120_000);
 
   it('shows a syntax error in the editor at its line and column, as the CLI reports it', async () => {
     const page = await openPlayground();
