@@ -4,7 +4,8 @@
 // must equal what Node's runtime computes for the same source, seed and inputs; a syntax error
 // must appear in the editor at its line and column; a digit drawn with mouse events must get
 // Node's prediction for the same 8×8 image. Screenshots of both pages are saved to
-// examples/playground/screenshots/ (KILN_UPDATE_GOLDEN=1 rewrites the committed ones).
+// examples/playground/screenshots/ when updating golden files (npm run test:update -- tests/playground.test.ts),
+// else to a temporary folder: screenshots are pictures to look at, not compared.
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,10 +18,11 @@ import { buildPlayground } from '../examples/playground/build.mjs';
 import { servePlayground } from '../examples/playground/serve.mjs';
 import { ALL_PASSES, compileSource } from '../examples/playground/src/compile.js';
 import { Browser, type Page } from './browser/cdp.js';
+import { updatingGolden } from './helpers/golden.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PLAYGROUND = join(ROOT, 'examples/playground');
-const SHOTS = process.env.KILN_UPDATE_GOLDEN ? join(PLAYGROUND, 'screenshots') : mkdtempSync(join(tmpdir(), 'kiln-shots-'));
+const SHOTS = updatingGolden() ? join(PLAYGROUND, 'screenshots') : mkdtempSync(join(tmpdir(), 'kiln-shots-'));
 
 interface PageOutput { name: string; shape: number[]; dtype: string; data: number[] }
 interface PageResult { ok: boolean; diagnostics: { line: number; col: number; message: string }[]; stages: { name: string; changed: boolean }[];
