@@ -17,6 +17,7 @@ import { load } from '@kiln/runtime';
 import { buildPlayground } from '../examples/playground/build.mjs';
 import { servePlayground } from '../examples/playground/serve.mjs';
 import { ALL_PASSES, compileSource } from '../examples/playground/src/compile.js';
+import { diffLines } from '../examples/playground/src/diff.js';
 import { Browser, type Page } from './browser/cdp.js';
 import { updatingGolden } from './helpers/golden.js';
 
@@ -141,6 +142,31 @@ describe('playground page', () => {
     expect(got.diagnostics[0]).toMatchObject({ line: 5, col: 5 });
     expect(got.diagnostics[0].message).toMatch(/'try' statements are not supported/);
   }, 120_000);
+});
+
+describe('the playground compiler, in Node', () => {
+  it('traces as it scripts: the same outputs from jit.trace and jit.script of the transformer block', async () => {
+    const source = readFileSync(join(PLAYGROUND, 'models', 'transformer-block.ts'), 'utf8');
+    const runs = [];
+    for (const mode of ['script', 'trace'] as const) {
+      const r = compileSource(source, { mode });
+      if (!r.ok) throw new Error(JSON.stringify(r.diagnostics));
+      runs.push(Array.from((await (await load(r.bytes, { backend: 'cpu' })).run(r.examples))[0].data as Float32Array));
+    }
+    runs[1].forEach((v, i) => expect(Math.abs(v - runs[0][i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(runs[0][i]))));
+  }, 60_000);
+
+  it('reports a missing input type and a foreign import at their lines', () => {
+    const noInputs = compileSource("import { nn } from 'kiln';\nclass A extends nn.Module { forward(x) { return x; } }\nexport default new A();\n");
+    expect(noInputs).toMatchObject({ ok: false, stage: 'inputs' });
+    const foreign = compileSource("import { nn } from 'kiln';\nimport { x } from 'lodash';\nexport default x;\n");
+    expect(foreign).toMatchObject({ ok: false, stage: 'import', diagnostics: [{ line: 2 }] });
+  });
+
+  it('diffs two IR listings line by line', () => {
+    expect(diffLines(['a', 'b', 'c'], ['a', 'x', 'c'])).toEqual([
+      { kind: 'same', text: 'a' }, { kind: 'del', text: 'b' }, { kind: 'add', text: 'x' }, { kind: 'same', text: 'c' }]);
+  });
 });
 
 describe('digits page', () => {
