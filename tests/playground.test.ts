@@ -8,7 +8,7 @@
 // else to a temporary folder: screenshots are pictures to look at, not compared.
 
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +46,7 @@ afterAll(async () => {
   await browser?.close();
   await new Promise((r) => (server ? server.close(r) : r(undefined)));
   rmSync(dir, { recursive: true, force: true });
+  if (!updatingGolden()) rmSync(SHOTS, { recursive: true, force: true });
 });
 
 async function openPlayground(): Promise<Page> {
@@ -96,6 +97,17 @@ describe('playground page', () => {
     expect(await page.evaluate<string>("document.getElementById('graph').srcdoc")).toMatch(/<svg/);
     await page.evaluate("document.querySelector('[data-tab=run]').click()");
     writeFileSync(join(SHOTS, 'playground.png'), await page.screenshot());
+    // Download .tsgraph saves the very file Node compiled from the same source.
+    const downloads = mkdtempSync(join(tmpdir(), 'kiln-downloads-'));
+    try {
+      await browser.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+      await page.evaluate("document.getElementById('download').click()");
+      const file = join(downloads, 'AdaptiveResNet.tsgraph');
+      for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(new Uint8Array(readFileSync(file))).toEqual(node.bytes);
+    } finally {
+      rmSync(downloads, { recursive: true, force: true });
+    }
   }, 240_000);
 
   it('falls back to the CPU with the reason shown, and runs only the passes left on', async () => {
