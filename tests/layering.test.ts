@@ -188,6 +188,12 @@ describe('layering (DESIGN.md)', () => {
     // declares (installed only for `npm run bench:peers`); examples show users' code (which runs
     // saved files with the runtime alone).
     const EXAMPLE_PACKAGES = new Set(['kiln', '@kiln/runtime']);
+    // The playground is an app, not user code: it compiles in the page, so it may import what its
+    // own package.json declares (the compiler, ts-morph, CodeMirror), and the example model files
+    // its build inlines ('playground:examples').
+    const playgroundDir = join('examples', 'playground') + sep;
+    const playgroundPkg = readJson<PackageJson>(join(ROOT, 'examples', 'playground', 'package.json'));
+    const PLAYGROUND_PACKAGES = new Set([...EXAMPLE_PACKAGES, ...Object.keys(playgroundPkg.dependencies ?? {}), ...Object.keys(playgroundPkg.devDependencies ?? {}), 'playground:examples']);
     const benchPkg = join(ROOT, 'bench', 'package.json');
     const peers = new Set(existsSync(benchPkg) ? Object.keys((JSON.parse(readFileSync(benchPkg, 'utf8')) as { dependencies?: object }).dependencies ?? {}) : []);
     const benchAllows = (spec: string) => workspaceNames.has(packageOf(spec)) || peers.has(packageOf(spec));
@@ -202,6 +208,8 @@ describe('layering (DESIGN.md)', () => {
           if (!inside) bad.push(`${where(site)}: reaches outside examples/ and bench/; import the package by name instead`);
         } else if (isBuiltin(site.spec)) {
           continue;
+        } else if (dir === 'examples' && site.file.startsWith(playgroundDir)) {
+          if (!PLAYGROUND_PACKAGES.has(site.spec) && !PLAYGROUND_PACKAGES.has(packageOf(site.spec))) bad.push(`${where(site)}: the playground imports what examples/playground/package.json declares only`);
         } else if (dir === 'examples' ? !EXAMPLE_PACKAGES.has(site.spec) : !benchAllows(site.spec)) {
           bad.push(`${where(site)}: ${dir === 'examples' ? "examples import the public packages 'kiln' and '@kiln/runtime' only" : 'benchmarks import workspace packages and the peers of bench/package.json only'}`);
         }

@@ -28,7 +28,8 @@ export async function bundleRuntime(): Promise<string> {
   return r.outputFiles[0].text;
 }
 
-const CHROMIUM_FLAGS = [
+/** How the browser tests start Chromium: headless, WebGPU on SwiftShader, no network services. */
+export const CHROMIUM_FLAGS = [
   '--headless', '--no-sandbox', '--disable-gpu-sandbox', '--disable-background-networking', '--disable-component-update',
   '--disable-sync', '--no-first-run', '--no-default-browser-check', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader',
 ];

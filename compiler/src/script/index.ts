@@ -16,6 +16,7 @@ import { describe, type SValue } from './values.js';
 export { ScriptError, codeFrame } from './errors.js';
 export type { CallResult, MethodMark, MethodOwner, ModuleRead, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
 export { hostFunctionName } from './host-calls.js';
+export { provideSource } from './source.js';
 
 /** The kind of one argument of the compiled method. */
 export type ScriptInput =

@@ -51,9 +51,12 @@ let project: Project | undefined;
 let counter = 0;
 const files = new Map<string, SourceInfo>();
 
+/** Whether a file system exists (Node); a browser page (the playground) parses in memory only. */
+const HAS_FILE_SYSTEM = typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === 'string';
+
 function getProject(): Project {
   project ??= new Project({
-    useInMemoryFileSystem: false,
+    useInMemoryFileSystem: !HAS_FILE_SYSTEM,
     skipAddingFilesFromTsConfig: true,
     skipFileDependencyResolution: true,
     compilerOptions: { strict: true, target: 99, noLib: false, allowJs: true, experimentalDecorators: false },
@@ -69,6 +72,16 @@ export function sourceAtPath(path: string): SourceInfo {
   const info = new SourceInfo(sf, path, 0, true);
   files.set(path, info);
   return info;
+}
+
+/**
+ * Makes `text` the source of `path`, as if the file held it (replacing what was read before):
+ * a page with an editor and no file system passes `{ sourceFile: path }` to jit.script after this.
+ * @example provideSource('/playground/model.ts', editor.text); jit.script(model, { sourceFile: '/playground/model.ts', inputs })
+ */
+export function provideSource(path: string, text: string): void {
+  const sf = getProject().createSourceFile(path, text, { overwrite: true });
+  files.set(path, new SourceInfo(sf, path, 0, true));
 }
 
 /** The SourceInfo that `node` belongs to (a helper from another file), else `fallback`. */

@@ -1,6 +1,6 @@
 // `kiln viz <file.tsgraph | model.ts>`: the graph as Graphviz DOT (default) or one self-contained
 // HTML page; a model file is compiled in memory first (compile.ts). Invariant: both renderers
-// draw the same model (viz-model.ts): one box per graph node.
+// draw the same model (@kiln/ir-spec's viz/model.ts): one box per graph node.
 
 import { writeFileSync } from 'node:fs';
 import { flagBool, flagString, type FlagSpec, type Parsed } from '../args.js';
@@ -8,9 +8,7 @@ import { UsageError } from '../errors.js';
 import { Progress } from '../progress.js';
 import { COMPILE_FLAGS, compileModelFile } from './compile.js';
 import { readGraphFile } from '../read-graph.js';
-import { toDot } from '../viz-dot.js';
-import { toHtml } from '../viz-html.js';
-import { countOps, vizModel } from '../viz-model.js';
+import { countOps, toDot, toHtml, vizModel } from '@kiln/ir-spec';
 
 export const VIZ_FLAGS: Record<string, FlagSpec> = {
   // A model file is compiled first, with compile's flags.

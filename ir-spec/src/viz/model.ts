@@ -4,7 +4,7 @@
 // (regions included), so `countOps` equals the graph's node count; graph inputs, outputs, region
 // arguments and yields are extra nodes of their own kinds.
 
-import { nameValues, typeToString, type Block, type Graph, type Value } from '@kiln/ir-spec';
+import { nameValues, typeToString, type Block, type Graph, type Value } from '../ir/index.js';
 
 export type VizKind = 'op' | 'input' | 'param' | 'output' | 'arg' | 'yield';
 

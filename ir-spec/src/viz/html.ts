@@ -3,7 +3,7 @@
 // depth, regions as nested dashed boxes inside their if/loop node, fused kernels outlined. Invariant: every op node of the model is
 // one `<g class="node op">` element, and the header's data-nodes count is countOps(model).
 
-import { countOps, type VizBlock, type VizNode } from './viz-model.js';
+import { countOps, type VizBlock, type VizNode } from './model.js';
 
 const NODE_W = 170, LINE_H = 14, PAD = 12, GAP_X = 24, GAP_Y = 34, HEADER = 22;
 

@@ -1,7 +1,7 @@
 // Graphviz DOT for a VizBlock tree. Invariant: deterministic text (ids from the model), regions
 // as `subgraph cluster_*`, fused kernels outlined (bold, double border), every label escaped.
 
-import type { VizBlock, VizNode } from './viz-model.js';
+import type { VizBlock, VizNode } from './model.js';
 
 const esc = (s: string) => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
 

@@ -1,0 +1,5 @@
+// The example model files (models/*.ts), inlined as text by build.mjs.
+declare module 'playground:examples' {
+  const examples: readonly { readonly name: string; readonly file: string; readonly source: string }[];
+  export default examples;
+}
