@@ -68,9 +68,12 @@ export function kernelKey(op: string, inputs: readonly ({ dtype: DType; rank: nu
   const ins = inputs.map((t) => (t ? `${DTYPE_CODE[t.dtype]}r${t.rank}` : '-')).join(',');
   // A `shape` attr (expand, slice_backward) is the output's dims, which kernels read from the
   // dims block: leaving it out keeps the key the same when it holds symbols (['N', 4]) in the
-  // graph and numbers at run time.
-  const { shape: _dims, ...rest } = attrs;
-  return `${op}(${ins})${canonical(rest)}`;
+  // graph and numbers at run time. Their count is the output's rank, which the kernel is written
+  // for, so it is kept where it differs from the first input's (`->r3`); rank-keeping keys are
+  // unchanged from files written before.
+  const { shape: dims, ...rest } = attrs;
+  const outRank = Array.isArray(dims) && dims.length !== (inputs[0]?.rank ?? dims.length) ? `->r${dims.length}` : '';
+  return `${op}(${ins})${outRank}${canonical(rest)}`;
 }
 
 /** Whether a header entry is a kernel record this runtime can use. */
