@@ -81,6 +81,14 @@ export interface ModelOptions {
   /** A generator to draw from instead (kiln's jit passes its default generator, so compiled
    * modules reproduce eager's numbers after manualSeed). */
   readonly generator?: RandomSource;
+  /**
+   * runSync on a device that uses host arrays in place (the CPU) reads the input arrays as they
+   * are and returns each result computed into a fresh buffer as it is: no copy in or out. The
+   * caller must not change an input's array during the run (a synchronous run leaves no chance),
+   * and owns the outputs' arrays afterwards. Results then take no arena slot. Default false
+   * (kiln's jit.compile sets it).
+   */
+  readonly shareArrays?: boolean;
 }
 
 export const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30, maxLiveBytes: 2 ** 31, maxRunMs: Infinity };
@@ -134,6 +142,8 @@ export class Model {
   /** Where planned intermediates live run after run (the device's, when it has one and the graph a memory plan). */
   private readonly arena: Arena | undefined;
   private arenaBusy = false;
+  /** ModelOptions.shareArrays, on a device that can use host arrays in place. */
+  private readonly shareArrays: boolean;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -147,6 +157,7 @@ export class Model {
       if (typeof v !== 'number' || !(v >= 0)) throw new RuntimeError('GRAPH', `option ${k} must be a non-negative number (or Infinity), got ${String(v)}`);
     }
     this.hostFunctions = opts.hostFunctions ?? {};
+    this.shareArrays = !!opts.shareArrays && !!device.adopt;
     this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
@@ -292,7 +303,7 @@ export class Model {
    * ```
    */
   runSync(inputs: readonly InputValue[]): Output[] {
-    const gen = this.exec(inputs, !!this.device.adopt);
+    const gen = this.exec(inputs, this.shareArrays);
     try {
       let r = gen.next();
       while (!r.done) {
@@ -336,11 +347,10 @@ export class Model {
   }
 
   /**
-   * `borrow` (runSync on a device that adopts host arrays, the CPU): the inputs' arrays are used
-   * as they are (kernels never write their inputs, and nothing can change them during a
-   * synchronous run), and each output computed into a fresh buffer is handed over as it is,
-   * not copied (graph outputs then take no arena slot). A run() may be awaited while its caller
-   * changes an input, so it copies inputs and outputs.
+   * `borrow` (runSync with ModelOptions.shareArrays): the inputs' arrays are used as they are
+   * (kernels never write their inputs), and each output computed into a fresh buffer is handed
+   * over as it is, not copied (graph outputs then take no arena slot). A run() may be awaited
+   * while its caller changes an input, so it copies inputs and outputs.
    */
   private *exec(inputs: readonly InputValue[], borrow = false): Exec<Output[]> {
     const t0 = performance.now();
