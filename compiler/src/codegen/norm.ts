@@ -52,11 +52,13 @@ export const batchNormBackwardKernel: KernelGen = (sig, d) => {
   const x = sig.inputs[1]!;
   const eps = typeof sig.attrs.eps === 'number' ? sig.attrs.eps : 1e-5;
   const inner = product(Array.from({ length: Math.max(x.rank - 2, 0) }, (_, k) => d.inDim(1, k + 2)));
+  // With relu_output (input 5): relu's gradient first, g where relu_output > 0.
+  const grad = sig.inputs[5] ? 'select(0.0, in0[i], in5[i] > 0.0)' : 'in0[i]';
   const lines = [
     `let C = ${d.inDim(1, 1)}; let inner = ${inner}; let count = ${d.inDim(1, 0)} * inner;`,
     'let c = wg; let m = in2[c];',
     'var sg = 0.0; var sgx = 0.0;',
-    'for (var e = lid; e < count; e += 64u) { let i = ((e / inner) * C + c) * inner + e % inner; sg += in0[i]; sgx += in0[i] * (in1[i] - m); }',
+    `for (var e = lid; e < count; e += 64u) { let i = ((e / inner) * C + c) * inner + e % inner; let g = ${grad}; sg += g; sgx += g * (in1[i] - m); }`,
     'pg[lid] = sg; pgx[lid] = sgx;',
     'workgroupBarrier();',
     'for (var s = 32u; s > 0u; s = s >> 1u) {',
@@ -66,7 +68,7 @@ export const batchNormBackwardKernel: KernelGen = (sig, d) => {
     `let invstd = 1.0 / sqrt(in3[c] + ${literal(eps, 'f32')});`,
     `let A = ${sig.inputs[4] ? 'in4[c]' : '1.0'} * invstd; let n = f32(count);`,
     'let B = -A * invstd * invstd * pgx[0] / n; let D = -A * pg[0] / n - B * m;',
-    'for (var e = lid; e < count; e += 64u) { let i = ((e / inner) * C + c) * inner + e % inner; out0[i] = in0[i] * A + in1[i] * B + D; }',
+    `for (var e = lid; e < count; e += 64u) { let i = ((e / inner) * C + c) * inner + e % inner; out0[i] = ${grad} * A + in1[i] * B + D; }`,
     'if (lid == 0u) { out1[c] = pgx[0] * invstd; out2[c] = pg[0]; }',
   ];
   // One workgroup per channel: the grid counts dim 1 of dx only (the others fit in one tile).

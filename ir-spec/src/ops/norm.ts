@@ -8,7 +8,8 @@
 // batch_norm into a preceding conv2d or linear. batch_norm_backward is the gradient of the
 // training-mode pair (batch_norm over batch_norm_stats of the same x) as one kernel: graph
 // autodiff (jit.compile) emits it where it sees that pair; eager autograd, which sees the two
-// ops one at a time, runs their own rules.
+// ops one at a time, runs their own rules. Given relu_output, it is the gradient of
+// relu(batch_norm(…)) as well: g counts only where relu_output > 0 (relu's own rule).
 
 import * as z from 'zod';
 import { defineOp, outputBuffer } from '../op-def.js';
@@ -124,21 +125,26 @@ export const batch_norm_stats = defineOp({
 export const batch_norm_backward = defineOp({
   name: 'batch_norm_backward',
   doc: 'gradients of y = batch_norm(x, mean, var, weight?, bias) where (mean, var) = batch_norm_stats(x), from grad_output g: '
-    + '[dx (through mean and var too), dweight [C], dbias [C]]; mean and var are the forward\'s',
-  inputs: ['grad', 'input', 'mean', 'var', 'weight?'], attrs, outputs: 3,
-  infer([g, x, ...rest]) {
-    const t = checkTypes(x, [...rest, null], 'batch_norm_backward');
-    if (!g || g.dtype !== 'float32' || g.shape.length !== t.shape.length || g.shape.some((d, i) => !sameDim(d, t.shape[i]))) {
-      throw new OpError('batch_norm_backward', `grad must be float32 of the input's shape ${fmtShape(t.shape)}, got ${g ? `${g.dtype}${fmtShape(g.shape)}` : 'none'}`);
+    + '[dx (through mean and var too), dweight [C], dbias [C]]; mean and var are the forward\'s; with relu_output (relu of y), '
+    + 'g is the gradient of that relu, counted where relu_output > 0',
+  inputs: ['grad', 'input', 'mean', 'var', 'weight?', 'relu_output?'], attrs, outputs: 3,
+  infer([g, x, mean, v, w, r]) {
+    const t = checkTypes(x, [mean, v, w, null], 'batch_norm_backward');
+    for (const [name, u] of [['grad', g], ['relu_output', r]] as const) {
+      if (!u && name === 'relu_output') continue;
+      if (!u || u.dtype !== 'float32' || u.shape.length !== t.shape.length || u.shape.some((d, i) => !sameDim(d, t.shape[i]))) {
+        throw new OpError('batch_norm_backward', `${name} must be float32 of the input's shape ${fmtShape(t.shape)}, got ${u ? `${u.dtype}${fmtShape(u.shape)}` : 'none'}`);
+      }
     }
     const C = t.shape[1];
     return [{ dtype: 'float32', shape: t.shape }, { dtype: 'float32', shape: [C] }, { dtype: 'float32', shape: [C] }];
   },
-  cpu([g, x, mean, v, w], { eps }, ctx) {
+  cpu([g, x, mean, v, w, r], { eps }, ctx) {
     checkTypes(x, [mean, v, w, null], 'batch_norm_backward');
     const shape = x!.shape, N = shape[0], C = shape[1];
     const inner = shape.slice(2).reduce((a, d) => a * d, 1), n = N * inner;
-    const G = g!.data as Float32Array, X = x!.data as Float32Array, M = mean!.data, V = v!.data, Wd = w?.data;
+    const X = x!.data as Float32Array, M = mean!.data, V = v!.data, Wd = w?.data;
+    const G = g!.data as Float32Array, R = r?.data as Float32Array | undefined;
     const dx = outputBuffer(ctx, 0, 'float32', X.length) as Float32Array;
     const dw = new Float32Array(C), db = new Float32Array(C);
     // Per channel, in double precision: Σg and Σg·(x − mean), then dx = g·A + x·B + D with
@@ -148,12 +154,14 @@ export const batch_norm_backward = defineOp({
       const m = M[c];
       let sg = 0, sgx = 0;
       for (let i = 0; i < N; i++) {
-        for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { sg += G[o]; sgx += G[o] * (X[o] - m); }
+        if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { const gv = R[o] > 0 ? G[o] : 0; sg += gv; sgx += gv * (X[o] - m); }
+        else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { sg += G[o]; sgx += G[o] * (X[o] - m); }
       }
       const invstd = 1 / Math.sqrt(V[c] + eps);
       const A = (Wd ? Wd[c] : 1) * invstd, B = (-A * invstd * invstd * sgx) / n, D = (-A * sg) / n - B * m;
       for (let i = 0; i < N; i++) {
-        for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = G[o] * A + X[o] * B + D;
+        if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = (R[o] > 0 ? G[o] : 0) * A + X[o] * B + D;
+        else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = G[o] * A + X[o] * B + D;
       }
       dw[c] = sgx * invstd;
       db[c] = sg;

@@ -93,21 +93,35 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
   }
 
   const producer = new Map<Value, Node>();
-  for (const n of g.body.nodes) for (const o of n.outputs) producer.set(o, n);
+  const uses = new Map<Value, number>();
+  for (const n of g.body.nodes) {
+    for (const o of n.outputs) producer.set(o, n);
+    for (const v of n.inputs) if (v) uses.set(v, (uses.get(v) ?? 0) + 1);
+  }
+  for (const o of g.outputs) uses.set(o.value, (uses.get(o.value) ?? 0) + 1);
+  /** relu whose input is a training-mode batch norm's output read by it alone: the pair's gradient is one node. */
+  const reluOfBatchNorm = (n: Node): Node | undefined => {
+    const bn = n.op === 'relu' && n.inputs[0] ? producer.get(n.inputs[0]) : undefined;
+    return bn && uses.get(n.inputs[0]!) === 1 && isTrainingBatchNorm(bn, producer) && requires.has(bn.inputs[0]!) ? bn : undefined;
+  };
   for (let i = g.body.nodes.length - 1; i >= 0; i--) {
     const n = g.body.nodes[i];
     const gos = n.outputs.map((o) => grads.get(o) ?? null);
     if (!gos.some((x) => x)) continue;
     const needs = n.inputs.map((v) => !!v && requires.has(v));
     if (!needs.some((x) => x)) continue;
-    if (isTrainingBatchNorm(n, producer) && needs[0] && gos[0]) {
+    const bnUnderRelu = reluOfBatchNorm(n);
+    if (bnUnderRelu || (isTrainingBatchNorm(n, producer) && needs[0] && gos[0])) {
       // dx through mean and var as well: the statistics get no gradient from this node (other
-      // readers of them still send theirs through batch_norm_stats' own rule).
-      const [x, mean, variance, weight, bias] = n.inputs;
-      const [dx, dw, db] = caller.call('batch_norm_backward', [gos[0], x, mean, variance, weight], { eps: n.attrs.eps });
+      // readers of them still send theirs through batch_norm_stats' own rule). Under a relu, the
+      // relu's gradient too (the batch norm's output then gets none: the relu was its one reader).
+      const bn = bnUnderRelu ?? n;
+      const [x, mean, variance, weight, bias] = bn.inputs;
+      const needW = !!weight && requires.has(weight), needB = !!bias && requires.has(bias);
+      const [dx, dw, db] = caller.call('batch_norm_backward', [gos[0], x, mean, variance, weight, bnUnderRelu ? n.outputs[0] : null], { eps: bn.attrs.eps });
       addGrad(x!, dx);
-      if (weight && needs[3]) addGrad(weight, dw);
-      if (bias && needs[4]) addGrad(bias, db);
+      if (needW) addGrad(weight!, dw);
+      if (needB) addGrad(bias!, db);
       continue;
     }
     const def = hasOp(n.op) ? getOp(n.op) : undefined;
