@@ -2,7 +2,8 @@
 // over channel dim 1, one output element per thread; batch_norm_stats: per-channel mean and
 // biased variance, one workgroup per channel, two passes (mean, then squared deviations) each
 // with a workgroup tree reduction; batch_norm_backward: one workgroup per channel as well, Σg and
-// Σg·(x − mean) reduced together, then dx written for that channel. Invariant: absent weight/bias read as 1/0, and the channel
+// Σg·(x − mean) reduced together, then dx written for that channel (with both weight and
+// relu_output it needs 9 storage buffers, over WebGPU's default limit of 8: generateWgsl refuses it). Invariant: absent weight/bias read as 1/0, and the channel
 // of element i is (i / inner) % C, inner the product of dims after 1.
 
 import { literal, product, type KernelGen } from './shell.js';
