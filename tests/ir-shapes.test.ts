@@ -87,6 +87,7 @@ const LISTED: Record<string, Case> = {
   adaptive_avg_pool2d_backward: { inputs: ['f32[N,8,1,1]'], attrs: { input_size: [7, 7] }, out: 'f32[N,8,7,7]' },
   batch_norm: { inputs: ['f32[N,8,4,4]', 'f32[8]', 'f32[8]', 'f32[8]', null], out: 'f32[N,8,4,4]' },
   batch_norm_stats: { inputs: ['f32[N,8,4,4]'], out: 'f32[8], f32[8]' },
+  batch_norm_backward: { inputs: ['f32[N,8,4,4]', 'f32[N,8,4,4]', 'f32[8]', 'f32[8]', 'f32[8]'], out: 'f32[N,8,4,4], f32[8], f32[8]' },
   uniform: { inputs: ['i32[N,4]'], out: 'f32[N,4]' },
   normal: { inputs: [null], attrs: { shape: ['N', 3] }, out: 'f32[N,3]' },
   isnan: { inputs: [X], out: 'bool[N,4]' },

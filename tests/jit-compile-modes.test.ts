@@ -57,7 +57,12 @@ describe("jit.compile mode 'reduce-overhead'", () => {
       la.backward(); lb.backward();
       oa.step(); ob.step();
     }
-    b.parameters().forEach((p, i) => expectClose(p, a.parameters()[i], 1e-4));
+    // 0.bias feeds a training-mode BatchNorm: its gradient is 0 in exact arithmetic, and Adam
+    // scales the rounding noise left (which differs between eager's decomposed batch-norm
+    // gradient and the compiled one-kernel batch_norm_backward) up to lr-sized steps; it changes
+    // no output (the losses above agree). Every other parameter must agree.
+    const names = b.namedParameters().map(([n]) => n);
+    b.parameters().forEach((p, i) => { if (names[i] !== '0.bias') expectClose(p, a.parameters()[i], 1e-4); });
     expect(c.explain().fastCalls).toBe(3);
   });
 });

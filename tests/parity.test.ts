@@ -28,6 +28,7 @@ const NOT_IN_GOLDEN: Record<string, string> = {
   fused_elementwise: 'compiler-made fused kernel; tests/passes.test.ts checks it against the ops it replaces',
   fused_conv2d: 'compiler-made fused kernel; tests/passes.test.ts checks it against conv2d + activation',
   fused_linear: 'compiler-made fused kernel; tests/passes.test.ts checks it against linear + activation',
+  batch_norm_backward: 'made by graph autodiff (jit.compile) only; tests/jit-compile-batchnorm.test.ts checks it against the gradient rules of batch_norm over batch_norm_stats',
   uniform: 'random: PyTorch streams cannot be reproduced; tests/random-ops.test.ts checks eager = script = trace = runtime draws per seed, packages/core/src/random.test.ts the statistics',
   floor: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',
   ceil: 'issue #22 op: tests/golden-kiln/ops_api (PyTorch 1.13 data from scripts/golden/ops_api.py) checks it in tests/api-ops.test.ts',

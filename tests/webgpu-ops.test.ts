@@ -116,6 +116,10 @@ const CASES: Case[] = [
   { op: 'conv_transpose2d', inputs: [f(1, 3, 4, 4), f(3, 5, 2, 2), null], attrs: { stride: [2, 2] }, tol: 1e-4 },
   { op: 'batch_norm_stats', inputs: [f(3, 4, 5, 6)], tol: 1e-4 },
   { op: 'batch_norm_stats', inputs: [f(70, 2)], tol: 1e-4 },
+  { op: 'batch_norm_backward', inputs: [f(3, 4, 5, 6), f(3, 4, 5, 6), f(4), pos(4), f(4)], attrs: { eps: 1e-5 }, tol: 1e-4 },
+  { op: 'batch_norm_backward', inputs: [f(70, 2), f(70, 2), f(2), pos(2), null], tol: 1e-4 },
+  // With both weight and relu_output it binds 9 storage buffers, over WebGPU's default 8 (it runs on the CPU only).
+  { op: 'batch_norm_backward', inputs: [f(3, 4, 5, 6), f(3, 4, 5, 6), f(4), pos(4), null, f(3, 4, 5, 6)], tol: 1e-4 },
   { op: 'index_add', inputs: [f(4, 5, 3), { shape: [7], dtype: 'int32', kind: 'index', max: 5 }, f(4, 7, 3)], attrs: { dim: 1 } },
   { op: 'scatter_add', inputs: [f(4, 5), { shape: [3, 6], dtype: 'int32', kind: 'index', max: 5 }, f(3, 7)], attrs: { dim: 1 } },
   // 3·70 positions: several 64-wide chunks of the scan; the mask broadcasts over the rows.

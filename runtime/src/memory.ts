@@ -12,6 +12,8 @@
 // the arena plus the unplanned buffers alive at once.
 // With a plan but no arena (WebGPU), a slot counts once, at the largest buffer it has held, while
 // any buffer is in it: the bytes an arena laid out by the plan would hold.
+// Values in `escaping` (the graph outputs a synchronous CPU run hands to its caller without a
+// copy) are never offered an arena slot: the next run would overwrite what the caller holds.
 
 import { numel, type DType, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Arena, Device, DeviceTensor } from './device.js';
@@ -45,7 +47,12 @@ export class LiveBuffers {
     private readonly plan?: SlotPlan,
     /** The model's arena, when this run may use it. */
     private readonly arena?: Arena,
+    /** Values whose results leave the run as they are (never placed in the arena). */
+    private readonly escaping?: ReadonlySet<Value>,
   ) {}
+
+  /** Whether `buffer` is a live buffer in a plan slot (an arena tensor, when there is an arena). */
+  inSlot(buffer: unknown): boolean { return this.bufferSlot.has(buffer); }
 
   /** Bytes of intermediates held now (the arena's slots included). */
   get live(): number { return this.unplanned + (this.arena?.bytes ?? 0); }
@@ -64,6 +71,7 @@ export class LiveBuffers {
     for (let i = 0; i < outputs.length; i++) {
       const slot = this.plan.slots.get(outputs[i]), t = types[i];
       if (slot === undefined || !t || !t.shape.every((d): d is number => typeof d === 'number')) continue;
+      if (this.escaping?.has(outputs[i])) continue;
       if ([...this.offered.values()].includes(slot)) continue;
       const held = this.occupants.get(slot);
       const shape = t.shape as readonly number[];

@@ -81,6 +81,14 @@ export interface ModelOptions {
   /** A generator to draw from instead (kiln's jit passes its default generator, so compiled
    * modules reproduce eager's numbers after manualSeed). */
   readonly generator?: RandomSource;
+  /**
+   * runSync on a device that uses host arrays in place (the CPU) reads the input arrays as they
+   * are and returns each result computed into a fresh buffer as it is: no copy in or out. The
+   * caller must not change an input's array during the run (a synchronous run leaves no chance),
+   * and owns the outputs' arrays afterwards. Results then take no arena slot. Default false
+   * (kiln's jit.compile sets it).
+   */
+  readonly shareArrays?: boolean;
 }
 
 export const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30, maxLiveBytes: 2 ** 31, maxRunMs: Infinity };
@@ -134,6 +142,8 @@ export class Model {
   /** Where planned intermediates live run after run (the device's, when it has one and the graph a memory plan). */
   private readonly arena: Arena | undefined;
   private arenaBusy = false;
+  /** ModelOptions.shareArrays, on a device that can use host arrays in place. */
+  private readonly shareArrays: boolean;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -147,6 +157,7 @@ export class Model {
       if (typeof v !== 'number' || !(v >= 0)) throw new RuntimeError('GRAPH', `option ${k} must be a non-negative number (or Infinity), got ${String(v)}`);
     }
     this.hostFunctions = opts.hostFunctions ?? {};
+    this.shareArrays = !!opts.shareArrays && !!device.adopt;
     this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
@@ -292,7 +303,7 @@ export class Model {
    * ```
    */
   runSync(inputs: readonly InputValue[]): Output[] {
-    const gen = this.exec(inputs);
+    const gen = this.exec(inputs, this.shareArrays);
     try {
       let r = gen.next();
       while (!r.done) {
@@ -335,30 +346,43 @@ export class Model {
     return signature(this.graph.inputs.filter((i) => i.kind === 'input'));
   }
 
-  private *exec(inputs: readonly InputValue[]): Exec<Output[]> {
+  /**
+   * `borrow` (runSync with ModelOptions.shareArrays): the inputs' arrays are used as they are
+   * (kernels never write their inputs), and each output computed into a fresh buffer is handed
+   * over as it is, not copied (graph outputs then take no arena slot). A run() may be awaited
+   * while its caller changes an input, so it copies inputs and outputs.
+   */
+  private *exec(inputs: readonly InputValue[], borrow = false): Exec<Output[]> {
     const t0 = performance.now();
     // One run at a time holds the arena: a run that starts while another is suspended (run() awaits
     // reads) allocates its intermediates instead, so the two never share a slot.
     const arena = this.arenaBusy ? undefined : this.arena;
     if (arena) this.arenaBusy = true;
     try {
-      return yield* this.execWith(inputs, t0, arena);
+      return yield* this.execWith(inputs, t0, arena, borrow);
     } finally {
       if (arena) this.arenaBusy = false;
     }
   }
 
-  private *execWith(inputs: readonly InputValue[], t0: number, arena: Arena | undefined): Exec<Output[]> {
+  private *execWith(inputs: readonly InputValue[], t0: number, arena: Arena | undefined, borrow: boolean): Exec<Output[]> {
     const decl = this.graph.inputs.filter((i) => i.kind === 'input');
     const { env, values } = validateInputs(decl, inputs);
     const external = new Set(this.external);
-    const mem = new LiveBuffers(this.device, external, this.plan.memory, arena);
+    const escaping = borrow ? new Set(this.graph.outputs.map((o) => o.value)) : undefined;
+    const mem = new LiveBuffers(this.device, external, this.plan.memory, arena, escaping);
     const scope = new Scope(mem);
     for (const { value, tensor } of this.bound) scope.bind(value, tensor);
     const inputBuffers: unknown[] = []; // this run's copies of the inputs, freed when it ends
     decl.forEach((d, k) => {
       const v = values[k];
       if (typeof v === 'number' || typeof v === 'boolean') { scope.bind(d.value, v); return; }
+      if (borrow) {
+        const t = this.device.adopt!(v.dtype, v.shape, v.data);
+        external.add(t.buffer);
+        scope.bind(d.value, t);
+        return;
+      }
       const t = this.device.alloc(v.dtype, v.shape);
       this.device.write(t, v.data);
       external.add(t.buffer);
@@ -370,12 +394,19 @@ export class Model {
 
     const outputs: Output[] = [];
     const state: Output[] = [];
+    // Buffers an output may take as they are: fresh results of this run, each handed over once.
+    const handed = borrow ? new Set<unknown>() : undefined;
+    const take = handed && ((b: unknown) => {
+      if (external.has(b) || mem.inSlot(b) || handed.has(b)) return false;
+      handed.add(b);
+      return true;
+    });
     for (const o of this.graph.outputs) {
       const rt = scope.get(o.value);
       if (rt === undefined) throw new RuntimeError('OUTPUT', `output '${o.name}' has no value (verify the graph)`);
       const why = checkValue(rt, o.value.type, env);
       if (why) throw new RuntimeError('OUTPUT', `output '${o.name}': ${why}`);
-      yield* this.collect(o.name, rt, o.value.type, this.updates.some((u) => u.output === o.name) ? state : outputs);
+      yield* this.collect(o.name, rt, o.value.type, this.updates.some((u) => u.output === o.name) ? state : outputs, take);
     }
     // The new buffer values become the params the next run reads (written after every read of
     // this run, so no node saw a half-updated state).
@@ -390,9 +421,9 @@ export class Model {
     return outputs;
   }
 
-  private *collect(name: string, rt: RtValue, t: IRType, out: Output[]): Exec<void> {
+  private *collect(name: string, rt: RtValue, t: IRType, out: Output[], take?: (buffer: unknown) => boolean): Exec<void> {
     if (isDeviceTensor(rt)) {
-      const data: TypedArray = yield rt;
+      const data: TypedArray = take?.(rt.buffer) ? rt.buffer as TypedArray : yield rt;
       out.push({ name, data, shape: [...rt.shape], dtype: rt.dtype });
     } else if (typeof rt === 'number' || typeof rt === 'boolean') {
       const dtype: DType = t.kind === 'scalar' ? t.dtype : typeof rt === 'boolean' ? 'bool' : 'float32';
@@ -402,7 +433,7 @@ export class Model {
     } else {
       for (let i = 0; i < rt.length; i++) {
         const et = t.kind === 'tuple' ? t.elements[i] : t.kind === 'list' ? t.element : t;
-        yield* this.collect(`${name}.${i}`, rt[i], et, out);
+        yield* this.collect(`${name}.${i}`, rt[i], et, out, take);
       }
     }
   }

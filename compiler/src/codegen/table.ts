@@ -11,7 +11,7 @@ import { elementwiseKernel } from './elementwise.js';
 import { fusedElementwiseKernel } from './epilogue.js';
 import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, sortKernel, triangleKernel } from './layout.js';
 import { FEW_ROWS, linearFewRowsKernel, matmulKernel } from './matmul.js';
-import { batchNormKernel, batchNormStatsKernel } from './norm.js';
+import { batchNormBackwardKernel, batchNormKernel, batchNormStatsKernel } from './norm.js';
 import { maskedScatterKernel, maskedSelectKernel } from './masked.js';
 import { avgPoolKernel, maxPoolKernel } from './pool.js';
 import { REDUCERS, reduceKernel } from './reduce.js';
@@ -48,6 +48,7 @@ export const KERNELS: Readonly<Record<string, KernelGen>> = {
   slice_backward: sliceBackwardKernel,
   conv_transpose2d: convTransposeKernel,
   batch_norm_stats: batchNormStatsKernel,
+  batch_norm_backward: batchNormBackwardKernel,
   index_add: indexAddKernel,
   scatter_add: scatterAddKernel,
   avg_pool2d_backward: avgPoolBackwardKernel,

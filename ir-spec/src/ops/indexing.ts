@@ -5,7 +5,7 @@
 // rule returns the symbolic dim 'nnz' and the kernel the concrete one.
 
 import * as z from 'zod';
-import { defineOp } from '../op-def.js';
+import { defineOp, outputBuffer } from '../op-def.js';
 import { broadcastShapes, fmtShape, normDim, numel, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 import { allocate } from '../dtype.js';
 import type { GradBuilder } from '../grad-builder.js';
@@ -145,12 +145,13 @@ export const scatterAdd = defineOp({
     checkFits('scatter_add', ti, ts, 'src', d, false);
     return [{ dtype: tx.dtype, shape: tx.shape }];
   },
-  cpu([x, index, src], { dim }) {
+  cpu([x, index, src], { dim }, ctx) {
     const d = normDim('scatter_add', dim, x!.shape.length);
     checkFits('scatter_add', index!, x!, 'input', d, true);
     checkFits('scatter_add', index!, src!, 'src', d, false);
     checkIndices('scatter_add', index!.data, x!.shape.length ? x!.shape[d] : 1, d);
-    const out = allocate(x!.dtype, x!.data.length);
+    // An arena slot when offered (never an input: scatter_add is not planned in place).
+    const out = outputBuffer(ctx, 0, x!.dtype, x!.data.length);
     out.set(x!.data);
     scatterAddKernel(out, x!.shape, index!.data, index!.shape, src!.data, src!.shape, d);
     return [{ data: out, shape: x!.shape, dtype: x!.dtype }];

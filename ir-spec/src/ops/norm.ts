@@ -5,28 +5,32 @@
 // statistics back to x. batch_norm_stats is a primitive for speed only: as mean/sub/mul/sum ops
 // its backward would run about twice as many full-size passes. Layer, group and instance norm
 // are batch_norm over reshaped inputs (packages/core); a compiler pass folds an eval-mode
-// batch_norm into a preceding conv2d or linear.
+// batch_norm into a preceding conv2d or linear. batch_norm_backward is the gradient of the
+// training-mode pair (batch_norm over batch_norm_stats of the same x) as one kernel: graph
+// autodiff (jit.compile) emits it where it sees that pair; eager autograd, which sees the two
+// ops one at a time, runs their own rules. Given relu_output, it is the gradient of
+// relu(batch_norm(…)) as well: g counts only where relu_output > 0 (relu's own rule).
 
 import * as z from 'zod';
-import { defineOp } from '../op-def.js';
+import { defineOp, outputBuffer } from '../op-def.js';
 import { primitivesOf } from '../kernels/primitives.js';
 import { fmtShape, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 
 const attrs = z.object({ eps: z.number().min(0).default(1e-5) }).strict();
 
-function checkTypes(x: TensorType | null, rest: readonly (TensorType | null)[]): TensorType {
-  if (!x) throw new OpError('batch_norm', "input 'input' is required");
-  if (x.dtype !== 'float32') throw new OpError('batch_norm', `input must be float32, got ${x.dtype}`);
-  if (x.shape.length < 2) throw new OpError('batch_norm', `input must have a channel dim 1, got ${fmtShape(x.shape)}`);
+function checkTypes(x: TensorType | null, rest: readonly (TensorType | null)[], op = 'batch_norm'): TensorType {
+  if (!x) throw new OpError(op, "input 'input' is required");
+  if (x.dtype !== 'float32') throw new OpError(op, `input must be float32, got ${x.dtype}`);
+  if (x.shape.length < 2) throw new OpError(op, `input must have a channel dim 1, got ${fmtShape(x.shape)}`);
   const C = x.shape[1];
   ['mean', 'var', 'weight', 'bias'].forEach((name, i) => {
     const t = rest[i];
     if (!t) {
-      if (i < 2) throw new OpError('batch_norm', `input '${name}' is required`);
+      if (i < 2) throw new OpError(op, `input '${name}' is required`);
       return;
     }
     if (t.dtype !== 'float32' || t.shape.length !== 1 || !sameDim(t.shape[0], C)) {
-      throw new OpError('batch_norm', `${name} must be float32 of shape [${C}] for input ${fmtShape(x.shape)}, got ${t.dtype}${fmtShape(t.shape)}`);
+      throw new OpError(op, `${name} must be float32 of shape [${C}] for input ${fmtShape(x.shape)}, got ${t.dtype}${fmtShape(t.shape)}`);
     }
   });
   return x;
@@ -116,4 +120,53 @@ export const batch_norm_stats = defineOp({
       return [gx];
     },
   },
+});
+
+export const batch_norm_backward = defineOp({
+  name: 'batch_norm_backward',
+  doc: 'gradients of y = batch_norm(x, mean, var, weight?, bias) where (mean, var) = batch_norm_stats(x), from grad_output g: '
+    + '[dx (through mean and var too), dweight [C], dbias [C]]; mean and var are the forward\'s; with relu_output (relu of y), '
+    + 'g is the gradient of that relu, counted where relu_output > 0',
+  inputs: ['grad', 'input', 'mean', 'var', 'weight?', 'relu_output?'], attrs, outputs: 3,
+  infer([g, x, mean, v, w, r]) {
+    const t = checkTypes(x, [mean, v, w, null], 'batch_norm_backward');
+    for (const [name, u] of [['grad', g], ['relu_output', r]] as const) {
+      if (!u && name === 'relu_output') continue;
+      if (!u || u.dtype !== 'float32' || u.shape.length !== t.shape.length || u.shape.some((d, i) => !sameDim(d, t.shape[i]))) {
+        throw new OpError('batch_norm_backward', `${name} must be float32 of the input's shape ${fmtShape(t.shape)}, got ${u ? `${u.dtype}${fmtShape(u.shape)}` : 'none'}`);
+      }
+    }
+    const C = t.shape[1];
+    return [{ dtype: 'float32', shape: t.shape }, { dtype: 'float32', shape: [C] }, { dtype: 'float32', shape: [C] }];
+  },
+  cpu([g, x, mean, v, w, r], { eps }, ctx) {
+    checkTypes(x, [mean, v, w, null], 'batch_norm_backward');
+    const shape = x!.shape, N = shape[0], C = shape[1];
+    const inner = shape.slice(2).reduce((a, d) => a * d, 1), n = N * inner;
+    const X = x!.data as Float32Array, M = mean!.data, V = v!.data, Wd = w?.data;
+    const G = g!.data as Float32Array, R = r?.data as Float32Array | undefined;
+    const dx = outputBuffer(ctx, 0, 'float32', X.length) as Float32Array;
+    const dw = new Float32Array(C), db = new Float32Array(C);
+    // Per channel, in double precision: Σg and Σg·(x − mean), then dx = g·A + x·B + D with
+    // A = w·invstd, B = −A·invstd²·Σg(x − mean)/n, D = −A·Σg/n − B·mean (the three terms of
+    // dx: direct, through mean, through var).
+    for (let c = 0; c < C; c++) {
+      const m = M[c];
+      let sg = 0, sgx = 0;
+      for (let i = 0; i < N; i++) {
+        if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { const gv = R[o] > 0 ? G[o] : 0; sg += gv; sgx += gv * (X[o] - m); }
+        else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { sg += G[o]; sgx += G[o] * (X[o] - m); }
+      }
+      const invstd = 1 / Math.sqrt(V[c] + eps);
+      const A = (Wd ? Wd[c] : 1) * invstd, B = (-A * invstd * invstd * sgx) / n, D = (-A * sg) / n - B * m;
+      for (let i = 0; i < N; i++) {
+        if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = (R[o] > 0 ? G[o] : 0) * A + X[o] * B + D;
+        else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = G[o] * A + X[o] * B + D;
+      }
+      dw[c] = sgx * invstd;
+      db[c] = sg;
+    }
+    return [{ data: dx, shape, dtype: 'float32' }, { data: dw, shape: [C], dtype: 'float32' }, { data: db, shape: [C], dtype: 'float32' }];
+  },
+  grad: null,
 });

@@ -5,8 +5,10 @@
 // inputs it needs (same names), the saved forward values (`SAVED_PREFIX` outputs of the new
 // forward graph, same names) and one gradient per differentiable forward output (`GRAD_PREFIX`
 // + output index); its outputs are `GRAD_PREFIX` + input name for each input that gets a gradient.
+// Seeing the whole graph, it differentiates a training-mode batch norm (batch_norm over
+// batch_norm_stats of the same x) as one batch_norm_backward node instead of the two ops' rules.
 
-import { GradBuilder, GraphBuilder, Graph, getOp, hasOp, type GraphInput, type OpCaller, type TensorType, type Value, type DType } from '@kiln/ir-spec';
+import { GradBuilder, GraphBuilder, Graph, getOp, hasOp, type GraphInput, type Node, type OpCaller, type TensorType, type Value, type DType } from '@kiln/ir-spec';
 
 export const SAVED_PREFIX = '__kiln_saved.';
 export const GRAD_PREFIX = '__kiln_grad.';
@@ -90,12 +92,38 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
     addGrad(o.value, gin);
   }
 
+  const producer = new Map<Value, Node>();
+  const uses = new Map<Value, number>();
+  for (const n of g.body.nodes) {
+    for (const o of n.outputs) producer.set(o, n);
+    for (const v of n.inputs) if (v) uses.set(v, (uses.get(v) ?? 0) + 1);
+  }
+  for (const o of g.outputs) uses.set(o.value, (uses.get(o.value) ?? 0) + 1);
+  /** relu whose input is a training-mode batch norm's output read by it alone: the pair's gradient is one node. */
+  const reluOfBatchNorm = (n: Node): Node | undefined => {
+    const bn = n.op === 'relu' && n.inputs[0] ? producer.get(n.inputs[0]) : undefined;
+    return bn && uses.get(n.inputs[0]!) === 1 && isTrainingBatchNorm(bn, producer) && requires.has(bn.inputs[0]!) ? bn : undefined;
+  };
   for (let i = g.body.nodes.length - 1; i >= 0; i--) {
     const n = g.body.nodes[i];
     const gos = n.outputs.map((o) => grads.get(o) ?? null);
     if (!gos.some((x) => x)) continue;
     const needs = n.inputs.map((v) => !!v && requires.has(v));
     if (!needs.some((x) => x)) continue;
+    const bnUnderRelu = reluOfBatchNorm(n);
+    if (bnUnderRelu || (isTrainingBatchNorm(n, producer) && needs[0] && gos[0])) {
+      // dx through mean and var as well: the statistics get no gradient from this node (other
+      // readers of them still send theirs through batch_norm_stats' own rule). Under a relu, the
+      // relu's gradient too (the batch norm's output then gets none: the relu was its one reader).
+      const bn = bnUnderRelu ?? n;
+      const [x, mean, variance, weight, bias] = bn.inputs;
+      const needW = !!weight && requires.has(weight), needB = !!bias && requires.has(bias);
+      const [dx, dw, db] = caller.call('batch_norm_backward', [gos[0], x, mean, variance, weight, bnUnderRelu ? n.outputs[0] : null], { eps: bn.attrs.eps });
+      addGrad(x!, dx);
+      if (needW) addGrad(weight!, dw);
+      if (needB) addGrad(bias!, db);
+      continue;
+    }
     const def = hasOp(n.op) ? getOp(n.op) : undefined;
     if (n.op === 'host_call') throw new AutodiffUnsupported(`the @jit.ignore method ${String(n.attrs.name)}${n.meta.loc ? ` (called at ${n.meta.loc})` : ''} takes a tensor that needs a gradient, and a host call has no gradient rule`, locOf(n));
     if (!def?.grad) throw new AutodiffUnsupported(`op '${n.op}' has no gradient rule in its ir-spec entry`, locOf(n));
@@ -126,6 +154,14 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
   const backward = b.build();
   const forward = new Graph(g.name, g.inputs, g.body, [...g.outputs, ...saved], g.tensors, g.metadata);
   return { forward, backward, savedInputs, savedValues: saved.map((s) => s.name), gradOutputs, gradInputs };
+}
+
+/** batch_norm(x, mean, var, …) with (mean, var) the outputs of one batch_norm_stats(x): training mode. */
+function isTrainingBatchNorm(n: Node, producer: ReadonlyMap<Value, Node>): boolean {
+  if (n.op !== 'batch_norm') return false;
+  const [x, mean, variance] = n.inputs;
+  const stats = mean ? producer.get(mean) : undefined;
+  return !!stats && stats.op === 'batch_norm_stats' && stats.inputs[0] === x && stats.outputs[0] === mean && stats.outputs[1] === variance;
 }
 
 function locOf(n: { readonly meta: { readonly loc?: unknown } }): string | undefined {

@@ -171,7 +171,8 @@ export function hostCalls(g: Graph): { reason: string; where?: string }[] {
 }
 
 function run(graph: Capture['graph'], c: Capture): Run {
-  return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator }) };
+  // shareArrays: the parameters, inputs and saved values go in and the results come out without copies.
+  return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator, shareArrays: true }) };
 }
 
 function sourceValue(s: InputSource, args: readonly unknown[]): InputValue {
