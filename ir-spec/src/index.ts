@@ -10,3 +10,4 @@ export * from './ops/index.js';
 export * from './ir/index.js';
 export * from './tsgraph/index.js';
 export * from './kernels/primitives.js';
+export { chooseQParams, nearbyint, quantizeActivations, quantizeWeight, requantizeToFloat, type ActivationQParams } from './kernels/quant.js';

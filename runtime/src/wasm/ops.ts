@@ -4,7 +4,7 @@
 // Invariant: each takes its fallback from ir-spec's REFERENCE_PRIMITIVES, so adding one here never
 // changes what the JavaScript-only build computes.
 
-import type { CpuPrimitives } from '@kiln/ir-spec';
+import { REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import { wasmMapBinary, wasmMapTernary, wasmMapUnary } from './elementwise.js';
 import { wasmBatchNormAffine, wasmBatchNormStats, wasmSum } from './reduce.js';
@@ -17,5 +17,6 @@ export function wasmOps(heap: WasmHeap): Omit<CpuPrimitives, 'gemm' | 'conv2d'> 
     mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), mapTernary: wasmMapTernary(heap),
     sum: wasmSum(heap), batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap),
     maxPool: wasmMaxPool(heap), adamStep: wasmAdamStep(heap), conv2dWeightGrad: wasmConv2dWeightGrad(heap),
+    qgemm: REFERENCE_PRIMITIVES.qgemm,
   };
 }
