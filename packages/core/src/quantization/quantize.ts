@@ -59,8 +59,10 @@ function shallowCopy(m: Module, path: string): Module {
 }
 
 /**
- * Returns `model` with its Linear/LSTM/GRU layers replaced by int8 dynamically quantized ones
+ * Returns `model` with its Linear/LSTM/GRU submodules replaced by int8 dynamically quantized ones
  * (weights quantized once, activations per call), for inference on the CPU or in a .tsgraph.
+ * As PyTorch, only submodules are swapped: a bare nn.Linear given as the model stays float
+ * (wrap it: `new nn.Sequential(layer)`).
  * @example const q = quantization.quantizeDynamic(model, { layers: [nn.Linear, nn.LSTM], dtype: 'qint8' }); q.forward(x)
  */
 export function quantizeDynamic<M extends Module>(model: M, opts: QuantizeDynamicOptions = {}): M {
@@ -75,8 +77,6 @@ export function quantizeDynamic<M extends Module>(model: M, opts: QuantizeDynami
   }
   const q = { qscheme, reduceRange: opts.reduceRange ?? true };
   const inplace = opts.inplace ?? false;
-  const top = swapFor(model, layers, q);
-  if (top) return top as unknown as M;
   const visit = (m: Module, path: string): Module => {
     let out = m;
     for (const [name, child] of m.namedChildren()) {
