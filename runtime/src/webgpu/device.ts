@@ -181,7 +181,7 @@ export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promis
   return device;
 }
 
-const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32
+const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32 (int8: four per u32, so at most this)
 
 class GpuDevice implements WebGpuDevice {
   readonly backend = 'webgpu' as const;
@@ -274,6 +274,13 @@ class GpuDevice implements WebGpuDevice {
     if (data.length !== n) throw new Error(`write: ${data.length} elements into a tensor of ${n}`);
     this.flush(); // pending kernels may still read this (pooled) buffer's old contents
     this.dropPacked(t.buffer); // packed from the old contents
+    if (t.dtype === 'int8') {
+      // Four int8 per u32 word, element i in byte i % 4 of word i / 4 (little-endian), zero padded.
+      const bytes = new Uint8Array(Math.ceil(n / 4) * 4);
+      bytes.set(new Uint8Array(data.buffer, data.byteOffset, n));
+      if (n > 0) this.gpu.queue.writeBuffer(t.buffer, 0, bytes.buffer, 0, bytes.length);
+      return;
+    }
     const words = t.dtype === 'bool' ? Uint32Array.from(data as Uint8Array) : data;
     if (n > 0) this.gpu.queue.writeBuffer(t.buffer, 0, words.buffer, words.byteOffset, n * BYTES_PER_ELEMENT);
   }
@@ -303,6 +310,7 @@ class GpuDevice implements WebGpuDevice {
     }
     if (t.dtype === 'float32') return new Float32Array(raw);
     if (t.dtype === 'int32') return new Int32Array(raw);
+    if (t.dtype === 'int8') return new Int8Array(raw, 0, n);
     return Uint8Array.from(new Uint32Array(raw), (v) => (v !== 0 ? 1 : 0));
   }
 
