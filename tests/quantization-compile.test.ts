@@ -1,7 +1,7 @@
 // A dynamically quantized model through the compiler: jit.trace and jit.script record
 // `quantized_linear` nodes reading i8 weights, optimizeForInference keeps them, the .tsgraph
 // stores the weights as int8 (a Linear-heavy model's file is ≥ 3.5× smaller), and the runtime's
-// CPU device (WebAssembly primitives) and the JavaScript reference give eager's numbers.
+// CPU device (WebAssembly primitives) and WebGPU device (Dawn/SwiftShader) give eager's numbers.
 
 import { describe, expect, it } from 'vitest';
 import { load, createModel } from '@kiln/runtime';
@@ -32,7 +32,7 @@ function expectEqualish(got: { data: ArrayLike<number>; shape: readonly number[]
 const ops = (g: { body: Parameters<typeof walkNodes>[0] }) => [...walkNodes(g.body)].map((n) => n.op);
 
 describe('quantized models through the compiler', () => {
-  it('trace → optimizeForInference → .tsgraph: i8 weights, ≥ 3.5× smaller file, CPU run = eager', async () => {
+  it('trace → optimizeForInference → .tsgraph: i8 weights, ≥ 3.5× smaller file, CPU and WebGPU runs = eager', async () => {
     manualSeed(21);
     const float = new Mlp().eval();
     const q = quantization.quantizeDynamic(float, { layers: [nn.Linear] });
@@ -47,10 +47,13 @@ describe('quantized models through the compiler', () => {
     const floatBytes = jit.optimizeForInference(jit.trace(float, [x], { dynamicAxes: { 0: { 0: 'N' } } })).toBytes();
     expect(floatBytes.length / bytes.length).toBeGreaterThanOrEqual(3.5);
     const file = await load(bytes, { backend: 'cpu' });
+    const gpu = await load(bytes, { backend: 'webgpu' });
     for (const xi of [x, randn([1, 784]), randn([5, 784])]) {
       const want = noGrad(() => q.forward(xi));
       expectEqualish((await file.run([xi]))[0], want);
       expectEqualish(fast.forward(xi) as Tensor, want);
+      // WebGPU (Dawn/SwiftShader) derives the activation scale in f32: within one output step.
+      expectEqualish((await gpu.run([xi]))[0], want, 1e-3);
     }
   });
 
