@@ -9,6 +9,8 @@ const SMALL_SCALE = 6.1e-5;
 /** The activation quantization of one call: uint8 values with a float32 scale and a zero point. */
 export interface ActivationQParams { readonly scale: number; readonly zeroPoint: number }
 
+const ROUNDER = 6755399441055744; // 1.5 · 2^52
+
 /** Round half to even, as C's nearbyint in the default rounding mode. */
 export function nearbyint(x: number): number {
   const r = Math.round(x);
@@ -47,8 +49,12 @@ export function quantizeActivations(x: Float32Array, reduceRange: boolean): { q:
   const inv = Math.fround(1 / params.scale), zp = params.zeroPoint;
   const q = new Uint8Array(x.length);
   for (let i = 0; i < x.length; i++) {
-    const v = nearbyint(Math.fround(x[i] * inv)) + zp;
-    q[i] = v < 0 ? 0 : v > 255 ? 255 : v;
+    const t = Math.fround(x[i] * inv);
+    // Adding and removing 1.5·2^52 rounds a double half to even, as nearbyint (|t| < 2^51 here;
+    // larger values, and NaN, take the exact function and clamp below).
+    const r = t > -2e15 && t < 2e15 ? (t + ROUNDER) - ROUNDER : nearbyint(t);
+    const v = r + zp;
+    q[i] = v > 0 ? (v < 255 ? v : 255) : 0;
   }
   return { q, params };
 }
@@ -97,9 +103,16 @@ export function quantizeWeight(w: Float32Array, N: number, K: number, perChannel
  * `wScale` has one element (per tensor) or N (per channel).
  */
 export function requantizeToFloat(acc: Int32Array, M: number, N: number, xScale: number, wScale: Float32Array, bias: Float32Array | null, out: Float32Array): void {
-  const perChannel = wScale.length !== 1;
+  if (wScale.length === 1) {
+    const s = Math.fround(xScale * wScale[0]);
+    for (let m = 0, o = 0; m < M; m++) {
+      if (bias) for (let n = 0; n < N; n++, o++) out[o] = Math.fround(Math.fround(acc[o]) * s) + bias[n];
+      else for (let n = 0; n < N; n++, o++) out[o] = Math.fround(acc[o]) * s;
+    }
+    return;
+  }
   const scales = new Float32Array(N);
-  for (let n = 0; n < N; n++) scales[n] = Math.fround(xScale * wScale[perChannel ? n : 0]);
+  for (let n = 0; n < N; n++) scales[n] = Math.fround(xScale * wScale[n]);
   for (let m = 0, o = 0; m < M; m++) {
     for (let n = 0; n < N; n++, o++) {
       const y = Math.fround(Math.fround(acc[o]) * scales[n]);

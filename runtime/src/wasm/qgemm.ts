@@ -23,17 +23,21 @@ export function wasmQgemm(heap: WasmHeap): CpuPrimitives['qgemm'] {
     }
     return at;
   };
+  // One scratch block for the activations and sums, kept and grown (batch-1 calls are a few
+  // microseconds: an alloc/free pair per call would be a visible part of them).
+  let scratch = 0, scratchBytes = 0;
   return (M, N, K, xq, zp, w, acc) => {
     if (M * N * K < MIN_WORK) { REFERENCE_PRIMITIVES.qgemm(M, N, K, xq, zp, w, acc); return; }
     const pw = weightAt(w);
-    const px = heap.alloc(M * K + 16), pa = heap.alloc(M * N * 4);
-    try {
-      new Uint8Array(heap.memory.buffer, px, M * K).set(xq.subarray(0, M * K));
-      heap.k.qgemm(M, N, K, px, zp, pw, pa);
-      acc.set(new Int32Array(heap.memory.buffer, pa, M * N));
-    } finally {
-      heap.free(px);
-      heap.free(pa);
+    const xBytes = (M * K + 63) & ~63, need = xBytes + M * N * 4;
+    if (need > scratchBytes) {
+      if (scratch) heap.free(scratch);
+      scratch = heap.alloc(need);
+      scratchBytes = need;
     }
+    const buf = heap.memory.buffer;
+    new Uint8Array(buf, scratch, M * K).set(xq.subarray(0, M * K));
+    heap.k.qgemm(M, N, K, scratch, zp, pw, scratch + xBytes);
+    acc.set(new Int32Array(heap.memory.buffer, scratch + xBytes, M * N));
   };
 }
