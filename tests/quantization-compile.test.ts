@@ -1,11 +1,13 @@
 // A dynamically quantized model through the compiler: jit.trace and jit.script record
 // `quantized_linear` nodes reading i8 weights, optimizeForInference keeps them, the .tsgraph
 // stores the weights as int8 (a Linear-heavy model's file is ≥ 3.5× smaller), and the runtime's
-// CPU device (WebAssembly primitives) and WebGPU device (Dawn/SwiftShader) give eager's numbers.
+// CPU device (WebAssembly primitives) and WebGPU device (Dawn/SwiftShader; the dot4I8Packed
+// variant where the platform has the language feature) give eager's numbers.
 
 import { describe, expect, it } from 'vitest';
-import { load, createModel } from '@kiln/runtime';
-import { walkNodes, verifyGraph, REFERENCE_PRIMITIVES, getOp, quantizeActivations, type CpuTensor } from '@kiln/ir-spec';
+import { load, createModel, createWebGpuDevice, findGpu } from '@kiln/runtime';
+import { GraphBuilder, tensorType, walkNodes, verifyGraph, getOp, quantizeActivations, type CpuTensor } from '@kiln/ir-spec';
+import { generateWgsl } from '@kiln/compiler';
 import { jit, manualSeed, nn, noGrad, quantization, randn, Tensor } from 'kiln';
 
 class Mlp extends nn.Module {
@@ -71,12 +73,30 @@ describe('quantized models through the compiler', () => {
     expectEqualish((await file.run([x]))[0], want);
   });
 
+  it('WebGPU: with packed_4x8_integer_dot_product the dot4I8Packed variant runs (K % 4 = 0, reduceRange), and equals the CPU exactly', async () => {
+    const gpuHasDot4 = new Set((await findGpu() as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []).has('packed_4x8_integer_dot_product');
+    const b = new GraphBuilder('qlinear');
+    const x = b.input('x', tensorType('float32', [2, 96]));
+    const w = b.param('w', { dtype: 'int8', shape: [40, 96], data: Int8Array.from({ length: 40 * 96 }, (_, i) => ((i * 71 + 5) % 256) - 128) });
+    const s = b.param('s', { dtype: 'float32', shape: [40], data: Float32Array.from({ length: 40 }, (_, i) => 0.001 * (i + 1)) });
+    b.output('y', b.op1('quantized_linear', [x, w, s, null], { reduceRange: true }));
+    const g = b.build();
+    const input = { data: Float32Array.from({ length: 192 }, (_, i) => Math.sin(i * 0.7) * 3), shape: [2, 96], dtype: 'float32' as const };
+    const [want] = createModel(g).runSync([input]);
+    const { kernels } = generateWgsl(g);
+    expect(kernels[0].packed?.layout).toBe('int8x4');
+    const device = await createWebGpuDevice({ kernels });
+    const [got] = await createModel(g, { device }).run([input]);
+    expect(device.stats.packs).toBe(gpuHasDot4 ? 1 : 0);
+    expect(Array.from(got.data)).toEqual(Array.from(want.data));
+    device.destroy();
+  });
+
   it('quantized_linear refuses a float weight with a clear error', () => {
     const x: CpuTensor = { data: new Float32Array(4), shape: [1, 4], dtype: 'float32' };
     const w: CpuTensor = { data: new Float32Array(8), shape: [2, 4], dtype: 'float32' };
     const s: CpuTensor = { data: new Float32Array(1), shape: [1], dtype: 'float32' };
     expect(() => getOp('quantized_linear').cpu([x, w, s, null], { reduceRange: true })).toThrow(/weight must be int8, got float32 \(quantize the layer with quantization.quantizeDynamic\)/);
     expect(quantizeActivations(new Float32Array([0, 0]), true).params.scale).toBeCloseTo(0.1);
-    void createModel;
   });
 });

@@ -1,5 +1,6 @@
 // WGSL for quantized_linear (dynamic int8 quantization). The weight is stored four int8 per u32
-// word (runtime/src/webgpu/device.ts), unpacked with extractBits; every workgroup finds the
+// word (runtime/src/webgpu/device.ts), unpacked with extractBits (or, in the 'int8x4' variant,
+// summed four at a time by dot4I8Packed); every workgroup finds the
 // input's range itself (a strided min/max over all of x and a tree reduction), derives the
 // activation scale and zero point as ATen's ChooseQuantizationParams does (in f32: WGSL has no
 // f64, so a value within an ulp of a rounding boundary may take the neighbouring code), and each
@@ -41,14 +42,37 @@ export const quantizedLinearKernel: KernelGen = (sig, d) => {
     'if (n >= N) { return; }',
     'let xo = r * K; let wo = n * K;',
     'var acc = 0i;',
+  ];
+  const unpacking = [
     'for (var k = 0u; k < K; k++) {',
     '  let xq = clamp(round(in0[xo + k] * inv) + zp, 0.0, 255.0);',
     '  let wi = wo + k;',
     '  acc += (i32(xq) - i32(zp)) * extractBits(bitcast<i32>(in1[wi >> 2u]), (wi & 3u) * 8u, 8u);',
     '}',
+  ];
+  // With reduceRange the codes are 0..127, so four of them pack as int8 and dot4I8Packed sums
+  // x_q·w over four weights at once; Σw (for the zero point) is a dot with four ones. The
+  // layout 'int8x4' variant runs only when K % 4 = 0 (each weight row starts a word) and the
+  // adapter has the packed_4x8_integer_dot_product language feature (runtime/src/webgpu/packers.ts).
+  const dot4 = [
+    'var wsum = 0i;',
+    'for (var k = 0u; k < K; k += 4u) {',
+    '  let xv = vec4<f32>(in0[xo + k], in0[xo + k + 1u], in0[xo + k + 2u], in0[xo + k + 3u]);',
+    '  let xp = pack4xI8(vec4<i32>(clamp(round(xv * inv) + zp, vec4<f32>(0.0), vec4<f32>(255.0))));',
+    '  let wv = in1[(wo + k) >> 2u];',
+    '  acc += dot4I8Packed(xp, wv);',
+    '  wsum += dot4I8Packed(0x01010101u, wv);',
+    '}',
+    'acc -= i32(zp) * wsum;',
+  ];
+  const tail = [
     `let sw = in2[select(0u, n, ${d.inDim(2, 0)} > 1u)];`,
     `out0[r * N + n] = f32(acc) * (scale * sw)${bias};`,
   ];
   const tile = [...Array<number>(sig.outputs[0].rank - 1).fill(1), 64];
-  return { body: lines.join('\n'), grid: { tile, per: 1 }, decls: 'var<workgroup> range: array<vec2<f32>, 64>;' };
+  const decls = 'var<workgroup> range: array<vec2<f32>, 64>;';
+  const body = (loop: string[]) => [...lines, ...loop, ...tail].join('\n');
+  const main = { body: body(unpacking), grid: { tile, per: 1 }, decls };
+  if (!sig.attrs.reduceRange) return main;
+  return { ...main, packed: { input: 1, layout: 'int8x4', kernel: { body: body(dot4), grid: { tile, per: 1 }, decls } } };
 };
