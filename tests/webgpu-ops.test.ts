@@ -24,6 +24,7 @@ const pos = (...shape: number[]): In => ({ shape, kind: 'pos' });
 const int = (...shape: number[]): In => ({ shape, dtype: 'int32', kind: 'int' });
 const bool = (...shape: number[]): In => ({ shape, dtype: 'bool', kind: 'bool' });
 const none = (...shape: number[]): In => ({ shape, dtype: 'bool', kind: 'false' });
+const i8 = (...shape: number[]): In => ({ shape, dtype: 'int8' });
 
 /** Attribute-free one-input elementwise entries taking any real input (log/sqrt/rsqrt need positive ones below). */
 const attrFree = (d: { attrs: { safeParse(v: unknown): { success: boolean; data?: unknown } } }) => {
@@ -138,6 +139,10 @@ const CASES: Case[] = [
   { op: 'conv2d_weight_grad', inputs: [f(2, 4, 10, 10), f(2, 6, 4, 10)], attrs: { stride: [2, 1], padding: [0, 1, 0, 1], dilation: [1, 2], groups: 2, kernel_size: [3, 2] }, tol: 1e-4 },
   { op: 'fused_linear', inputs: [f(5, 40), f(33, 40), f(33)], attrs: { activation: 'relu' }, tol: 1e-4 },
   { op: 'fused_linear', inputs: [f(3, 8), f(6, 8), null], attrs: { activation: 'sigmoid' }, tol: 1e-4 },
+  // Odd K: weight rows straddle the packed words; reduceRange false reaches codes up to 255.
+  { op: 'quantized_linear', inputs: [f(3, 37), i8(10, 37), pos(1), f(10)], attrs: { reduceRange: true }, tol: 1e-5 },
+  { op: 'quantized_linear', inputs: [f(2, 2, 64), i8(70, 64), pos(70), null], attrs: { reduceRange: false }, tol: 1e-5 },
+  { op: 'quantized_linear', inputs: [f(1, 784), i8(130, 784), pos(130), f(130)], attrs: { reduceRange: true }, tol: 1e-5 },
 ];
 
 /** Non-finite values, signed zeros, halves (round to even) and values near the log1p/expm1 cut-overs. */
@@ -156,6 +161,7 @@ function data(i: NonNullable<In>): TypedArray {
   if (dtype === 'bool') return Uint8Array.from({ length: n }, () => (rand() < 0.5 ? 1 : 0));
   if (i.kind === 'index') return Int32Array.from({ length: n }, () => Math.floor(rand() * i.max!));
   if (dtype === 'int32') return Int32Array.from({ length: n }, () => Math.floor(rand() * 9) - 4);
+  if (dtype === 'int8') return Int8Array.from({ length: n }, () => Math.floor(rand() * 256) - 128);
   if (i.kind === 'pos') return Float32Array.from({ length: n }, () => 0.1 + rand() * 2);
   if (i.kind === 'small') return Float32Array.from({ length: n }, () => 3);
   if (i.kind === 'special') return Float32Array.from({ length: n }, (_, k) => SPECIAL[k % SPECIAL.length]);

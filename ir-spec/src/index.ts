@@ -11,3 +11,4 @@ export * from './ir/index.js';
 export * from './tsgraph/index.js';
 export * from './kernels/primitives.js';
 export * from './viz/index.js';
+export { chooseQParams, nearbyint, quantizeActivations, quantizeWeight, requantizeToFloat, type ActivationQParams } from './kernels/quant.js';

@@ -6,6 +6,7 @@ import { Tensor, F, autograd, nn, optim, utils } from '@kiln/core';
 import type { GoldenCase, GoldenTensor, Tol } from './golden.js';
 import { expectClose, fromGolden } from './golden.js';
 import { runConvBnFold } from './conv-bn-fold.js';
+import { runQuantizeDynamic } from './quantize-dynamic.js';
 
 export type CaseRunner = (c: GoldenCase, tol: Tol) => number;
 
@@ -273,4 +274,5 @@ export const customRunners: Record<string, CaseRunner> = {
   optim: runOptim,
   autograd: runAutograd,
   conv_bn_fold: runConvBnFold,
+  quantize_dynamic: runQuantizeDynamic,
 };

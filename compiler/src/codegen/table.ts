@@ -12,6 +12,7 @@ import { fusedElementwiseKernel } from './epilogue.js';
 import { argKernel, catKernel, cumsumKernel, expandKernel, flipKernel, gatherKernel, indexSelectKernel, permuteKernel, sliceBackwardKernel, sliceKernel, sortKernel, triangleKernel } from './layout.js';
 import { FEW_ROWS, linearFewRowsKernel, matmulKernel } from './matmul.js';
 import { batchNormBackwardKernel, batchNormKernel, batchNormStatsKernel } from './norm.js';
+import { quantizedLinearKernel } from './quant.js';
 import { maskedScatterKernel, maskedSelectKernel } from './masked.js';
 import { avgPoolKernel, maxPoolKernel } from './pool.js';
 import { REDUCERS, reduceKernel } from './reduce.js';
@@ -56,6 +57,7 @@ export const KERNELS: Readonly<Record<string, KernelGen>> = {
   conv2d_weight_grad: convWeightGradKernel,
   masked_scatter: maskedScatterKernel,
   masked_select: maskedSelectKernel,
+  quantized_linear: quantizedLinearKernel,
 };
 
 

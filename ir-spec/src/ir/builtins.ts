@@ -55,7 +55,7 @@ export interface BuiltinDef {
   infer(inputs: readonly (IRType | null)[], attrs: Attrs, ctx: BuiltinContext, regions: readonly Block[]): IRType[];
 }
 
-const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool' };
+const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool', int8: 'int8' };
 
 // Attribute schemas the entries share.
 const dtype = z.enum(DTYPE_NAMES as [DType, ...DType[]]);

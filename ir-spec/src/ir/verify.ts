@@ -69,6 +69,7 @@ const DATA_KIND: Record<DType, { name: string; is: (x: unknown) => boolean }> = 
   float32: { name: 'Float32Array', is: (x) => x instanceof Float32Array },
   int32: { name: 'Int32Array', is: (x) => x instanceof Int32Array },
   bool: { name: 'Uint8Array', is: (x) => x instanceof Uint8Array },
+  int8: { name: 'Int8Array', is: (x) => x instanceof Int8Array },
 };
 
 /** The declared name of a tensor op's input `i` (`x`, `bias?`, `...xs`). */

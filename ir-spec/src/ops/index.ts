@@ -11,5 +11,6 @@ export * as norm from './norm.js';
 export * as fused from './fused.js';
 export * as random from './random.js';
 export * as sort from './sort.js';
+export * as quant from './quant.js';
 /** fused_elementwise's element body as the pre-region program form (decoder, kernel keys). */
 export { bodyToProgram, programToBody, type LegacyInstruction } from './fused.js';

@@ -259,6 +259,7 @@ function readTensors(bytes: Uint8Array, layout: TsgraphLayout, adopt: boolean): 
 /** `raw` (4-byte aligned on a little-endian host) as the dtype's array. */
 function toTyped(dtype: DType, raw: Uint8Array): TypedArray {
   if (dtype === 'bool') return raw;
+  if (dtype === 'int8') return new Int8Array(raw.buffer, raw.byteOffset, raw.length);
   const n = raw.length / 4;
   if (LITTLE_ENDIAN) return dtype === 'float32' ? new Float32Array(raw.buffer, raw.byteOffset, n) : new Int32Array(raw.buffer, raw.byteOffset, n);
   const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);

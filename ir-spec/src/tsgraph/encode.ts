@@ -110,7 +110,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
 
 const alignUp = (n: number) => Math.ceil(n / ALIGN) * ALIGN;
 
-const ARRAY_OF: Record<DType, { readonly name: string; new (n: number): TypedArray }> = { float32: Float32Array, int32: Int32Array, bool: Uint8Array };
+const ARRAY_OF: Record<DType, { readonly name: string; new (n: number): TypedArray }> = { float32: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array };
 
 function layoutTensors(tensors: ReadonlyMap<string, TensorData>): { entries: TensorEntryJson[]; blobLength: number; order: TensorData[] } {
   const names = [...tensors.keys()].sort(compareCodeUnits);
@@ -119,7 +119,7 @@ function layoutTensors(tensors: ReadonlyMap<string, TensorData>): { entries: Ten
   let cursor = 0;
   for (const name of names) {
     const t = tensors.get(name)!;
-    if (!Object.hasOwn(DTYPE_BYTES, t.dtype)) throw new TsgraphError('SCHEMA', `encodeTsgraph: tensor '${name}' has dtype ${String(t.dtype)}; the format stores float32, int32 and bool`);
+    if (!Object.hasOwn(DTYPE_BYTES, t.dtype)) throw new TsgraphError('SCHEMA', `encodeTsgraph: tensor '${name}' has dtype ${String(t.dtype)}; the format stores float32, int32, bool and int8`);
     if (!(t.data instanceof ARRAY_OF[t.dtype])) {
       throw new TsgraphError('SCHEMA', `encodeTsgraph: tensor '${name}' is ${t.dtype} but its data is a ${t.data.constructor.name} (expected ${ARRAY_OF[t.dtype].name})`);
     }
@@ -144,7 +144,7 @@ function layoutTensors(tensors: ReadonlyMap<string, TensorData>): { entries: Ten
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 function writeLittleEndian(out: Uint8Array, at: number, data: TypedArray): void {
-  if (LITTLE_ENDIAN || data instanceof Uint8Array) {
+  if (LITTLE_ENDIAN || data instanceof Uint8Array || data instanceof Int8Array) {
     out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), at);
     return;
   }

@@ -33,7 +33,7 @@ export const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 /** Deepest JSON nesting accepted in the header (regions nest about 4 levels per `if`/`loop`). */
 export const MAX_JSON_DEPTH = 256;
 /** Byte size of one element of each dtype in the blob. */
-export const DTYPE_BYTES: Readonly<Record<DType, number>> = { float32: 4, int32: 4, bool: 1 };
+export const DTYPE_BYTES: Readonly<Record<DType, number>> = { float32: 4, int32: 4, bool: 1, int8: 1 };
 /** The producer written when the caller names none. Kept equal to ir-spec's package version by a test. */
 export const DEFAULT_PRODUCER: Readonly<ProducerJson> = { name: '@kiln/ir-spec', version: '0.1.0' };
 

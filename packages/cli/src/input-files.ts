@@ -12,6 +12,7 @@ const ARRAYS: Record<DType, (n: number | number[]) => TypedArray> = {
   float32: (n) => (typeof n === 'number' ? new Float32Array(n) : Float32Array.from(n)),
   int32: (n) => (typeof n === 'number' ? new Int32Array(n) : Int32Array.from(n)),
   bool: (n) => (typeof n === 'number' ? new Uint8Array(n) : Uint8Array.from(n, (v) => (v ? 1 : 0))),
+  int8: (n) => (typeof n === 'number' ? new Int8Array(n) : Int8Array.from(n)),
 };
 
 /** A random input of `type` (text form, e.g. `f32[N,4]`), every symbol at `batch`. */

@@ -31,5 +31,6 @@ export * as F from './functional/index.js';
 export * as nn from './nn/index.js';
 export * as optim from './optim/index.js';
 export * as utils from './utils/index.js';
+export * as quantization from './quantization/index.js';
 export { loadSafetensors, saveSafetensors, parseSafetensors, SafetensorsError } from './safetensors.js';
 export * as trace from './trace/index.js';

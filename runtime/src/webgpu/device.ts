@@ -14,7 +14,7 @@
 import { getOp, isViewNode, numel, type Attrs, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from '../device.js';
 import { RuntimeError } from '../errors.js';
-import { requestAdapter } from './gpu.js';
+import { findGpu, requestAdapter } from './gpu.js';
 import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelRecord } from './kernel.js';
 import { BufferPool, type PoolMemory } from './pool.js';
 import { GpuProfiler, type KernelTime } from './profiler.js';
@@ -196,7 +196,8 @@ async function compileAsync(gpu: GPUDevice, r: KernelRecord): Promise<GPUCompute
  * ```
  */
 export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promise<WebGpuDevice> {
-  const adapter = await requestAdapter(opts.gpu);
+  const platform = opts.gpu ?? await findGpu();
+  const adapter = await requestAdapter(platform);
   if (opts.profile && !adapter.features.has('timestamp-query')) {
     throw new RuntimeError('BACKEND', "profile: true needs the WebGPU adapter feature 'timestamp-query', which this adapter lacks (in Chrome it may need --enable-dawn-features=allow_unsafe_apis)");
   }
@@ -208,12 +209,13 @@ export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promis
       maxBufferSize: adapter.limits.maxBufferSize,
     },
   });
-  const device = new GpuDevice(gpu, opts.profile ? new GpuProfiler(gpu) : null, opts.compile ?? 'parallel');
+  const features = new Set<string>((platform as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []);
+  const device = new GpuDevice(gpu, opts.profile ? new GpuProfiler(gpu) : null, opts.compile ?? 'parallel', features);
   if (opts.kernels) await device.addKernels(opts.kernels);
   return device;
 }
 
-const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32
+const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32 (int8: four per u32, so at most this)
 
 class GpuDevice implements WebGpuDevice {
   readonly backend = 'webgpu' as const;
@@ -239,7 +241,9 @@ class GpuDevice implements WebGpuDevice {
   private readonly maxPerDim: number;
   private readonly maxBinding: number;
 
-  constructor(readonly gpu: GPUDevice, private readonly profiler: GpuProfiler | null, private readonly compileMode: 'parallel' | 'serial') {
+  constructor(readonly gpu: GPUDevice, private readonly profiler: GpuProfiler | null, private readonly compileMode: 'parallel' | 'serial',
+    /** The platform's WGSL language features (GPU.wgslLanguageFeatures), for variants that need one. */
+    private readonly languageFeatures: ReadonlySet<string> = new Set()) {
     this.pool = new BufferPool(gpu);
     this.maxPerDim = gpu.limits.maxComputeWorkgroupsPerDimension;
     this.maxBinding = gpu.limits.maxStorageBufferBindingSize;
@@ -261,14 +265,17 @@ class GpuDevice implements WebGpuDevice {
       }
       if (!this.kernels.has(r.key) && !fresh.some((f) => f.key === r.key)) fresh.push(r);
     });
-    const layouts = [...new Set(fresh.flatMap((r) => (r.packed && !this.packers.has(r.packed.layout) ? [r.packed.layout] : [])))];
+    const layouts = [...new Set(fresh.flatMap((r) => (r.packed && !this.packers.has(r.packed.layout) && (!PACKERS.get(r.packed.layout)!.requires || this.languageFeatures.has(PACKERS.get(r.packed.layout)!.requires!)) ? [r.packed.layout] : [])))];
     // A record with a packed variant runs that variant for the weights it was made for (a key
     // serves several nodes, so the main kernel stays as the fallback for other shapes): its main
     // kernel compiles at its first use instead, so loading pays for one conv kernel, not two.
+    // A variant whose layout needs a WGSL language feature this platform lacks is never compiled:
+    // its main kernel runs instead (compiled at first use, as below).
+    const usable = (layout: string) => { const f = PACKERS.get(layout)!.requires; return !f || this.languageFeatures.has(f); };
     const jobs: (KernelRecord | null)[] = fresh.flatMap((r) => [
-      r.packed ? null : r,
+      r.packed && usable(r.packed.layout) ? null : r,
       r.fewRows ? { ...r, name: `${r.name}.few_rows`, wgsl: r.fewRows.wgsl, grid: r.fewRows.grid } : null,
-      r.packed ? { ...r, name: `${r.name}.${r.packed.layout}`, wgsl: r.packed.wgsl, grid: r.packed.grid } : null,
+      r.packed && usable(r.packed.layout) ? { ...r, name: `${r.name}.${r.packed.layout}`, wgsl: r.packed.wgsl, grid: r.packed.grid } : null,
     ]);
     jobs.push(...layouts.map((l) => ({ key: `pack ${l}`, name: `pack_${l}`, wgsl: PACKERS.get(l)!.wgsl, grid: { tile: [], per: 64 } })));
     const built = await this.compileAll(jobs);
@@ -368,6 +375,13 @@ class GpuDevice implements WebGpuDevice {
     if (data.length !== n) throw new Error(`write: ${data.length} elements into a tensor of ${n}`);
     this.flush(); // pending kernels may still read this (pooled) buffer's old contents
     this.dropPacked(t.buffer); // packed from the old contents
+    if (t.dtype === 'int8') {
+      // Four int8 per u32 word, element i in byte i % 4 of word i / 4 (little-endian), zero padded.
+      const bytes = new Uint8Array(Math.ceil(n / 4) * 4);
+      bytes.set(new Uint8Array(data.buffer, data.byteOffset, n));
+      if (n > 0) this.gpu.queue.writeBuffer(t.buffer, 0, bytes.buffer, 0, bytes.length);
+      return;
+    }
     const words = t.dtype === 'bool' ? Uint32Array.from(data as Uint8Array) : data;
     if (n > 0) this.gpu.queue.writeBuffer(t.buffer, 0, words.buffer, words.byteOffset, n * BYTES_PER_ELEMENT);
   }
@@ -398,6 +412,7 @@ class GpuDevice implements WebGpuDevice {
     }
     if (t.dtype === 'float32') return new Float32Array(raw);
     if (t.dtype === 'int32') return new Int32Array(raw);
+    if (t.dtype === 'int8') return new Int8Array(raw, 0, n);
     return Uint8Array.from(new Uint32Array(raw), (v) => (v !== 0 ? 1 : 0));
   }
 

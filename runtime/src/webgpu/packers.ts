@@ -24,6 +24,8 @@ export interface Packer {
   readonly wgsl: string;
   /** The z, w words of the uniform. */
   params(shape: readonly number[]): [number, number];
+  /** A WGSL language feature the variants reading this layout use: without it they never compile or run. */
+  readonly requires?: string;
 }
 
 /** (G v)[k] for a column or row v0, v1, v2 (G: the F(4×4, 3×3) filter transform). */
@@ -62,5 +64,28 @@ const winograd4x4: Packer = {
   wgsl: WINOGRAD4X4_WGSL,
 };
 
+/**
+ * int8x4: an int8 weight [N, K] (already four per u32 word) as it is, for the variant that sums
+ * with dot4I8Packed: accepted when K % 4 = 0, so every row starts a word. One thread per word.
+ */
+const int8x4: Packer = {
+  accepts: (s) => s.length === 2 && s[1] % 4 === 0,
+  shape: (s) => [...s],
+  items: (s) => Math.ceil((s[0] * s[1]) / 4),
+  params: () => [0, 0],
+  requires: 'packed_4x8_integer_dot_product',
+  wgsl: [
+    '@group(0) @binding(0) var<uniform> p: vec4<u32>;',
+    '@group(0) @binding(1) var<storage, read> src: array<u32>;',
+    '@group(0) @binding(2) var<storage, read_write> dst: array<u32>;',
+    '@compute @workgroup_size(64)',
+    'fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {',
+    '  let i = (wid.x + wid.y * p.y) * 64u + lid;',
+    '  if (i >= p.x) { return; }',
+    '  dst[i] = src[i];',
+    '}',
+  ].join('\n') + '\n',
+};
+
 /** The packers by layout name (a kernel record's `packed.layout`). */
-export const PACKERS: ReadonlyMap<string, Packer> = new Map([['winograd4x4', winograd4x4]]);
+export const PACKERS: ReadonlyMap<string, Packer> = new Map([['winograd4x4', winograd4x4], ['int8x4', int8x4]]);

@@ -21,7 +21,8 @@ export const wrapped = new WeakMap<Function, Function>();
 /** The `.ts` file of each decorated class (found from the decorator call's stack). */
 export const classFiles = new WeakMap<Function, string>();
 
-const LIBRARY = new Set<unknown>(Object.values(nn as Record<string, unknown>).filter((v) => typeof v === 'function'));
+const LIBRARY = new Set<unknown>([...Object.values(nn as Record<string, unknown>), ...Object.values(core.quantization as Record<string, unknown>)]
+  .filter((v) => typeof v === 'function'));
 
 /** The library class (nn.Module, a built-in layer) whose prototype defines method `name` of `obj`, if any. */
 export function libraryOwner(obj: object, name: string): string | undefined {
