@@ -1,6 +1,6 @@
 // @kiln/core: the eager library — Tensor, the dispatch, autograd, nn, optim.
 export { Tensor, type TensorOrScalar, type IndexItem } from './tensor.js';
-export { dispatch, dispatch1, withObserver, type DispatchObserver } from './dispatch.js';
+export { dispatch, dispatch1, withObserver, addObserver, type DispatchObserver } from './dispatch.js';
 export { getNumThreads, setNumThreads } from '@kiln/runtime';
 export * from './creation.js';
 export { Generator, manualSeed, randperm, defaultGenerator } from './random.js';
@@ -32,3 +32,5 @@ export * as optim from './optim/index.js';
 export * as utils from './utils/index.js';
 export { loadSafetensors, saveSafetensors, parseSafetensors, SafetensorsError } from './safetensors.js';
 export * as trace from './trace/index.js';
+export * as memory from './memory.js';
+export { attachModuleScopes, currentModuleScope, type ModuleScopeListener } from './nn/module-scope.js';

@@ -15,6 +15,7 @@ import * as L from './ops/linalg.js';
 import * as Sort from './ops/sort.js';
 import { formatTensor } from './format.js';
 import { traceHooks } from './trace/hooks.js';
+import { noteStorage } from './memory.js';
 
 export interface Storage { data: TypedArray; version: number }
 
@@ -41,6 +42,7 @@ export class Tensor {
     readonly dtype: DType,
   ) {
     this.isInference = isInferenceMode();
+    noteStorage(_storage);
   }
 
   /** @internal */

@@ -2,3 +2,4 @@
 // optimizer arrive with later issues).
 export * from '@kiln/core';
 export * as jit from './jit/index.js';
+export * as profiler from './profiler/index.js';
