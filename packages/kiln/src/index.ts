@@ -3,3 +3,4 @@
 export * from '@kiln/core';
 export * as jit from './jit/index.js';
 export * as profiler from './profiler/index.js';
+export { makeDot, autogradGraph, type MakeDotOptions, type AutogradVizNode, type AutogradVizKind } from './viz/autograd-graph.js';
