@@ -189,3 +189,24 @@ describe('measured eager memory', () => {
     expect(v.shape).toEqual([65536]);
   });
 });
+
+describe('makeDot', () => {
+  it('draws the autograd graph: backward nodes, named parameters, saved tensors with shapes, the output', async () => {
+    const { makeDot, autogradGraph, nn } = await import('kiln');
+    manualSeed(1);
+    const net = new nn.Sequential(new nn.Linear(4, 3), new nn.ReLU(), new nn.Linear(3, 2));
+    const y = net.forward(randn([5, 4])).sum();
+    const g = autogradGraph(y, { params: net.namedParameters() });
+    expect(g.filter((n) => n.kind === 'backward').map((n) => n.label).sort()).toEqual(['linearBackward', 'linearBackward', 'reluBackward', 'sumBackward']);
+    expect(g.filter((n) => n.kind === 'leaf').map((n) => `${n.label} ${n.shape!.join('x')}`).sort()).toEqual(['0.bias 3', '0.weight 3x4', '2.bias 2', '2.weight 2x3']);
+    expect(g.filter((n) => n.kind === 'saved').some((n) => n.shape!.join('x') === '5x4')).toBe(true);
+    const out = g.find((n) => n.kind === 'output')!;
+    expect(g.find((n) => n.id === out.from[0])!.label).toBe('sumBackward');
+    const dot = makeDot(y, { params: net.namedParameters() });
+    expect(dot.startsWith('digraph autograd {')).toBe(true);
+    expect(dot).toContain('label="0.weight\\n(3, 4)", shape=box, style=filled, fillcolor="#add8e6"');
+    expect(dot).toMatch(/-> g\d+ \[style=dashed, dir=none\];/);
+    expect(makeDot(y, { showSaved: false })).not.toContain('#ffa500');
+    expect(() => makeDot([1 as unknown as Tensor])).toThrow(/makeDot: output 0 is not a Tensor/);
+  });
+});
