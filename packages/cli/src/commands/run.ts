@@ -40,7 +40,7 @@ Options:
   --values <n>              how many values of each output to print (default 8)
   --profile <trace.json>    profile the runs: print the time per kernel (with the IR nodes and
                             source lines each covers) and write a Chrome trace (Perfetto,
-                            chrome://tracing)
+                            chrome://tracing), or, for a .html path, a self-contained timeline page
   --verbose                 show stack traces on errors
   -h, --help                this help
 
@@ -125,11 +125,12 @@ export async function runCommand(p: Parsed): Promise<number> {
     console.log(`\nprofile of ${runs} run${runs > 1 ? 's' : ''}, by kernel and source line:`);
     console.log(prof.keyAverages({ groupBy: 'source' }).table({ sortBy: 'total', rowLimit: 20 }));
     try {
-      prof.exportChromeTrace(traceFile);
+      if (traceFile.endsWith('.html')) prof.exportHtml(traceFile, `kiln run ${path}`);
+      else prof.exportChromeTrace(traceFile);
     } catch (e) {
       throw new UserError(`--profile: cannot write ${traceFile}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }
-    console.log(`wrote ${traceFile} (open it in https://ui.perfetto.dev or chrome://tracing)`);
+    console.log(`wrote ${traceFile}${traceFile.endsWith('.html') ? ' (a timeline page)' : ' (open it in https://ui.perfetto.dev or chrome://tracing)'}`);
   }
   return 0;
 }

@@ -9,6 +9,7 @@ import { addObserver, attachModuleScopes, currentModuleScope, memory, trace, typ
 import { setNodeProfiler, type NodeEvent, type NodeProfiler, type RunEvent } from '@kiln/runtime';
 import type { OpDef } from '@kiln/ir-spec';
 import { chromeTrace } from './chrome-trace.js';
+import { timelineHtml } from './timeline-html.js';
 import type { ProfilerEvent } from './events.js';
 import { keyAverages, type GroupBy, type KeyAverages } from './key-averages.js';
 import type { ProfilerAction, Schedule } from './schedule.js';
@@ -180,6 +181,19 @@ export class Profiler {
   /** The Chrome trace event JSON of the events (what exportChromeTrace writes). */
   chromeTrace(): ReturnType<typeof chromeTrace> {
     return chromeTrace(this.events, this.origin);
+  }
+
+  /**
+   * A self-contained HTML page of the profile: a timeline per device (nested events stacked, a
+   * tooltip per bar) and the keyAverages table grouped by `groupBy` (default 'source').
+   */
+  timelineHtml(title = 'kiln profile', groupBy: GroupBy = 'source'): string {
+    return timelineHtml(this.events, title, this.keyAverages({ groupBy }).table({ rowLimit: 20 }));
+  }
+
+  /** Writes timelineHtml() to `path`. */
+  exportHtml(path: string, title?: string): void {
+    writeFileSync(path, this.timelineHtml(title));
   }
 
   /** Writes the Chrome trace event JSON (open it in https://ui.perfetto.dev or chrome://tracing). */

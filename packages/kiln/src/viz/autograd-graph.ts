@@ -53,13 +53,13 @@ export function autogradGraph(outputs: Tensor | readonly Tensor[], opts: MakeDot
     const id = `g${next++}`;
     nodeIds.set(node, id);
     const from = node.edges.flatMap((e) => (!e ? [] : 'leaf' in e ? [leafId(e.leaf)] : [visit(e.node)]));
-    result.push({ id, kind: 'backward', label: node.name, from });
-    if (showSaved) {
-      for (const s of node.savedTensors()) {
-        result.push({ id: `g${next++}`, kind: 'saved', label: names.get(s) ?? 'saved', shape: [...s.shape], from: [] });
-        (from as string[]).push(result[result.length - 1].id);
-      }
+    // Saved tensors are listed before their node, as its other inputs are (a topological order).
+    for (const s of showSaved ? node.savedTensors() : []) {
+      const sid = `g${next++}`;
+      result.push({ id: sid, kind: 'saved', label: names.get(s) ?? 'saved', shape: [...s.shape], from: [] });
+      from.push(sid);
     }
+    result.push({ id, kind: 'backward', label: node.name, from });
     return id;
   };
   outs.forEach((t, i) => {
