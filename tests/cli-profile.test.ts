@@ -36,7 +36,7 @@ describe('kiln profiling commands', () => {
     const conv = json.traceEvents.find((e) => e.name === 'fused_conv2d')!;
     expect(conv.args['IR nodes']).toEqual([expect.stringMatching(/^fused_conv2d in features\.0 at /), expect.stringMatching(/^batch_norm in features\.1 at /),
       expect.stringMatching(/^relu in features\.2 at /), expect.stringMatching(/^max_pool2d in features\.3 at /)]);
-  });
+  }, 240_000);
 
   it('viz --autograd draws the autograd graph of one eager forward as DOT and as the HTML page', () => {
     const dot = kiln(['viz', '--autograd', CNN, '-q']).stdout;
@@ -50,7 +50,7 @@ describe('kiln profiling commands', () => {
     expect(html).toContain('conv2dBackward');
     expect(html).toContain('head.weight');
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/);
-  });
+  }, 240_000);
 
   it('KILN_DEBUG=ir prints the captured IR before any pass', () => {
     const r = kiln(['compile', CNN, '-o', join(TMP, 'c2.tsgraph'), '-q'], { KILN_DEBUG: 'ir' });
@@ -58,5 +58,5 @@ describe('kiln profiling commands', () => {
     expect(r.stderr).toMatch(/batch_norm\(/); // not yet folded
     const t = kiln(['compile', CNN, '--trace', '-o', join(TMP, 'c3.tsgraph'), '-q'], { KILN_DEBUG: 'ir' });
     expect(t.stderr).toContain('// KILN_DEBUG=ir: @SmallCnn after jit.trace');
-  });
+  }, 240_000);
 });
