@@ -48,7 +48,7 @@ async function train(where) {
     const ms = performance.now() - t0;
     rows.push({ ms, loss: value, submits: dev.stats.submits - s0.submits, maps: dev.stats.maps - s0.maps });
     await collect();
-    rows[s].created = memory.stats().buffersCreated;
+    rows[s].created = memory.stats('webgpu').buffersCreated;
   }
   return rows;
 }

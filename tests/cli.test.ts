@@ -276,11 +276,15 @@ describe('kiln CLI', () => {
     });
 
     it('bench: eager vs -O0 vs -O2 on a model file (outputs checked first), and a .tsgraph as it is', () => {
-      const r = ok('bench', `${FIX}/small-cnn.ts`, '--batch', '2', '--runs', '3', '-q');
-      expect(r.stdout).toContain('batch 2, 3 runs each');
-      for (const v of ['eager', '-O0 cpu', '-O2 cpu']) expect(r.stdout).toMatch(new RegExp(`^  ${v} +\\d+\\.\\d+ +\\d+\\.\\d+ +\\d+\\.\\d+ +\\S+( \\S+)? +\\d+\\.\\d+x$`, 'm'));
+      const r = ok('bench', `${FIX}/small-cnn.ts`, '--batch', '2,3', '--runs', '3', '-q');
+      for (const n of [2, 3]) expect(r.stdout).toContain(`batch ${n}, 3 runs each (after one warm-up run); ratios against eager`);
+      expect(r.stdout).toMatch(/^  variant +p50 ms +p90 ms +peak memory +QPS +speedup +memory saved$/m);
+      // variant, p50, p90, measured peak memory (eager's too), QPS, speedup, memory ratio.
+      for (const v of ['eager', '-O0 cpu', '-O2 cpu']) expect(r.stdout.match(new RegExp(`^  ${v} +\\d+\\.\\d+ +\\d+\\.\\d+ +\\d+(\\.\\d+)? (B|KiB|MiB) +\\d+\\.\\d +\\d+\\.\\d+x +\\d+\\.\\d+x$`, 'gm'))).toHaveLength(2);
+      expect(r.stdout).toMatch(/^  eager .* 1\.00x +1\.00x$/m);
+      expect(kiln('bench', `${FIX}/small-cnn.ts`, '--batch', '2,x').stderr).toMatch(/--batch must be a positive integer or a comma-separated list/);
       const f = ok('bench', cnnFile, '--runs', '2');
-      expect(f.stdout).toMatch(/cnn-run\.tsgraph cpu +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+(\.\d+)? (B|KiB|MiB) +1\.00x/);
+      expect(f.stdout).toMatch(/cnn-run\.tsgraph cpu +\d+\.\d+ +\d+\.\d+ +\d+(\.\d+)? (B|KiB|MiB) +\d+\.\d +1\.00x/);
     });
 
     it('viz on a model file compiles it in memory first (with the compile flags)', () => {

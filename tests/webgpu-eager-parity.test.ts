@@ -107,7 +107,7 @@ describe('eager WebGPU golden parity', () => {
   }
 
   afterAll(() => {
-    const m = memory.stats();
+    const m = memory.stats('webgpu');
     console.log(`eager WebGPU parity: ${Object.keys(failures).length} cases failed (all listed gaps); submits ${m.submits}, maps ${m.maps}, buffers created ${m.buffersCreated}`);
     if (process.env.KILN_GPU_GAPS_OUT) console.log(JSON.stringify(failures, null, 1));
   });

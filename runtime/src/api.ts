@@ -12,3 +12,4 @@ export type { Arena, BackendName, Device, DeviceTensor } from './device.js';
 export type { InputValue, TensorInput } from './validate.js';
 export type { HostFunction, HostValue } from './executor.js';
 export type { LoadOptions, ModelSource } from './load.js';
+export { setNodeProfiler, nodeProfiler, coveredNodes, type NodeProfiler, type NodeEvent, type RunEvent, type CoveredNode } from './node-profiler.js';

@@ -18,6 +18,7 @@ import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
 import type { Scope } from './memory.js';
 import type { BlockPlan, NodePlan } from './plan.js';
+import { coveredNodes, nodeProfiler, type NodeProfiler } from './node-profiler.js';
 import { scalarOp, toScalar, type Scalar } from './scalar.js';
 import { checkValue, describeValue, isDeviceTensor, type RtValue } from './values.js';
 
@@ -387,13 +388,35 @@ function* runNode(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
  */
 export function* runBlock(ctx: ExecContext, bp: BlockPlan, scope: Scope): Exec<RtValue[]> {
   for (const a of bp.deadArgs) scope.release(a);
+  const prof = nodeProfiler();
   for (let i = 0; i < bp.nodes.length; i++) {
-    yield* runNode(ctx, bp.nodes[i], scope);
+    if (prof && bp.nodes[i].def) yield* runProfiled(ctx, bp.nodes[i], scope, prof);
+    else yield* runNode(ctx, bp.nodes[i], scope);
     for (const v of bp.releaseAfter[i]) scope.release(v);
   }
   return bp.block.yields.map((v: Value) => {
     const rt = scope.get(v);
     if (rt === undefined) throw new RuntimeError('NODE', `a block yields ${typeToString(v.type)} that has no value (verify the graph)`);
     return rt;
+  });
+}
+
+/** runNode for an attached profiler: times the node (to completion on an asynchronous device) and reports it. */
+function* runProfiled(ctx: ExecContext, np: NodePlan, scope: Scope, prof: NodeProfiler): Exec<void> {
+  const { node } = np;
+  const inputShapes = node.inputs.map((v) => {
+    const rt = v && scope.get(v);
+    return rt && isDeviceTensor(rt) ? [...rt.shape] : null;
+  });
+  const startMs = performance.now();
+  yield* runNode(ctx, np, scope);
+  const outs = node.outputs.map((v) => scope.get(v)).filter((rt): rt is DeviceTensor => rt !== undefined && isDeviceTensor(rt));
+  const sync = ctx.device.backend !== 'cpu';
+  if (sync && outs.length) yield outs[0]; // waits for the dispatch to finish
+  const endMs = performance.now();
+  prof.onNode({
+    op: node.op, ...(node.meta.scope ? { scope: node.meta.scope } : {}), ...(node.meta.loc ? { loc: node.meta.loc } : {}),
+    covers: coveredNodes(node), inputShapes, outputBytes: outs.reduce((a, t) => a + ctx.device.byteLength(t.buffer), 0),
+    backend: ctx.device.backend, timing: sync ? 'synchronized' : 'kernel', startMs, endMs,
   });
 }

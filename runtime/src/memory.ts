@@ -30,6 +30,10 @@ export class LiveBuffers {
   peak = 0;
   /** Bytes of every intermediate buffer the run created (arena tensors included). */
   total = 0;
+  /** Bytes of the intermediate buffers outside the arena alive now, as the device sized them (no plan estimate). */
+  private buffersLive = 0;
+  /** Measured: the most bytes the arena and the other intermediate buffers held at once. */
+  measuredPeak = 0;
 
   /** Slot of each live buffer that sits in a slot. */
   private readonly bufferSlot = new Map<unknown, number>();
@@ -57,7 +61,11 @@ export class LiveBuffers {
   /** Bytes of intermediates held now (the arena's slots included). */
   get live(): number { return this.unplanned + (this.arena?.bytes ?? 0); }
 
-  private notePeak(): void { if (this.live > this.peak) this.peak = this.live; }
+  private notePeak(): void {
+    if (this.live > this.peak) this.peak = this.live;
+    const measured = this.buffersLive + (this.arena?.bytes ?? 0);
+    if (measured > this.measuredPeak) this.measuredPeak = measured;
+  }
 
   /**
    * Arena tensors for a node's planned results (undefined where a result is not planned, has a
@@ -117,6 +125,7 @@ export class LiveBuffers {
         this.enterSlot(v.buffer, inArena);
         return;
       }
+      this.buffersLive += bytes;
       const slot = this.arena || value === undefined ? undefined : this.plan?.slots.get(value);
       if (slot === undefined) this.unplanned += bytes;
       else this.enterEstimate(v.buffer, slot, bytes);
@@ -152,7 +161,9 @@ export class LiveBuffers {
       this.refs.delete(v.buffer);
       const slot = this.bufferSlot.get(v.buffer);
       if (slot === undefined) {
-        this.unplanned -= this.device.byteLength(v.buffer);
+        const bytes = this.device.byteLength(v.buffer);
+        this.unplanned -= bytes;
+        this.buffersLive -= bytes;
         this.device.free(v.buffer);
         return;
       }
@@ -160,6 +171,7 @@ export class LiveBuffers {
       const held = this.occupants.get(slot)!;
       held.delete(v.buffer);
       if (this.arena) return;
+      this.buffersLive -= this.device.byteLength(v.buffer);
       if (held.size === 0) this.unplanned -= this.slotBytes.get(slot)!;
       this.device.free(v.buffer);
     } else if (Array.isArray(v)) {

@@ -14,6 +14,7 @@ import type { Arena, BackendName, Device, DeviceTensor } from './device.js';
 import { RuntimeError } from './errors.js';
 import { runBlock, type Exec, type ExecContext, type HostFunction, type RunLimits } from './executor.js';
 import { LiveBuffers, Scope } from './memory.js';
+import { nodeProfiler } from './node-profiler.js';
 import { planGraph, type GraphPlan } from './plan.js';
 import { toScalar } from './scalar.js';
 import { signature, validateInputs, type InputValue } from './validate.js';
@@ -38,6 +39,11 @@ export interface Output {
 export interface RunStats {
   /** The most bytes of intermediate tensors alive at once (inputs, params and constants excluded; a view shares its buffer). */
   readonly peakIntermediateBytes: number;
+  /**
+   * Measured: the most bytes the run's intermediates really held at once — the arena (CPU) plus
+   * every other intermediate buffer alive, sized as the device allocated it (WebGPU: live buffers).
+   */
+  readonly measuredPeakBytes: number;
   /** Bytes of all intermediate tensors the run created. */
   readonly totalIntermediateBytes: number;
   /** Nodes executed (a loop body's nodes count once per trip). */
@@ -417,7 +423,9 @@ export class Model {
     }
     scope.releaseAll();
     for (const b of inputBuffers) this.device.free(b);
-    this.stats = { peakIntermediateBytes: mem.peak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: performance.now() - t0 };
+    const end = performance.now();
+    this.stats = { peakIntermediateBytes: mem.peak, measuredPeakBytes: mem.measuredPeak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: end - t0 };
+    nodeProfiler()?.onRun({ graph: this.graph.name, backend: this.device.backend, startMs: t0, endMs: end, peakBytes: mem.measuredPeak });
     return outputs;
   }
 

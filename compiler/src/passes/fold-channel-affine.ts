@@ -8,7 +8,7 @@
 // type, so the folded op computes the same values up to float rounding, and only when the
 // producer is in the root's block and read by nothing else (rules for the pattern driver).
 
-import type { Graph, Node, TensorData } from '@kiln/ir-spec';
+import { mergedMeta, type Graph, type Node, type TensorData } from '@kiln/ir-spec';
 import { any, applyRules, constant, maybe, op, sameType, type Match, type Rule } from '../patterns.js';
 import { floatData, type RewriteContext } from '../rewrite.js';
 
@@ -58,7 +58,7 @@ function fold(m: Match, ctx: RewriteContext): Node[] {
   const wc = opName === 'mul' || opName === 'div' ? ctx.constant(`${base}.scaled_weight`, { dtype: 'float32', shape: wT.shape, data: W }, prod.meta) : undefined;
   const bc = ctx.constant(`${base}.shifted_bias`, { dtype: 'float32', shape: [C], data: B }, prod.meta);
   const weight = wc ? wc.outputs[0] : m.value('w');
-  return [...(wc ? [wc] : []), bc, ctx.node(prod.op, [m.value('x'), weight, bc.outputs[0]], prod.attrs, prod.meta, m.root.outputs)];
+  return [...(wc ? [wc] : []), bc, ctx.node(prod.op, [m.value('x'), weight, bc.outputs[0]], prod.attrs, mergedMeta(prod, [m.root]), m.root.outputs)];
 }
 
 export const RULES: readonly Rule[] = [
@@ -71,7 +71,7 @@ export const RULES: readonly Rule[] = [
     }),
     rewrite: (m, ctx) => {
       const prod = m.node('prod');
-      return [ctx.node(prod.op, [m.value('x'), m.value('w'), m.value('k')], prod.attrs, prod.meta, m.root.outputs)];
+      return [ctx.node(prod.op, [m.value('x'), m.value('w'), m.value('k')], prod.attrs, mergedMeta(prod, [m.root]), m.root.outputs)];
     },
   },
   // prod * k[c], k[c] * prod, prod + t[c], t[c] + prod → prod'

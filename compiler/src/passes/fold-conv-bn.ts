@@ -6,7 +6,7 @@
 // statistic as a constant (a frozen graph); otherwise the pair is left alone. The conv and the
 // batch_norm must be in the same block (the folded conv replaces the batch_norm where it is).
 
-import type { Graph } from '@kiln/ir-spec';
+import { mergedMeta, type Graph } from '@kiln/ir-spec';
 import { any, applyRules, constant, maybe, op, type Rule } from '../patterns.js';
 import { floatData } from '../rewrite.js';
 
@@ -48,7 +48,7 @@ export function foldBnRule(producer: 'conv2d' | 'linear'): Rule {
       const base = bn.meta.scope ?? prod.meta.scope ?? 'folded';
       const w = ctx.constant(`${base}.folded_weight`, { dtype: 'float32', shape: wT.shape, data: weight }, prod.meta);
       const b = ctx.constant(`${base}.folded_bias`, { dtype: 'float32', shape: [bias.length], data: bias }, prod.meta);
-      return [w, b, ctx.node(producer, [m.value('x'), w.outputs[0], b.outputs[0]], prod.attrs, prod.meta, bn.outputs)];
+      return [w, b, ctx.node(producer, [m.value('x'), w.outputs[0], b.outputs[0]], prod.attrs, mergedMeta(prod, [bn]), bn.outputs)];
     },
   };
 }

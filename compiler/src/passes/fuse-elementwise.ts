@@ -32,7 +32,7 @@ function sourceOf(n: Node): Source | undefined {
   if (n.op === 'fused_elementwise') return { inputs: n.inputs as Value[], body: n.regions[0] };
   if (!isFusable(n.op) || !n.inputs.every(isF32) || !isF32(n.outputs[0])) return undefined;
   const args = n.inputs.map(() => new Value(ELEMENT)), y = new Value(ELEMENT);
-  return { inputs: n.inputs as Value[], body: new Block(args, [new Node(n.op, args, n.attrs, [y])], [y]) };
+  return { inputs: n.inputs as Value[], body: new Block(args, [new Node(n.op, args, n.attrs, [y], [], n.meta)], [y]) };
 }
 
 /** The operand slots of `s`'s body that read one of its arguments (not literals or body results). */
@@ -117,7 +117,7 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
       for (const n of s.body.nodes) {
         if (n.op === 'constant') { local.set(n.outputs[0], n.attrs.value as number); continue; }
         const ops = n.inputs.map((v) => resolve(v!));
-        const m = new Node(n.op, ops.map(valueOf), n.attrs, [new Value(ELEMENT)]);
+        const m = new Node(n.op, ops.map(valueOf), n.attrs, [new Value(ELEMENT)], [], n.meta); // keeps its provenance
         nodes.push(m);
         local.set(n.outputs[0], m.outputs[0]);
       }

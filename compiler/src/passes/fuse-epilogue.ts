@@ -11,7 +11,7 @@
 // epilogue op is its single live user in the same block, so no intermediate anyone else reads
 // disappears and nothing moves into a loop body.
 
-import { epilogueActivations, isNonDecreasing, type Graph } from '@kiln/ir-spec';
+import { epilogueActivations, isNonDecreasing, mergedMeta, type Graph } from '@kiln/ir-spec';
 import { any, applyRules, constant, op, type Match, type Rule } from '../patterns.js';
 import { MATMUL_AS_LINEAR } from './canonicalize.js';
 
@@ -28,7 +28,7 @@ export const RULES: readonly Rule[] = [
     pattern: op([...epilogueActivations()], op(Object.keys(FUSED)).as('prod').oneUse().where(noActivation)),
     rewrite: (m, ctx) => {
       const prod = m.node('prod');
-      return [ctx.node(FUSED[prod.op], prod.inputs, { ...prod.attrs, activation: m.root.op }, prod.meta, m.root.outputs)];
+      return [ctx.node(FUSED[prod.op], prod.inputs, { ...prod.attrs, activation: m.root.op }, mergedMeta(prod, [m.root]), m.root.outputs)];
     },
   },
   // add(linear(x, W), bc[N]) → fused_linear(x, W, bc)
@@ -41,7 +41,7 @@ export const RULES: readonly Rule[] = [
       }),
     rewrite: (m, ctx) => {
       const prod = m.node('prod');
-      return [ctx.node('fused_linear', [m.value('x'), m.value('w'), m.value('b')], { ...prod.attrs, activation: 'none' }, prod.meta, m.root.outputs)];
+      return [ctx.node('fused_linear', [m.value('x'), m.value('w'), m.value('b')], { ...prod.attrs, activation: 'none' }, mergedMeta(prod, [m.root]), m.root.outputs)];
     },
   },
   // max_pool2d(fused_conv2d(…)) → fused_conv2d(…) {pool}   (floor mode, unpadded, indices unused)
@@ -56,7 +56,7 @@ export const RULES: readonly Rule[] = [
     }),
     rewrite: (m, ctx) => {
       const prod = m.node('prod'), a = m.root.attrs;
-      return [ctx.node('fused_conv2d', prod.inputs, { ...prod.attrs, pool: { kernel_size: a.kernel_size, stride: a.stride } }, prod.meta, [m.root.outputs[0]])];
+      return [ctx.node('fused_conv2d', prod.inputs, { ...prod.attrs, pool: { kernel_size: a.kernel_size, stride: a.stride } }, mergedMeta(prod, [m.root]), [m.root.outputs[0]])];
     },
   },
 ];

@@ -5,7 +5,7 @@
 // returned graph verifies and computes what the eager method computes, or a ScriptError says
 // which construct prevents it.
 
-import { tensorType, type Dim, type DType, type Graph, type Value } from '@kiln/ir-spec';
+import { debugCapturedIr, tensorType, type Dim, type DType, type Graph, type Value } from '@kiln/ir-spec';
 import type { ParameterDeclaration } from 'ts-morph';
 import { ScriptContext, type Frame } from './context.js';
 import type { CallResult, ModuleRead, ScriptableModule, ScriptHost } from './host.js';
@@ -113,7 +113,9 @@ function compile(host: ScriptHost, src: SourceInfo, decl: FunctionLike, mod: Scr
   const result = build(out, 'output');
   outputs.forEach((v, i) => ctx.b.output(result.kind === 'tensor' ? 'output' : names[i], v));
   ctx.emitBufferUpdates(); // after the method's outputs, so `result` indices stay valid
-  return { graph: ctx.b.build(), inputNames, result, reads: ctx.reads };
+  const graph = ctx.b.build();
+  debugCapturedIr('jit.script', graph); // KILN_DEBUG=ir
+  return { graph, inputNames, result, reads: ctx.reads };
 }
 
 /** With the real `.ts` file, the checker's type of a parameter must agree with the argument. */

@@ -25,6 +25,28 @@ export interface NodeMeta {
   readonly scope?: string;
   /** Source location `file:line:col`. */
   readonly loc?: string;
+  /**
+   * The other nodes a fold or fusion merged into this one (fold-conv-bn's batch_norm, an epilogue's
+   * relu and pool), each with its op, scope and location: the provenance profilers report.
+   */
+  readonly fused?: readonly FusedOrigin[];
+}
+
+/** One node merged into another by a pass (see NodeMeta.fused). */
+export interface FusedOrigin {
+  readonly op: string;
+  readonly scope?: string;
+  readonly loc?: string;
+}
+
+/**
+ * The meta of a node that replaces `root` and absorbs `others`: root's scope and location, and
+ * every absorbed node (with what each had absorbed before) in `fused`.
+ */
+export function mergedMeta(root: Node, others: readonly Node[]): NodeMeta {
+  const origin = (n: Node): FusedOrigin => ({ op: n.op, ...(n.meta.scope !== undefined ? { scope: n.meta.scope } : {}), ...(n.meta.loc !== undefined ? { loc: n.meta.loc } : {}) });
+  const fused = [...(root.meta.fused ?? []), ...others.flatMap((n) => [origin(n), ...(n.meta.fused ?? [])])];
+  return { ...root.meta, ...(fused.length ? { fused } : {}) };
 }
 
 export class Node {

@@ -10,3 +10,4 @@ export * from './dims.js';
 export * from './verify.js';
 export * from './bind-symbols.js';
 export * from './buffer-updates.js';
+export * from './debug-ir.js';

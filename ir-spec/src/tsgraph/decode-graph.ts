@@ -88,7 +88,8 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
       }
       return define(o, inferred.types[i], desc);
     });
-    const meta: { scope?: string; loc?: string } = {};
+    const meta: { scope?: string; loc?: string; fused?: NodeMeta['fused'] } = {};
+    if (nj.meta?.fused !== undefined) meta.fused = nj.meta.fused;
     if (nj.meta?.scope !== undefined) meta.scope = nj.meta.scope;
     if (nj.meta?.loc !== undefined) meta.loc = nj.meta.loc;
     return new Node(nj.op, inputs, inferred.attrs, outputs, regions, meta as NodeMeta);

@@ -211,6 +211,7 @@ function graphToJson(g: Graph, location: (loc: string) => string = (l) => l): Gr
     const meta = {
       ...(n.meta.scope !== undefined ? { scope: n.meta.scope } : {}),
       ...(n.meta.loc !== undefined ? { loc: location(n.meta.loc) } : {}),
+      ...(n.meta.fused?.length ? { fused: n.meta.fused.map((f) => ({ ...f, ...(f.loc !== undefined ? { loc: location(f.loc) } : {}) })) } : {}),
     };
     return {
       op: n.op, inputs, attrs: attrs as Record<string, unknown>, outputs,

@@ -52,7 +52,7 @@ export interface NodeJson {
   /** Omitted when the node has none. */
   readonly regions?: readonly BlockJson[];
   /** Omitted when empty. */
-  readonly meta?: { readonly scope?: string; readonly loc?: string };
+  readonly meta?: { readonly scope?: string; readonly loc?: string; readonly fused?: readonly { readonly op: string; readonly scope?: string; readonly loc?: string }[] };
 }
 
 export interface BlockJson {

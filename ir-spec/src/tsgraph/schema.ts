@@ -49,7 +49,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const isId = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const NODE_KEYS = new Set(['op', 'inputs', 'attrs', 'outputs', 'regions', 'meta']);
 const VALUE_KEYS = new Set(['id', 'type', 'hint']);
-const META_KEYS = new Set(['scope', 'loc']);
+const META_KEYS = new Set(['scope', 'loc', 'fused']);
+const FUSED_KEYS = new Set(['op', 'scope', 'loc']);
 const BLOCK_KEYS = new Set(['args', 'nodes', 'yields']);
 
 function onlyKeys(o: Json, allowed: ReadonlySet<string>): boolean {
@@ -94,6 +95,8 @@ function nodesOk(nodes: unknown, types: Set<string>): boolean {
       const m = n.meta;
       if (!isObject(m) || !onlyKeys(m, META_KEYS)) return false;
       if ((m.scope !== undefined && typeof m.scope !== 'string') || (m.loc !== undefined && typeof m.loc !== 'string')) return false;
+      if (m.fused !== undefined && !(Array.isArray(m.fused) && m.fused.every((f) => isObject(f) && onlyKeys(f, FUSED_KEYS) && typeof f.op === 'string' &&
+        (f.scope === undefined || typeof f.scope === 'string') && (f.loc === undefined || typeof f.loc === 'string')))) return false;
     }
   }
   return true;
@@ -125,7 +128,10 @@ function buildHeaderSchema(lenient: boolean, nodesChecked: boolean): z.ZodType<T
     attrs: z.record(z.string(), z.unknown()),
     outputs: z.array(valueJson),
     regions: z.array(block).optional(),
-    meta: obj({ scope: z.string().optional(), loc: z.string().optional() }).optional(),
+    meta: obj({
+      scope: z.string().optional(), loc: z.string().optional(),
+      fused: z.array(obj({ op: z.string(), scope: z.string().optional(), loc: z.string().optional() })).optional(),
+    }).optional(),
   }));
 
   const graph = obj({

@@ -248,7 +248,7 @@ export async function synchronize(): Promise<void> {
   if (gpu) await gpu.synchronize();
 }
 
-export interface MemoryStats extends PoolMemory {
+export interface GpuMemoryStats extends PoolMemory {
   /** Command buffers submitted, buffers mapped for reading, host arrays uploaded, kernels recorded. */
   readonly submits: number;
   readonly maps: number;
@@ -257,19 +257,17 @@ export interface MemoryStats extends PoolMemory {
 }
 
 /**
- * The caching allocator of a device (torch.cuda.memory_stats): bytes allocated to live tensors,
- * reserved by the pool (live + cached), the peak, and the counters of the device's queue.
+ * @internal the caching allocator of the WebGPU device (memory.stats('webgpu')): bytes allocated
+ * to live tensors, reserved by the pool (live + cached), the peak, and the device queue's counters.
  */
-export const memory = {
-  stats(name: DeviceName = 'webgpu'): MemoryStats {
-    checkDeviceName(name, 'memory.stats');
-    if (name !== 'webgpu') throw new DeviceError("memory.stats: only 'webgpu' has a caching allocator; CPU tensors are JavaScript typed arrays");
-    const dev = webGpuDevice();
-    const s = dev.stats;
-    return { ...dev.memory(), submits: s.submits, maps: s.maps, uploads: s.uploads, dispatches: s.dispatches };
-  },
-  /** Destroys the cached buffers no tensor holds (torch.cuda.empty_cache). */
-  emptyCache(): void { gpu?.emptyCache(); },
-  /** Starts the peak over (torch.cuda.reset_peak_memory_stats). */
-  resetPeakStats(): void { gpu?.resetPeakMemory(); },
-};
+export function gpuMemoryStats(): GpuMemoryStats {
+  const dev = webGpuDevice();
+  const s = dev.stats;
+  return { ...dev.memory(), submits: s.submits, maps: s.maps, uploads: s.uploads, dispatches: s.dispatches };
+}
+
+/** @internal destroys the cached buffers no tensor holds (memory.emptyCache). */
+export function gpuEmptyCache(): void { gpu?.emptyCache(); }
+
+/** @internal starts the WebGPU peak over (memory.resetPeakStats). */
+export function gpuResetPeak(): void { gpu?.resetPeakMemory(); }

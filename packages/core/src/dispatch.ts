@@ -12,11 +12,19 @@ import { deviceOfOp, dispatchGpu } from './device.js';
 
 /** Observes every dispatched op (the tracer, profilers). */
 export interface DispatchObserver {
+  /** Called before the op runs (profilers time it from here). */
+  beforeOp?(name: string): void;
   /** `ctx` is what the kernel got (a random op's generator). */
   onOp(op: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outputs: readonly Tensor[], ctx?: KernelContext): void;
 }
 
 const observers: DispatchObserver[] = [];
+
+/** Adds an observer until the returned function is called (a profiler's start..stop). */
+export function addObserver(obs: DispatchObserver): () => void {
+  observers.push(obs);
+  return () => { const k = observers.lastIndexOf(obs); if (k >= 0) observers.splice(k, 1); };
+}
 
 /** Adds an observer for the duration of `fn`. */
 export function withObserver<R>(obs: DispatchObserver, fn: () => R): R {
@@ -44,6 +52,7 @@ function parseAttrs(def: OpDef, attrs: Record<string, unknown>): unknown {
  * generator (the one manualSeed seeds, and compiled graphs run in this process draw from).
  */
 export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}, ctx?: KernelContext): Tensor[] {
+  for (const obs of observers) obs.beforeOp?.(name);
   const def = getOp(name);
   const a = parseAttrs(def, attrs);
   const inTypes: (TensorType | null)[] = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));

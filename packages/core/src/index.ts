@@ -1,7 +1,7 @@
 // @kiln/core: the eager library — Tensor, the dispatch, autograd, nn, optim.
 export { Tensor, type TensorOrScalar, type IndexItem } from './tensor.js';
-export { dispatch, dispatch1, withObserver, type DispatchObserver } from './dispatch.js';
-export { initWebGpu, destroyWebGpu, webGpuDevice, device, synchronize, memory, DeviceError, type DeviceName, type MemoryStats } from './device.js';
+export { dispatch, dispatch1, withObserver, addObserver, type DispatchObserver } from './dispatch.js';
+export { initWebGpu, destroyWebGpu, webGpuDevice, device, synchronize, DeviceError, type DeviceName } from './device.js';
 export { getNumThreads, setNumThreads } from '@kiln/runtime';
 export * from './creation.js';
 export { Generator, manualSeed, randperm, defaultGenerator } from './random.js';
@@ -34,3 +34,5 @@ export * as utils from './utils/index.js';
 export * as quantization from './quantization/index.js';
 export { loadSafetensors, saveSafetensors, parseSafetensors, SafetensorsError } from './safetensors.js';
 export * as trace from './trace/index.js';
+export * as memory from './memory.js';
+export { attachModuleScopes, currentModuleScope, type ModuleScopeListener } from './nn/module-scope.js';

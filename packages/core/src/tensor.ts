@@ -16,6 +16,7 @@ import * as Sort from './ops/sort.js';
 import { formatTensor } from './format.js';
 import { traceHooks } from './trace/hooks.js';
 import { checkDeviceName, DeviceError, registerTensorClass, readGpu, uploadArray, type DeviceName } from './device.js';
+import { noteStorage } from './memory.js';
 
 /** A tensor's elements and version counter; a 'webgpu' storage also has `gpu` (device.ts), and its `data` throws. */
 export interface Storage { readonly data: TypedArray; version: number }
@@ -43,6 +44,7 @@ export class Tensor {
     readonly dtype: DType,
   ) {
     this.isInference = isInferenceMode();
+    noteStorage(_storage);
   }
 
   /** @internal */

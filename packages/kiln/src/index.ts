@@ -2,3 +2,5 @@
 // optimizer arrive with later issues).
 export * from '@kiln/core';
 export * as jit from './jit/index.js';
+export * as profiler from './profiler/index.js';
+export { makeDot, autogradGraph, type MakeDotOptions, type AutogradVizNode, type AutogradVizKind } from './viz/autograd-graph.js';

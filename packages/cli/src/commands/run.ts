@@ -3,13 +3,14 @@
 // as an application would run it with `load(path, { backend }).run(inputs)`; every flag (and each
 // --input's name against the file's declared inputs) is checked before a backend starts.
 
-import { load, type InputValue } from '@kiln/runtime';
+import { load, type InputValue, type Output } from '@kiln/runtime';
 import { flagBool, flagList, flagString, type FlagSpec, type Parsed } from '../args.js';
 import { UsageError, UserError } from '../errors.js';
 import { randomInput, readInputFile } from '../input-files.js';
 import { DTYPE_FROM_SHORT } from '@kiln/ir-spec';
 import { existsSync } from 'node:fs';
 import { readGraphFile } from '../read-graph.js';
+import { profiler } from 'kiln';
 
 export const RUN_FLAGS: Record<string, FlagSpec> = {
   input: { type: 'list' },
@@ -18,6 +19,7 @@ export const RUN_FLAGS: Record<string, FlagSpec> = {
   runs: { type: 'string' },
   seed: { type: 'string' },
   values: { type: 'string' },
+  profile: { type: 'string' },
   verbose: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
@@ -36,11 +38,15 @@ Options:
   --seed <n>                seed of the generator the graph's random ops (rand, randn,
                             training-mode dropout) draw from (default: a fixed seed)
   --values <n>              how many values of each output to print (default 8)
+  --profile <trace.json>    profile the runs: print the time per kernel (with the IR nodes and
+                            source lines each covers) and write a Chrome trace (Perfetto,
+                            chrome://tracing), or, for a .html path, a self-contained timeline page
   --verbose                 show stack traces on errors
   -h, --help                this help
 
 Example:
-  kiln run model.tsgraph --batch 4 --backend cpu`;
+  kiln run model.tsgraph --batch 4 --backend cpu
+  kiln run model.tsgraph --runs 10 --profile trace.json`;
 
 function positiveInt(p: Parsed, name: string, dflt: number): number {
   const v = flagString(p, name);
@@ -94,12 +100,16 @@ export async function runCommand(p: Parsed): Promise<number> {
   });
 
   const times: number[] = [];
-  let outs;
-  for (let k = 0; k < runs; k++) {
-    const t = performance.now();
-    outs = await model.run(inputs);
-    times.push(performance.now() - t);
-  }
+  let outs: Output[] | undefined;
+  const runAll = async () => {
+    for (let k = 0; k < runs; k++) {
+      const t = performance.now();
+      outs = await model.run(inputs);
+      times.push(performance.now() - t);
+    }
+  };
+  const traceFile = flagString(p, 'profile');
+  const prof = traceFile === undefined ? (await runAll(), undefined) : await profiler.profile({}, runAll);
   times.sort((a, b) => a - b);
   const describe = (v: InputValue, type: string) => (typeof v === 'object' ? `[${v.shape.join(',')}]` : String(v)) + `  (${type})`;
   console.log(`${path}  backend ${model.device.backend}`);
@@ -110,6 +120,17 @@ export async function runCommand(p: Parsed): Promise<number> {
   }
   const median = times[Math.floor(times.length / 2)];
   console.log(`  load ${loadMs.toFixed(1)} ms, run ${median.toFixed(2)} ms${runs > 1 ? ` (median of ${runs}, min ${times[0].toFixed(2)}, max ${times[times.length - 1].toFixed(2)})` : ''}`);
-  if (flagBool(p, 'verbose') && model.stats) console.log(`  peak intermediate memory ${model.stats.peakIntermediateBytes} bytes, ${model.stats.nodesRun} nodes run`);
+  if (flagBool(p, 'verbose') && model.stats) console.log(`  peak intermediate memory ${model.stats.peakIntermediateBytes} bytes (measured ${model.stats.measuredPeakBytes}), ${model.stats.nodesRun} nodes run`);
+  if (prof && traceFile !== undefined) {
+    console.log(`\nprofile of ${runs} run${runs > 1 ? 's' : ''}, by kernel and source line:`);
+    console.log(prof.keyAverages({ groupBy: 'source' }).table({ sortBy: 'total', rowLimit: 20 }));
+    try {
+      if (traceFile.endsWith('.html')) prof.exportHtml(traceFile, `kiln run ${path}`);
+      else prof.exportChromeTrace(traceFile);
+    } catch (e) {
+      throw new UserError(`--profile: cannot write ${traceFile}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
+    console.log(`wrote ${traceFile}${traceFile.endsWith('.html') ? ' (a timeline page)' : ' (open it in https://ui.perfetto.dev or chrome://tracing)'}`);
+  }
   return 0;
 }

@@ -11,6 +11,7 @@ import { Tensor } from '../tensor.js';
 import { checkDeviceName, type DeviceName } from '../device.js';
 import { noGrad } from '../autograd/grad-mode.js';
 import { loadSafetensors } from '../safetensors.js';
+import { noteModuleClass } from './module-scope.js';
 
 /**
  * A tensor that is a module parameter. It shares the storage of the tensor it wraps (like
@@ -48,6 +49,10 @@ export abstract class Module {
   // Kinds forced by registerBuffer/registerParameter (they win over the field-type rule).
   #kinds = new Map<string, Kind>();
   #nonPersistent = new Set<string>();
+
+  constructor() {
+    noteModuleClass(new.target); // so a profiler can see module calls (module-scope.ts)
+  }
 
   /** Computes the module's output. PyTorch's `module(x)` is `module.forward(x)` here. */
   // The base signature is deliberately untyped, like PyTorch's: each layer narrows it.

@@ -5,7 +5,7 @@
 // from what was traced throws a TraceArgumentError / GuardError instead of running a wrong graph.
 
 import { defaultGenerator, isGradEnabled, nn, noGrad, Tensor, trace as tracer } from '@kiln/core';
-import type { Graph } from '@kiln/ir-spec';
+import { debugCapturedIr, type Graph } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { toTensor } from './tensors.js';
 import { graphListing } from './listing.js';
@@ -248,6 +248,7 @@ export class TracedModule extends nn.Module {
 export function trace(model: tracer.TraceableModule, exampleInputs: Tensor | unknown[], opts: TraceOptions = {}): TracedModule {
   const inputs = Array.isArray(exampleInputs) ? exampleInputs : [exampleInputs];
   const r = tracer.traceModule(model, inputs, opts);
+  debugCapturedIr('jit.trace', r.graph); // KILN_DEBUG=ir
   if (opts.warn ?? true) {
     for (const w of r.warnings) console.warn(`TraceWarning: ${w.message}`);
     for (const c of r.constantArgs) {
