@@ -68,7 +68,7 @@ export interface KernelContext {
 export function outputBuffer(ctx: KernelContext | undefined, i: number, dtype: DType, n: number): TypedArray {
   const o = ctx?.out?.[i];
   const fits = o !== undefined && o.length === n
-    && (dtype === 'float32' ? o instanceof Float32Array : dtype === 'int32' ? o instanceof Int32Array : o instanceof Uint8Array);
+    && (dtype === 'float32' || dtype === 'float16' || dtype === 'bfloat16' ? o instanceof Float32Array : dtype === 'int32' ? o instanceof Int32Array : o instanceof Uint8Array);
   return fits ? o : allocate(dtype, n);
 }
 

@@ -349,7 +349,7 @@ export const where = defineOp({
 
 export const cast = defineOp({
   name: 'cast', doc: 'converts to another dtype (float→int truncates toward zero, nonzero→true)',
-  inputs: ['x'], attrs: z.object({ dtype: z.enum(['float32', 'int32', 'bool']) }).strict(), elementwise: true,
+  inputs: ['x'], attrs: z.object({ dtype: z.enum(['float32', 'float16', 'bfloat16', 'int32', 'bool']) }).strict(), elementwise: true,
   // The value itself: storing it in the result's dtype is the conversion (as every elementwise
   // kernel stores its result).
   scalar: { primitive: (x) => x },

@@ -14,7 +14,7 @@ import { compareCodeUnits } from './json.js';
 import { MAX_RANK, MAX_TYPE_STRING, parseTypeString, TypeStringError } from './type-string.js';
 
 const id = z.number().int().nonnegative();
-const dtype = z.enum(['float32', 'int32', 'bool']);
+const dtype = z.enum(['float32', 'float16', 'bfloat16', 'int32', 'bool']);
 
 const typeString = z.string().max(MAX_TYPE_STRING).superRefine((s, ctx) => {
   try {

@@ -29,7 +29,7 @@ const FILE_DTYPES: Record<string, { size: number; to: DType }> = {
   U8: { size: 1, to: 'int32' },
   BOOL: { size: 1, to: 'bool' },
 };
-const WRITE_DTYPE: Record<DType, string> = { float32: 'F32', int32: 'I32', bool: 'BOOL' };
+const WRITE_DTYPE: Record<DType, string> = { float32: 'F32', float16: 'F16', bfloat16: 'BF16', int32: 'I32', bool: 'BOOL' };
 
 /** The safetensors reference implementation refuses headers past 100 MB; so do we. */
 const MAX_HEADER = 100_000_000;
