@@ -13,6 +13,7 @@ import type { CpuPrimitives } from './kernels/primitives.js';
 import type { RandomSource } from './random.js';
 import type { ScalarDef } from './scalar.js';
 import type { Block } from './ir/graph.js';
+import { withReducedFloat } from './reduced-float.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
 export interface CpuTensor {
@@ -145,8 +146,9 @@ const registry = new Map<string, OpDef>();
 /** Registers an op entry; called once per op at module load. */
 export function defineOp<S extends z.ZodType>(def: OpDef<z.output<S>> & { attrs: S }): OpDef<z.output<S>> {
   if (registry.has(def.name)) throw new Error(`op ${def.name} is defined twice`);
-  registry.set(def.name, def as OpDef);
-  return def;
+  const wrapped = withReducedFloat(def) as OpDef<z.output<S>> & { attrs: S };
+  registry.set(def.name, wrapped as OpDef);
+  return wrapped;
 }
 
 export function getOp(name: string): OpDef {

@@ -11,7 +11,7 @@ import { verifyGraph, VerifyError } from '../ir/verify.js';
 import { TsgraphError } from './errors.js';
 import { MEMORY_PLAN_KEY, readMemoryPlan } from './memory-plan.js';
 import {
-  ALIGN, CHECKSUM_ALGORITHM, CHECKSUM_MINOR, HALF_MINOR, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
+  ALIGN, CHECKSUM_ALGORITHM, CHECKSUM_MINOR, HALF_MINOR, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR,
   type BlockJson, type GraphJson, type NodeJson, type ProducerJson, type TensorEntryJson, type TsgraphHeader, type ValueJson,
 } from './format.js';
 import { canonicalJson, compareCodeUnits, encodeAttrs, JsonValueError } from './json.js';
@@ -101,7 +101,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   out.set(TSGRAPH_MAGIC, 0);
   const view = new DataView(out.buffer);
   view.setUint16(8, TSGRAPH_MAJOR, true);
-  view.setUint16(10, TSGRAPH_MINOR, true);
+  view.setUint16(10, header0.format.minor, true);
   view.setUint32(12, 0, true);
   view.setBigUint64(16, BigInt(json.length), true);
   out.set(json, PREFIX_BYTES);

@@ -32,3 +32,5 @@ export * as optim from './optim/index.js';
 export * as utils from './utils/index.js';
 export { loadSafetensors, saveSafetensors, parseSafetensors, SafetensorsError } from './safetensors.js';
 export * as trace from './trace/index.js';
+export * as amp from './amp/index.js';
+export { autocast } from './amp/autocast.js';
