@@ -68,7 +68,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
     if (typeof v !== 'string') throw new TsgraphError('SCHEMA', `encodeTsgraph: metadata '${k}' is a ${typeof v}; metadata values are strings`);
   }
   const header0: TsgraphHeader = {
-    format: { major: TSGRAPH_MAJOR, minor: entries.some((e) => isReducedFloat(e.dtype)) ? HALF_MINOR : CHECKSUM_MINOR },
+    format: { major: TSGRAPH_MAJOR, minor: entries.some((e) => isReducedFloat(e.dtype) || e.storage) ? HALF_MINOR : CHECKSUM_MINOR },
     producer: { name: opts.producer?.name ?? DEFAULT_PRODUCER.name, version: opts.producer?.version ?? DEFAULT_PRODUCER.version },
     metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)
       .map(([k, v]) => [k, k === 'source' && opts.location ? opts.location(v) : v])),
@@ -95,7 +95,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   }
   const blobStart = alignUp(PREFIX_BYTES + json0.length);
   const out = new Uint8Array(blobStart + blobLength);
-  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data, e.dtype));
+  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data, e.storage ?? e.dtype));
   const json = headerBytes({ ...header0, checksum: { algorithm: CHECKSUM_ALGORITHM, blob: xxh32Hex(out.subarray(blobStart)) } });
   if (json.length !== json0.length) throw new Error('encodeTsgraph: internal error: the checksum changed the header length');
   out.set(TSGRAPH_MAGIC, 0);
@@ -133,8 +133,11 @@ function layoutTensors(tensors: ReadonlyMap<string, TensorData>): { entries: Ten
     if (t.dtype === 'bool' && t.data.some((b) => b > 1)) {
       throw new TsgraphError('SCHEMA', `encodeTsgraph: bool tensor '${name}' holds values other than 0 and 1`);
     }
-    const length = n * DTYPE_BYTES[t.dtype];
-    entries.push({ name, dtype: t.dtype, shape: [...t.shape], offset: cursor, length });
+    if (t.storage && (t.dtype !== 'float32' || !(t.storage === 'float16' || t.storage === 'bfloat16'))) {
+      throw new TsgraphError('SCHEMA', `encodeTsgraph: tensor '${name}' is ${t.dtype} with storage ${String(t.storage)}; only float32 tensors may be stored as float16 or bfloat16`);
+    }
+    const length = n * DTYPE_BYTES[t.storage ?? t.dtype];
+    entries.push({ name, dtype: t.dtype, ...(t.storage ? { storage: t.storage } : {}), shape: [...t.shape], offset: cursor, length });
     order.push(t);
     cursor = alignUp(cursor + length);
   }

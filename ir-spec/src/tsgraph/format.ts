@@ -80,6 +80,11 @@ export interface GraphJson {
 export interface TensorEntryJson {
   readonly name: string;
   readonly dtype: DType;
+  /**
+   * A float32 tensor stored in 16 bits (format 1.2; `jit.optimizeForInference(m, { weights:
+   * 'float16' })`): its values are exactly representable there, readers widen them to float32.
+   */
+  readonly storage?: 'float16' | 'bfloat16';
   readonly shape: readonly number[];
   readonly offset: number;
   readonly length: number;

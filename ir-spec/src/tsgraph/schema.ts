@@ -138,6 +138,7 @@ function buildHeaderSchema(lenient: boolean, nodesChecked: boolean): z.ZodType<T
   const tensor = obj({
     name: z.string(),
     dtype,
+    storage: z.enum(['float16', 'bfloat16']).optional(),
     shape: z.array(z.number().int().nonnegative()).max(MAX_RANK),
     offset: z.number().int().nonnegative().multipleOf(ALIGN),
     length: z.number().int().nonnegative(),
