@@ -27,7 +27,7 @@ const pct = (x) => `${(100 * x).toFixed(2)}%`;
 const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
 
 async function runFile(bytes, x) {
-  const m = await load(bytes, { backend: 'cpu' });
+  const m = await load(bytes, { backend: 'cpu', maxRunMs: 3_600_000 });
   const [y] = await m.run([x]);
   return top1(y.data, x.shape[0]);
 }

@@ -27,10 +27,10 @@ export function withReducedFloat<A>(def: OpDef<A>): OpDef<A> {
   const skip = (attrs: unknown) => typeof attrs === 'object' && attrs !== null && Object.hasOwn(attrs, 'dtype');
   return {
     ...def,
-    infer(inputs, attrs) {
-      if (skip(attrs) || !inputs.some((t) => t && isReducedFloat(t.dtype))) return infer.call(def, inputs, attrs);
+    infer(inputs, attrs, ...rest) {
+      if (skip(attrs) || !inputs.some((t) => t && isReducedFloat(t.dtype))) return infer.call(def, inputs, attrs, ...rest);
       const reduced = reducedResult(inputs.map((t) => t?.dtype));
-      const types = infer.call(def, inputs.map(asFloat32), attrs);
+      const types = infer.call(def, inputs.map(asFloat32), attrs, ...rest);
       return reduced ? types.map((t) => (t.dtype === 'float32' ? { ...t, dtype: reduced } : t)) : types;
     },
     cpu(inputs: readonly (CpuTensor | null)[], attrs: A, ctx?: KernelContext) {
