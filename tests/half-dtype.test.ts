@@ -7,7 +7,7 @@ import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import {
   decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType, typeToString, fromHalfBits, fromBFloat16Bits, toHalfBits, toBFloat16Bits,
-  roundToDType, convertArray, promoteTypes, scalarDType, TsgraphError,
+  roundToDType, roundInPlace, convertArray, promoteTypes, scalarDType, TsgraphError,
 } from '@kiln/ir-spec';
 import { parseTypeString } from '../ir-spec/src/tsgraph/type-string.js';
 
@@ -93,5 +93,23 @@ describe('float16 in the IR and the .tsgraph file', () => {
     bytes[at + 8] = '1'.charCodeAt(0);
     expect(() => decodeTsgraph(bytes, { verifyChecksum: false })).toThrowError(TsgraphError);
     expect(() => decodeTsgraph(bytes, { verifyChecksum: false })).toThrowError(/float16, which format 1.1 cannot hold/);
+  });
+});
+
+describe('bulk rounding (roundInPlace) equals the scalar conversion', () => {
+  it('float16 and bfloat16 over golden values and 200000 random float32s of every magnitude', () => {
+    const xs = new Float32Array(200_000 + values.length);
+    xs.set(values, 0);
+    const u = new Uint32Array(xs.buffer);
+    let s = 12345;
+    for (let i = values.length; i < xs.length; i++) { s = (Math.imul(s, 1103515245) + 12345) >>> 0; u[i] = (s ^ (s << 7)) >>> 0; }
+    for (const dtype of ['float16', 'bfloat16'] as const) {
+      const a = xs.slice();
+      roundInPlace(a, dtype);
+      for (let i = 0; i < xs.length; i++) {
+        const want = roundToDType(xs[i], dtype);
+        if (!(Object.is(a[i], want) || (Number.isNaN(a[i]) && Number.isNaN(want)))) expect.fail(`${dtype}: ${xs[i]} → ${a[i]}, want ${want}`);
+      }
+    }
   });
 });

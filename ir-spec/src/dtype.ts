@@ -131,8 +131,16 @@ export function roundInPlace(data: Float32Array, dtype: 'float16' | 'bfloat16'):
     }
     return;
   }
-  const t = halfTable();
-  for (let i = 0; i < data.length; i++) data[i] = t[toHalfBits(data[i])];
+  // On the float32 bits: normal results keep 10 of the 23 fraction bits (ties to even; a carry
+  // moves into the exponent), subnormal ones are multiples of 2^-24, beyond 65520 is inf.
+  const u = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  for (let i = 0; i < u.length; i++) {
+    const v = u[i], abs = v & 0x7fffffff, sign = v & 0x80000000;
+    if (abs >= 0x7f800000) continue; // inf, NaN
+    if (abs >= 0x477ff000) u[i] = (sign | 0x7f800000) >>> 0;
+    else if (abs >= 0x38800000) u[i] = (sign | ((abs + 0xfff + ((abs >>> 13) & 1)) & ~0x1fff)) >>> 0;
+    else data[i] = rint(data[i] * 2 ** 24) * 2 ** -24; // exact: a float32 times a power of two
+  }
 }
 
 /** The 16-bit patterns of float16/bfloat16 values (file storage). */
