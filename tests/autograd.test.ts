@@ -125,7 +125,7 @@ describe('detach and requiresGrad_', () => {
     const x = tensor([1, 2]);
     expect(x.requiresGrad_()).toBe(x);
     expect(x.requiresGrad).toBe(true);
-    expect(() => tensor([1], { dtype: 'int32' }).requiresGrad_()).toThrow(/only float32 tensors can require gradients/);
+    expect(() => tensor([1], { dtype: 'int32' }).requiresGrad_()).toThrow(/only floating-point tensors \(float32, float16, bfloat16\) can require gradients/);
     expect(() => x.mul(2).requiresGrad_(false)).toThrow(/non-leaf.*detach\(\)/);
   });
 });

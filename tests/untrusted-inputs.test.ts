@@ -41,7 +41,7 @@ describe('finding 1: every failure of load() is a TsgraphError', () => {
       const e = await refusal(load(bytes, { backend: 'cpu' }));
       expect(e).toBeInstanceOf(TsgraphError);
       expect((e as TsgraphError).code).toBe('VERIFY');
-      expect((e as Error).message).toMatch(/attribute dtype must be float32, int32 or bool/);
+      expect((e as Error).message).toMatch(/attribute dtype must be float32, float16, bfloat16, int32 or bool/);
     }
   });
   it('a scalar_op fn that is an object or a prototype member is refused with the fn named', () => {

@@ -13,6 +13,7 @@ import type { CpuPrimitives } from './kernels/primitives.js';
 import type { RandomSource } from './random.js';
 import type { ScalarDef } from './scalar.js';
 import type { Block } from './ir/graph.js';
+import { withReducedFloat } from './reduced-float.js';
 
 /** A dense, row-major tensor as CPU kernels see it. */
 export interface CpuTensor {
@@ -68,7 +69,7 @@ export interface KernelContext {
 export function outputBuffer(ctx: KernelContext | undefined, i: number, dtype: DType, n: number): TypedArray {
   const o = ctx?.out?.[i];
   const fits = o !== undefined && o.length === n
-    && (dtype === 'float32' ? o instanceof Float32Array : dtype === 'int32' ? o instanceof Int32Array : dtype === 'int8' ? o instanceof Int8Array : o instanceof Uint8Array);
+    && (dtype === 'float32' || dtype === 'float16' || dtype === 'bfloat16' ? o instanceof Float32Array : dtype === 'int32' ? o instanceof Int32Array : dtype === 'int8' ? o instanceof Int8Array : o instanceof Uint8Array);
   return fits ? o : allocate(dtype, n);
 }
 
@@ -145,8 +146,9 @@ const registry = new Map<string, OpDef>();
 /** Registers an op entry; called once per op at module load. */
 export function defineOp<S extends z.ZodType>(def: OpDef<z.output<S>> & { attrs: S }): OpDef<z.output<S>> {
   if (registry.has(def.name)) throw new Error(`op ${def.name} is defined twice`);
-  registry.set(def.name, def as OpDef);
-  return def;
+  const wrapped = withReducedFloat(def) as OpDef<z.output<S>> & { attrs: S };
+  registry.set(def.name, wrapped as OpDef);
+  return wrapped;
 }
 
 export function getOp(name: string): OpDef {

@@ -6,11 +6,11 @@
 import { numel, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Arena, DeviceTensor } from './device.js';
 
-const BYTES: Record<DType, number> = { float32: 4, int32: 4, bool: 1, int8: 1 };
+const BYTES: Record<DType, number> = { float32: 4, float16: 4, bfloat16: 4, int32: 4, bool: 1, int8: 1 };
 
 function view(buffer: ArrayBuffer, dtype: DType, n: number): TypedArray {
   switch (dtype) {
-    case 'float32': return new Float32Array(buffer, 0, n);
+    case 'float32': case 'float16': case 'bfloat16': return new Float32Array(buffer, 0, n);
     case 'int32': return new Int32Array(buffer, 0, n);
     case 'bool': return new Uint8Array(buffer, 0, n);
     case 'int8': return new Int8Array(buffer, 0, n);

@@ -74,7 +74,7 @@ function checkTime(ctx: ExecContext, np: NodePlan): void {
   }
 }
 
-const BYTES: Record<DType, number> = { float32: 4, int32: 4, bool: 1, int8: 1 };
+const BYTES: Record<DType, number> = { float32: 4, float16: 4, bfloat16: 4, int32: 4, bool: 1, int8: 1 };
 
 function fail(np: NodePlan, message: string, cause?: unknown): RuntimeError {
   return new RuntimeError('NODE', `${np.text}: ${message}`, np.text, cause === undefined ? undefined : { cause });

@@ -20,7 +20,7 @@ import type { Arena, Device, DeviceTensor } from './device.js';
 import type { SlotPlan } from './plan.js';
 import { isDeviceTensor, type RtValue } from './values.js';
 
-const BYTES: Record<DType, number> = { float32: 4, int32: 4, bool: 1, int8: 1 };
+const BYTES: Record<DType, number> = { float32: 4, float16: 4, bfloat16: 4, int32: 4, bool: 1, int8: 1 };
 
 export class LiveBuffers {
   private readonly refs = new Map<unknown, number>();

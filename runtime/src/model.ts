@@ -98,7 +98,7 @@ export interface ModelOptions {
 }
 
 export const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30, maxLiveBytes: 2 ** 31, maxRunMs: Infinity };
-const ARRAY_OF: Record<DType, new (n: number) => TypedArray> = { float32: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array };
+const ARRAY_OF: Record<DType, new (n: number) => TypedArray> = { float32: Float32Array, float16: Float32Array, bfloat16: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array };
 
 /** Graph outputs with tuples flattened depth-first into `name.0`, `name.1`, ... */
 function flattenTypes(name: string, t: IRType): IOInfo[] {

@@ -32,10 +32,10 @@ export interface ValidatedInputs {
 }
 
 const ARRAY_CLASS: Record<DType, { new (n: number): TypedArray; name: string }> = {
-  float32: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array,
+  float32: Float32Array, float16: Float32Array, bfloat16: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array,
 };
 // A Map, not an object: a dtype given as 'constructor' or 'toString' must not find Object's members.
-const DTYPE_NAMES: ReadonlyMap<string, DType> = new Map<string, DType>([['float32', 'float32'], ['int32', 'int32'], ['bool', 'bool'], ['int8', 'int8'], ...Object.entries(DTYPE_FROM_SHORT)]);
+const DTYPE_NAMES: ReadonlyMap<string, DType> = new Map<string, DType>([['float32', 'float32'], ['float16', 'float16'], ['bfloat16', 'bfloat16'], ['int32', 'int32'], ['bool', 'bool'], ['int8', 'int8'], ...Object.entries(DTYPE_FROM_SHORT)]);
 
 /** The dtype an input's `dtype` field names, or undefined (only strings name dtypes). */
 function dtypeNamed(d: unknown): DType | undefined {

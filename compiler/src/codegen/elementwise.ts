@@ -4,12 +4,12 @@
 // the compute type before the scalar sees them, and the store converts the result to the
 // output's storage type; no op's formula is written here.
 
-import { getOp, type DType } from '@kiln/ir-spec';
+import { getOp, isFloating, type DType } from '@kiln/ir-spec';
 import { TEMPLATES, type Wt } from './ops/index.js';
 import { WgslScalars } from './scalar.js';
 import { broadcastOffset, product, storageType, unflatten, type KernelBody, type KernelGen, type KernelSig } from './shell.js';
 
-const numericOf = (d: DType): Wt => (d === 'float32' ? 'f32' : 'i32');
+const numericOf = (d: DType): Wt => (isFloating(d) ? 'f32' : 'i32');
 
 /**
  * The compute type of an op's operands unless its template says otherwise: a bool result

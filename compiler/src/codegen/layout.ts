@@ -6,6 +6,7 @@
 // (a GPU kernel cannot raise: the device throws the CPU's error at the next read) and clamped
 // into range so that the read stays inside the input.
 
+import { isFloating } from '@kiln/ir-spec';
 import { INDEX_ERROR_DECL } from '@kiln/runtime';
 import { broadcastOffset, product, storageType, unflatten, type DimsLayout, type KernelGen, type KernelSig } from './shell.js';
 import { reducedDims } from './reduce.js';
@@ -196,7 +197,7 @@ export const sortKernel: KernelGen = (sig, d) => {
   const inner = product(Array.from({ length: r - k - 1 }, (_, q) => d.inDim(0, k + 1 + q)));
   // before(a, b): a sorts strictly before b. NaN is tested on the bits (compilers may fold
   // v != v to false); integers are never NaN.
-  const nan = (v: string) => (x.dtype === 'float32' ? `((bitcast<u32>(${v}) & 0x7fffffffu) > 0x7f800000u)` : 'false');
+  const nan = (v: string) => (isFloating(x.dtype) ? `((bitcast<u32>(${v}) & 0x7fffffffu) > 0x7f800000u)` : 'false');
   const before = desc
     ? `(${nan('a')} && !${nan('b')}) || (!${nan('a')} && !${nan('b')} && a > b)`
     : `(!${nan('a')} && ${nan('b')}) || (!${nan('a')} && !${nan('b')} && a < b)`;

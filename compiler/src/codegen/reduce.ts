@@ -3,6 +3,7 @@
 // Invariant: the reduced and kept dims come from the attrs (static), their sizes from the
 // dims block, so one kernel serves every shape of the same rank.
 
+import { isFloating } from '@kiln/ir-spec';
 import { literal, product, storageType, type KernelGen } from './shell.js';
 
 interface Reducer { readonly init: (t: 'f32' | 'i32') => string; readonly combine: (a: string, b: string, t: 'f32' | 'i32') => string }
@@ -27,7 +28,7 @@ export const reduceKernel: KernelGen = (sig, d) => {
   const r = REDUCERS[sig.op];
   const x = sig.inputs[0]!;
   const out = sig.outputs[0];
-  const t: 'f32' | 'i32' = out.dtype === 'float32' ? 'f32' : 'i32';
+  const t: 'f32' | 'i32' = isFloating(out.dtype) ? 'f32' : 'i32';
   const rank = x.rank;
   const red = new Set(reducedDims(sig.attrs.dim, rank));
   const kept = Array.from({ length: rank }, (_, k) => k).filter((k) => !red.has(k));

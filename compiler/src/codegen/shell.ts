@@ -5,7 +5,7 @@
 // (word 0 the workgroup count, then present inputs' dims, then outputs' dims), and the text is a
 // pure function of the signature, so the same graph always gives the same bytes.
 
-import type { Block, DType } from '@kiln/ir-spec';
+import { isFloating, type Block, type DType } from '@kiln/ir-spec';
 import type { KernelGrid } from '@kiln/runtime';
 
 export interface TensorSig { readonly dtype: DType; readonly rank: number }
@@ -37,9 +37,12 @@ export interface KernelBody {
 
 export type KernelGen = (sig: KernelSig, d: DimsLayout) => KernelBody;
 
-/** The WGSL element type a tensor is stored as (bool as one u32 per element). */
+/**
+ * The WGSL element type a tensor is stored as (bool as one u32 per element; float16/bfloat16
+ * values widened to f32, as every device holds them: ir-spec/src/dtype.ts).
+ */
 export function storageType(dtype: DType): 'f32' | 'i32' | 'u32' {
-  return dtype === 'float32' ? 'f32' : dtype === 'int32' ? 'i32' : 'u32';
+  return isFloating(dtype) ? 'f32' : dtype === 'int32' ? 'i32' : 'u32';
 }
 
 /** WGSL expressions of each tensor dim's word in the dims block. */

@@ -55,7 +55,7 @@ export interface BuiltinDef {
   infer(inputs: readonly (IRType | null)[], attrs: Attrs, ctx: BuiltinContext, regions: readonly Block[]): IRType[];
 }
 
-const DTYPES: Record<string, DType> = { float32: 'float32', int32: 'int32', bool: 'bool', int8: 'int8' };
+const DTYPES: Record<string, DType> = { float32: 'float32', float16: 'float16', bfloat16: 'bfloat16', int32: 'int32', bool: 'bool', int8: 'int8' };
 
 // Attribute schemas the entries share.
 const dtype = z.enum(DTYPE_NAMES as [DType, ...DType[]]);
@@ -71,7 +71,7 @@ function dtypeAttr(op: string, attrs: Attrs): DType {
   // Only a string can name a dtype: String() of a file's object ({"toString": 1}) would throw.
   const name = attrs.dtype;
   const d = typeof name === 'string' && Object.hasOwn(DTYPES, name) ? DTYPES[name] : undefined;
-  if (!d) throw new OpError(op, `attribute dtype must be float32, int32 or bool, got ${JSON.stringify(attrs.dtype)}`);
+  if (!d) throw new OpError(op, `attribute dtype must be float32, float16, bfloat16, int32 or bool, got ${JSON.stringify(attrs.dtype)}`);
   return d;
 }
 

@@ -87,6 +87,8 @@ export interface TensorData {
   readonly dtype: DType;
   readonly shape: readonly number[];
   readonly data: TypedArray;
+  /** A float32 tensor whose values float16/bfloat16 holds exactly, to be stored in 16 bits in a file. */
+  readonly storage?: 'float16' | 'bfloat16';
 }
 
 /** A graph's body is a Block without args or yields: `inputs` and `outputs` name those values. */

@@ -18,8 +18,8 @@ export const tupleType = (elements: readonly IRType[]): IRType => ({ kind: 'tupl
 export const listType = (element: IRType): IRType => ({ kind: 'list', element });
 
 /** Short dtype names of the text form. */
-export const DTYPE_SHORT: Record<DType, string> = { float32: 'f32', int32: 'i32', bool: 'bool', int8: 'i8' };
-export const DTYPE_FROM_SHORT: Record<string, DType> = { f32: 'float32', i32: 'int32', bool: 'bool', i8: 'int8' };
+export const DTYPE_SHORT: Record<DType, string> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16', int32: 'i32', bool: 'bool', int8: 'i8' };
+export const DTYPE_FROM_SHORT: Record<string, DType> = { f32: 'float32', f16: 'float16', bf16: 'bfloat16', i32: 'int32', bool: 'bool', i8: 'int8' };
 
 /** The type's text form: `f32[N,3,32,32]`, `i32`, `tuple<f32[2], i32>`, `list<f32[N,4]>`. */
 export function typeToString(t: IRType): string {

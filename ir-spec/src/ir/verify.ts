@@ -67,6 +67,9 @@ export function typeProblem(t: IRType): string | undefined {
 
 const DATA_KIND: Record<DType, { name: string; is: (x: unknown) => boolean }> = {
   float32: { name: 'Float32Array', is: (x) => x instanceof Float32Array },
+  // float16/bfloat16 values live widened in a Float32Array (dtype.ts).
+  float16: { name: 'Float32Array', is: (x) => x instanceof Float32Array },
+  bfloat16: { name: 'Float32Array', is: (x) => x instanceof Float32Array },
   int32: { name: 'Int32Array', is: (x) => x instanceof Int32Array },
   bool: { name: 'Uint8Array', is: (x) => x instanceof Uint8Array },
   int8: { name: 'Int8Array', is: (x) => x instanceof Int8Array },

@@ -1,7 +1,7 @@
 // Broadcasting loops for elementwise kernels. Invariant: inputs are dense row-major; the
 // output has the broadcast shape; a size-1 (or missing leading) input dim gets stride 0.
 
-import { allocate, type DType, type TypedArray } from '../dtype.js';
+import { allocate, isReducedFloat, roundInPlace, type DType, type TypedArray } from '../dtype.js';
 import { numel } from '../shape.js';
 import type { CpuTensor } from '../op-def.js';
 
@@ -113,10 +113,11 @@ export function mapTernary(
   return { data: out, shape: outShape, dtype: outDtype };
 }
 
-/** Rounds through a typed array of `dtype` (int32 truncation, bool 0/1). */
+/** Rounds through a typed array of `dtype` (int32 truncation, bool 0/1, float16/bfloat16 to nearest even). */
 export function castArray(src: TypedArray, dtype: DType): TypedArray {
   const out = allocate(dtype, src.length);
   if (dtype === 'bool') for (let i = 0; i < src.length; i++) out[i] = src[i] !== 0 ? 1 : 0;
   else out.set(src);
+  if (isReducedFloat(dtype)) roundInPlace(out as Float32Array, dtype);
   return out;
 }

@@ -10,7 +10,7 @@ import * as z from 'zod';
 import { defineOp, getOp, type GradDef, type OpDef } from '../op-def.js';
 import { argsOf, compileFormulaLoop, S, scalarFn, type ScalarDef } from '../scalar.js';
 import { broadcastShapes, OpError, type TensorType } from '../shape.js';
-import { promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
+import { isFloating, promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
 import { primitivesOf } from '../kernels/primitives.js';
 import { mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
 import type { GradBuilder } from '../grad-builder.js';
@@ -51,7 +51,7 @@ function defineBinary(spec: BinarySpec): OpDef {
   });
 }
 
-const floatOut = (d: DType): DType => (d === 'float32' ? d : 'float32');
+const floatOut = (d: DType): DType => (isFloating(d) ? d : 'float32');
 
 /** The JS function of an attribute-free entry's scalar (compiled once, on first use). */
 export const scalarOfEntry = (name: string) => scalarFn(getOp(name), {}, getOp);
@@ -349,7 +349,7 @@ export const where = defineOp({
 
 export const cast = defineOp({
   name: 'cast', doc: 'converts to another dtype (float→int truncates toward zero, nonzero→true)',
-  inputs: ['x'], attrs: z.object({ dtype: z.enum(['float32', 'int32', 'bool']) }).strict(), elementwise: true,
+  inputs: ['x'], attrs: z.object({ dtype: z.enum(['float32', 'float16', 'bfloat16', 'int32', 'bool']) }).strict(), elementwise: true,
   // The value itself: storing it in the result's dtype is the conversion (as every elementwise
   // kernel stores its result).
   scalar: { primitive: (x) => x },
@@ -357,7 +357,7 @@ export const cast = defineOp({
   cpu([x], { dtype }) { return [{ data: castArray(x!.data, dtype), shape: x!.shape, dtype }]; },
   grad: {
     rule: (b, { gradOutputs: [g], inputTypes: [t] }) =>
-      [g && t!.dtype === 'float32' ? b.cast(g, 'float32') : null],
+      [g && isFloating(t!.dtype) ? b.cast(g, t!.dtype) : null],
   },
 });
 

@@ -5,14 +5,14 @@
 // refusal is a TsgraphError naming the place. Checks run in layout order, so the code reports the
 // first thing wrong: magic, version, lengths, JSON, schema, tensor table, graph, verifier.
 
-import type { DType, TypedArray } from '../dtype.js';
+import { fromBits16, isReducedFloat, type DType, type TypedArray } from '../dtype.js';
 import type { Graph, TensorData } from '../ir/graph.js';
 import { OpError } from '../shape.js';
 import { verifyGraph, VerifyError } from '../ir/verify.js';
 import { DimError } from '../ir/dims.js';
 import { TsgraphError } from './errors.js';
 import {
-  ALIGN, CHECKSUM_ALGORITHM, CHECKSUM_MINOR, DTYPE_BYTES, MAX_HEADER_BYTES, MAX_JSON_DEPTH, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
+  ALIGN, CHECKSUM_ALGORITHM, CHECKSUM_MINOR, HALF_MINOR, DTYPE_BYTES, MAX_HEADER_BYTES, MAX_JSON_DEPTH, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
   type TensorEntryJson, type TsgraphHeader,
 } from './format.js';
 import { checkJsonShape } from './json.js';
@@ -188,6 +188,10 @@ function parseHeader(raw: Uint8Array, major: number, minor: number): TsgraphHead
   if (minor < CHECKSUM_MINOR && header.checksum) {
     throw new TsgraphError('SCHEMA', `header field checksum is not part of format ${major}.${minor} (it was added in ${major}.${CHECKSUM_MINOR}): the header was edited or is corrupt; ${REEXPORT}`);
   }
+  const half = header.tensors.find((t) => isReducedFloat(t.dtype) || t.storage);
+  if (half && minor < HALF_MINOR) {
+    throw new TsgraphError('SCHEMA', `tensor '${half.name}' is ${half.storage ? `stored as ${half.storage}` : half.dtype}, which format ${major}.${minor} cannot hold (added in ${major}.${HALF_MINOR}): the header was edited or is corrupt; ${REEXPORT}`);
+  }
   if (minor >= CHECKSUM_MINOR && !header.checksum) {
     throw new TsgraphError('SCHEMA', `header field checksum is missing, but files of format ${major}.${CHECKSUM_MINOR} and later always carry one: the header was edited or is corrupt; ${REEXPORT}`);
   }
@@ -209,7 +213,8 @@ function checkTensorTable(entries: readonly TensorEntryJson[], blobLength: numbe
   entries.forEach((t, i) => {
     const where = `tensor '${t.name}' (tensors[${i}], ${t.dtype}[${t.shape.join(',')}])`;
     const elems = boundedNumel(t.shape, blobLength);
-    const want = elems * DTYPE_BYTES[t.dtype];
+    if (t.storage && t.dtype !== 'float32') throw new TsgraphError('SCHEMA', `${where} has storage ${t.storage}, which only float32 tensors may have: the tensor table is corrupt; ${REEXPORT}`);
+    const want = elems * DTYPE_BYTES[t.storage ?? t.dtype];
     if (t.length !== want) {
       const need = Number.isFinite(want) ? `${want} bytes` : `more bytes than the whole ${blobLength}-byte blob`;
       throw new TsgraphError('SIZE_MISMATCH', `${where} has length ${t.length} but its shape needs ${need}: the tensor table is corrupt; ${REEXPORT}`);
@@ -246,14 +251,23 @@ function readTensors(bytes: Uint8Array, layout: TsgraphLayout, adopt: boolean): 
       raw = new Uint8Array(t.length);
       raw.set(bytes.subarray(start, start + t.length));
     }
-    const data = toTyped(t.dtype, raw);
+    const stored = t.storage ?? t.dtype;
+    const data = isReducedFloat(stored) ? widen16(stored, raw) : toTyped(t.dtype, raw);
     if (t.dtype === 'bool') {
       const bad = raw.findIndex((b) => b > 1);
       if (bad >= 0) throw new TsgraphError('SCHEMA', `tensors[${i}] ('${t.name}', bool): element ${bad} is byte ${raw[bad]}, but bool data is 0 or 1: the file is corrupt; ${REEXPORT}`);
     }
-    out.set(t.name, { dtype: t.dtype, shape: [...t.shape], data });
+    out.set(t.name, { dtype: t.dtype, shape: [...t.shape], data, ...(t.storage ? { storage: t.storage } : {}) });
   });
   return out;
+}
+
+/** float16/bfloat16 bits (little-endian) widened to the Float32Array that holds such values in memory (dtype.ts). */
+function widen16(dtype: 'float16' | 'bfloat16', raw: Uint8Array): Float32Array {
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const bits = new Uint16Array(raw.length / 2);
+  for (let i = 0; i < bits.length; i++) bits[i] = view.getUint16(i * 2, true);
+  return fromBits16(bits, dtype);
 }
 
 /** `raw` (4-byte aligned on a little-endian host) as the dtype's array. */

@@ -4,14 +4,14 @@
 // time- or machine-dependent is written. A graph the decoder would refuse is refused here
 // (the verifier runs first), so a written file always reads back.
 
-import type { DType, TypedArray } from '../dtype.js';
+import { isReducedFloat, toBits16, type DType, type TypedArray } from '../dtype.js';
 import { walkNodes, type Block, type Graph, type Node, type TensorData, type Value } from '../ir/graph.js';
 import { typeToString, type IRType } from '../ir/types.js';
 import { verifyGraph, VerifyError } from '../ir/verify.js';
 import { TsgraphError } from './errors.js';
 import { MEMORY_PLAN_KEY, readMemoryPlan } from './memory-plan.js';
 import {
-  ALIGN, CHECKSUM_ALGORITHM, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR, TSGRAPH_MINOR,
+  ALIGN, CHECKSUM_ALGORITHM, CHECKSUM_MINOR, HALF_MINOR, DEFAULT_PRODUCER, DTYPE_BYTES, MAX_HEADER_BYTES, PREFIX_BYTES, TSGRAPH_MAGIC, TSGRAPH_MAJOR,
   type BlockJson, type GraphJson, type NodeJson, type ProducerJson, type TensorEntryJson, type TsgraphHeader, type ValueJson,
 } from './format.js';
 import { canonicalJson, compareCodeUnits, encodeAttrs, JsonValueError } from './json.js';
@@ -68,7 +68,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
     if (typeof v !== 'string') throw new TsgraphError('SCHEMA', `encodeTsgraph: metadata '${k}' is a ${typeof v}; metadata values are strings`);
   }
   const header0: TsgraphHeader = {
-    format: { major: TSGRAPH_MAJOR, minor: TSGRAPH_MINOR },
+    format: { major: TSGRAPH_MAJOR, minor: entries.some((e) => isReducedFloat(e.dtype) || e.storage) ? HALF_MINOR : CHECKSUM_MINOR },
     producer: { name: opts.producer?.name ?? DEFAULT_PRODUCER.name, version: opts.producer?.version ?? DEFAULT_PRODUCER.version },
     metadata: Object.fromEntries(Object.entries(graph.metadata).filter(([k]) => k !== MEMORY_PLAN_KEY)
       .map(([k, v]) => [k, k === 'source' && opts.location ? opts.location(v) : v])),
@@ -95,13 +95,13 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
   }
   const blobStart = alignUp(PREFIX_BYTES + json0.length);
   const out = new Uint8Array(blobStart + blobLength);
-  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data));
+  entries.forEach((e, i) => writeLittleEndian(out, blobStart + e.offset, order[i].data, e.storage ?? e.dtype));
   const json = headerBytes({ ...header0, checksum: { algorithm: CHECKSUM_ALGORITHM, blob: xxh32Hex(out.subarray(blobStart)) } });
   if (json.length !== json0.length) throw new Error('encodeTsgraph: internal error: the checksum changed the header length');
   out.set(TSGRAPH_MAGIC, 0);
   const view = new DataView(out.buffer);
   view.setUint16(8, TSGRAPH_MAJOR, true);
-  view.setUint16(10, TSGRAPH_MINOR, true);
+  view.setUint16(10, header0.format.minor, true);
   view.setUint32(12, 0, true);
   view.setBigUint64(16, BigInt(json.length), true);
   out.set(json, PREFIX_BYTES);
@@ -110,7 +110,7 @@ export function encodeTsgraph(graph: Graph, opts: EncodeOptions = {}): Uint8Arra
 
 const alignUp = (n: number) => Math.ceil(n / ALIGN) * ALIGN;
 
-const ARRAY_OF: Record<DType, { readonly name: string; new (n: number): TypedArray }> = { float32: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array };
+const ARRAY_OF: Record<DType, { readonly name: string; new (n: number): TypedArray }> = { float32: Float32Array, float16: Float32Array, bfloat16: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array };
 
 function layoutTensors(tensors: ReadonlyMap<string, TensorData>): { entries: TensorEntryJson[]; blobLength: number; order: TensorData[] } {
   const names = [...tensors.keys()].sort(compareCodeUnits);
@@ -133,8 +133,11 @@ function layoutTensors(tensors: ReadonlyMap<string, TensorData>): { entries: Ten
     if (t.dtype === 'bool' && t.data.some((b) => b > 1)) {
       throw new TsgraphError('SCHEMA', `encodeTsgraph: bool tensor '${name}' holds values other than 0 and 1`);
     }
-    const length = n * DTYPE_BYTES[t.dtype];
-    entries.push({ name, dtype: t.dtype, shape: [...t.shape], offset: cursor, length });
+    if (t.storage && (t.dtype !== 'float32' || !(t.storage === 'float16' || t.storage === 'bfloat16'))) {
+      throw new TsgraphError('SCHEMA', `encodeTsgraph: tensor '${name}' is ${t.dtype} with storage ${String(t.storage)}; only float32 tensors may be stored as float16 or bfloat16`);
+    }
+    const length = n * DTYPE_BYTES[t.storage ?? t.dtype];
+    entries.push({ name, dtype: t.dtype, ...(t.storage ? { storage: t.storage } : {}), shape: [...t.shape], offset: cursor, length });
     order.push(t);
     cursor = alignUp(cursor + length);
   }
@@ -143,7 +146,14 @@ function layoutTensors(tensors: ReadonlyMap<string, TensorData>): { entries: Ten
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-function writeLittleEndian(out: Uint8Array, at: number, data: TypedArray): void {
+function writeLittleEndian(out: Uint8Array, at: number, data: TypedArray, dtype: DType): void {
+  if (isReducedFloat(dtype)) {
+    // float16/bfloat16 values are held widened (dtype.ts); the file stores their 16-bit patterns.
+    const bits = toBits16(data as Float32Array, dtype);
+    const view = new DataView(out.buffer, out.byteOffset + at, bits.byteLength);
+    bits.forEach((b, i) => view.setUint16(i * 2, b, true));
+    return;
+  }
   if (LITTLE_ENDIAN || data instanceof Uint8Array || data instanceof Int8Array) {
     out.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), at);
     return;

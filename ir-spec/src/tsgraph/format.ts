@@ -19,7 +19,10 @@ import type { DType } from '../dtype.js';
 export const TSGRAPH_MAGIC: readonly number[] = Array.from('KILNGRPH', (c) => c.charCodeAt(0));
 /** The format version this code writes; it reads any file with this major and any minor. */
 export const TSGRAPH_MAJOR = 1;
-export const TSGRAPH_MINOR = 1;
+export const TSGRAPH_MINOR = 2;
+/** The first minor version whose tensor table may hold float16/bfloat16 tensors (2 bytes each);
+ * writers use it only for files that hold one, so other files stay 1.1, byte for byte. */
+export const HALF_MINOR = 2;
 /** The first minor version whose files carry `checksum` (files of 1.0 have none). */
 export const CHECKSUM_MINOR = 1;
 /** The checksum algorithm writers use (checksum.ts). */
@@ -33,7 +36,7 @@ export const MAX_HEADER_BYTES = 64 * 1024 * 1024;
 /** Deepest JSON nesting accepted in the header (regions nest about 4 levels per `if`/`loop`). */
 export const MAX_JSON_DEPTH = 256;
 /** Byte size of one element of each dtype in the blob. */
-export const DTYPE_BYTES: Readonly<Record<DType, number>> = { float32: 4, int32: 4, bool: 1, int8: 1 };
+export const DTYPE_BYTES: Readonly<Record<DType, number>> = { float32: 4, float16: 2, bfloat16: 2, int32: 4, bool: 1, int8: 1 };
 /** The producer written when the caller names none. Kept equal to ir-spec's package version by a test. */
 export const DEFAULT_PRODUCER: Readonly<ProducerJson> = { name: '@kiln/ir-spec', version: '0.1.0' };
 
@@ -77,6 +80,11 @@ export interface GraphJson {
 export interface TensorEntryJson {
   readonly name: string;
   readonly dtype: DType;
+  /**
+   * A float32 tensor stored in 16 bits (format 1.2; `jit.optimizeForInference(m, { weights:
+   * 'float16' })`): its values are exactly representable there, readers widen them to float32.
+   */
+  readonly storage?: 'float16' | 'bfloat16';
   readonly shape: readonly number[];
   readonly offset: number;
   readonly length: number;

@@ -14,7 +14,7 @@ import { compareCodeUnits } from './json.js';
 import { MAX_RANK, MAX_TYPE_STRING, parseTypeString, TypeStringError } from './type-string.js';
 
 const id = z.number().int().nonnegative();
-const dtype = z.enum(['float32', 'int32', 'bool', 'int8']);
+const dtype = z.enum(['float32', 'float16', 'bfloat16', 'int32', 'bool', 'int8']);
 
 const typeString = z.string().max(MAX_TYPE_STRING).superRefine((s, ctx) => {
   try {
@@ -144,6 +144,7 @@ function buildHeaderSchema(lenient: boolean, nodesChecked: boolean): z.ZodType<T
   const tensor = obj({
     name: z.string(),
     dtype,
+    storage: z.enum(['float16', 'bfloat16']).optional(),
     shape: z.array(z.number().int().nonnegative()).max(MAX_RANK),
     offset: z.number().int().nonnegative().multipleOf(ALIGN),
     length: z.number().int().nonnegative(),

@@ -3,13 +3,15 @@
 // shape read from the file (the runtime checks it against the declared type and names the input).
 
 import { readFileSync } from 'node:fs';
-import type { DType, TypedArray } from '@kiln/ir-spec';
+import { convertArray, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { InputValue } from '@kiln/runtime';
 import { UserError } from './errors.js';
 import { concreteShape, parseInputSpec } from './input-spec.js';
 
 const ARRAYS: Record<DType, (n: number | number[]) => TypedArray> = {
   float32: (n) => (typeof n === 'number' ? new Float32Array(n) : Float32Array.from(n)),
+  float16: (n) => (typeof n === 'number' ? new Float32Array(n) : convertArray(n, 'float16') as Float32Array),
+  bfloat16: (n) => (typeof n === 'number' ? new Float32Array(n) : convertArray(n, 'bfloat16') as Float32Array),
   int32: (n) => (typeof n === 'number' ? new Int32Array(n) : Int32Array.from(n)),
   bool: (n) => (typeof n === 'number' ? new Uint8Array(n) : Uint8Array.from(n, (v) => (v ? 1 : 0))),
   int8: (n) => (typeof n === 'number' ? new Int8Array(n) : Int8Array.from(n)),

@@ -1,6 +1,6 @@
 // Tensor factories. Invariant: every factory returns a fresh leaf with its own storage.
 
-import { allocate, convertArray, fmtShape, numel, type DType, type TypedArray } from '@kiln/ir-spec';
+import { allocate, convertArray, fmtShape, isFloating, isReducedFloat, numel, roundInPlace, roundToDType, type DType, type TypedArray } from '@kiln/ir-spec';
 import { Tensor } from './tensor.js';
 import { defaultGenerator, type Generator } from './random.js';
 import { dispatch, dispatch1 } from './dispatch.js';
@@ -73,7 +73,7 @@ export function full(shape: readonly number[], value: number, opts: TensorOption
   checkShape('full', shape);
   const dtype = opts.dtype ?? 'float32';
   const data = allocate(dtype, numel(shape));
-  data.fill(dtype === 'bool' ? (value ? 1 : 0) : value);
+  data.fill(dtype === 'bool' ? (value ? 1 : 0) : isReducedFloat(dtype) ? roundToDType(value, dtype) : value);
   return make(data, shape, dtype, opts);
 }
 export const zeros = (shape: readonly number[], opts: TensorOptions = {}): Tensor => full(shape, 0, opts);
@@ -87,9 +87,11 @@ export const fullLike = (t: Tensor, value: number, opts: TensorOptions = {}): Te
  * draws at run time, never a constant), as a fresh leaf.
  */
 function sample(op: 'uniform' | 'normal', where: string, like: Tensor | null, shape: readonly number[] | undefined, opts: RandomOptions): Tensor {
-  if (opts.dtype && opts.dtype !== 'float32') throw new Error(`${where}: random samples are float32, got dtype ${opts.dtype}; cast the result with .to('${opts.dtype}')`);
-  // The dispatch's own result (not a copy): a tracer knows it as the op's output.
-  const drawn = dispatch1(op, [like], shape ? { shape: [...shape] } : {}, { generator: opts.generator ?? defaultGenerator });
+  if (opts.dtype && !isFloating(opts.dtype)) throw new Error(`${where}: random samples are floating point (float32, float16, bfloat16), got dtype ${opts.dtype}; cast the result with .to('${opts.dtype}')`);
+  // The dispatch's own result (not a copy): a tracer knows it as the op's output. float16 and
+  // bfloat16 samples are float32 samples rounded to nearest even.
+  let drawn = dispatch1(op, [like], shape ? { shape: [...shape] } : {}, { generator: opts.generator ?? defaultGenerator });
+  if (opts.dtype && opts.dtype !== drawn.dtype) drawn = dispatch1('cast', [drawn], { dtype: opts.dtype });
   // Drawn on the CPU stream either way, so a seed gives the same numbers on every device.
   const t = like || placeOf(opts.device) === 'cpu' ? drawn : drawn._toDevice('webgpu');
   if (opts.requiresGrad) t.requiresGrad_(true);
@@ -134,6 +136,7 @@ export function arange(start: number, end?: number, step = 1, opts: TensorOption
   const dtype = opts.dtype ?? ([start, end, step].every(Number.isInteger) ? 'int32' : 'float32');
   const data = allocate(dtype, n);
   for (let i = 0; i < n; i++) data[i] = start + i * step;
+  if (isReducedFloat(dtype)) roundInPlace(data as Float32Array, dtype);
   return make(data, [n], dtype, opts);
 }
 

@@ -2,13 +2,14 @@
 // arguments against the op's ir-spec entry, runs the kernel, records the autograd node and
 // notifies active tracers. An op that bypasses this function is a bug.
 
-import { getOp, OpError, type CpuTensor, type KernelContext, type OpDef, type TensorType } from '@kiln/ir-spec';
+import { getOp, isFloating, OpError, type CpuTensor, type KernelContext, type OpDef, type TensorType } from '@kiln/ir-spec';
 import { fastPrimitives } from '@kiln/runtime';
 import { Tensor } from './tensor.js';
 import { isGradEnabled } from './autograd/grad-mode.js';
 import { Node, type Edge } from './autograd/node.js';
 import { defaultGenerator } from './random.js';
 import { deviceOfOp, dispatchGpu } from './device.js';
+import { autocastInputs, setAutocastCast } from './amp/autocast.js';
 
 /** Observes every dispatched op (the tracer, profilers). */
 export interface DispatchObserver {
@@ -54,6 +55,8 @@ function parseAttrs(def: OpDef, attrs: Record<string, unknown>): unknown {
 export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}, ctx?: KernelContext): Tensor[] {
   for (const obs of observers) obs.beforeOp?.(name);
   const def = getOp(name);
+  // Autocast (amp/autocast.ts) casts the inputs of listed ops with cast ops through this dispatch.
+  inputs = autocastInputs(name, inputs, castTo);
   const a = parseAttrs(def, attrs);
   const inTypes: (TensorType | null)[] = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
   const outTypes = def.infer(inTypes, a);
@@ -86,13 +89,16 @@ export function dispatch(name: string, inputs: readonly (Tensor | null)[], attrs
       });
       const node = new Node(def, a, edges, inTypes, outTypes, inputs, outputs);
       outputs.forEach((o, i) => {
-        if (o.dtype === 'float32') o._setGradFn(node, i);
+        if (isFloating(o.dtype)) o._setGradFn(node, i);
       });
     }
   }
   for (const obs of observers) obs.onOp(def, inputs, a as Record<string, unknown>, outputs, kctx);
   return outputs;
 }
+
+const castTo = (t: Tensor, dtype: 'float32' | 'float16' | 'bfloat16'): Tensor => dispatch('cast', [t], { dtype })[0];
+setAutocastCast(castTo);
 
 /** Single-output convenience form. */
 export function dispatch1(name: string, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown> = {}, ctx?: KernelContext): Tensor {

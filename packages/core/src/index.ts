@@ -36,3 +36,5 @@ export { loadSafetensors, saveSafetensors, parseSafetensors, SafetensorsError } 
 export * as trace from './trace/index.js';
 export * as memory from './memory.js';
 export { attachModuleScopes, currentModuleScope, type ModuleScopeListener } from './nn/module-scope.js';
+export * as amp from './amp/index.js';
+export { autocast } from './amp/autocast.js';

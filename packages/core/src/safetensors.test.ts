@@ -76,7 +76,7 @@ describe('safetensors round trip', () => {
 });
 
 describe('safetensors PyTorch dtypes', () => {
-  it('reads F16 and BF16 as float32 (normal, subnormal, max, infinity)', () => {
+  it('reads F16 as float16 and BF16 as bfloat16 (normal, subnormal, max, infinity) and writes them back bit for bit', () => {
     // Half bit patterns: 0x3C00 = 1, 0xC000 = -2, 0x7BFF = 65504 (max), 0x0001 = 2^-24, 0x7C00 = inf.
     const half = new Uint8Array(new Uint16Array([0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00]).buffer);
     // bfloat16 is the top 16 bits of a float32: 0x3F80 = 1, 0xC040 = -3, 0x4049 ≈ 3.140625.
@@ -88,9 +88,11 @@ describe('safetensors PyTorch dtypes', () => {
       h: { dtype: 'F16', shape: [5], data_offsets: [0, 10] },
       b: { dtype: 'BF16', shape: [3], data_offsets: [10, 16] },
     }, data));
-    expect(t.h.dtype).toBe('float32');
+    expect([t.h.dtype, t.b.dtype]).toEqual(['float16', 'bfloat16']);
     expect([...t.h.toArray()]).toEqual([1, -2, 65504, Math.fround(2 ** -24), Infinity]);
     expect([...t.b.toArray()]).toEqual([1, -3, 3.140625]);
+    const back = loadSafetensors(saveSafetensors({ h: t.h, b: t.b }));
+    expect([back.h.dtype, [...back.h.toArray()], back.b.dtype, [...back.b.toArray()]]).toEqual(['float16', [...t.h.toArray()], 'bfloat16', [...t.b.toArray()]]);
   });
 
   it('reads I64 as int32 and refuses values that do not fit', () => {

@@ -5,7 +5,7 @@
 // corrupt or hostile file gets a SafetensorsError naming the problem — never a crash, a hang or
 // a huge allocation — and nothing in the file is executed.
 
-import { fmtShape, type DType, type TypedArray } from '@kiln/ir-spec';
+import { fmtShape, toBits16, type DType, type TypedArray } from '@kiln/ir-spec';
 import { Tensor } from './tensor.js';
 
 /** A malformed safetensors file, or tensors that cannot be written as one. */
@@ -19,8 +19,8 @@ export class SafetensorsError extends Error {
 /** Element size in bytes of each file dtype we can read, and the Kiln dtype it becomes. */
 const FILE_DTYPES: Record<string, { size: number; to: DType }> = {
   F32: { size: 4, to: 'float32' },
-  F16: { size: 2, to: 'float32' },
-  BF16: { size: 2, to: 'float32' },
+  F16: { size: 2, to: 'float16' },
+  BF16: { size: 2, to: 'bfloat16' },
   F64: { size: 8, to: 'float32' },
   I64: { size: 8, to: 'int32' },
   I32: { size: 4, to: 'int32' },
@@ -29,7 +29,7 @@ const FILE_DTYPES: Record<string, { size: number; to: DType }> = {
   U8: { size: 1, to: 'int32' },
   BOOL: { size: 1, to: 'bool' },
 };
-const WRITE_DTYPE: Record<DType, string> = { float32: 'F32', int32: 'I32', bool: 'BOOL', int8: 'I8' };
+const WRITE_DTYPE: Record<DType, string> = { float32: 'F32', float16: 'F16', bfloat16: 'BF16', int32: 'I32', bool: 'BOOL', int8: 'I8' };
 
 /** The safetensors reference implementation refuses headers past 100 MB; so do we. */
 const MAX_HEADER = 100_000_000;
@@ -235,7 +235,7 @@ function asBytes(bytes: Uint8Array | ArrayBuffer): Uint8Array {
 }
 
 /**
- * Reads a safetensors file: its tensors (F32/F16/BF16/F64 become float32; I64/I32/I16/I8/U8
+ * Reads a safetensors file: its tensors (F32/F64 become float32, F16 float16, BF16 bfloat16; I64/I32/I16/I8/U8
  * become int32, with an error for an I64 value outside int32; BOOL becomes bool) and its
  * `__metadata__` (null when absent).
  */
@@ -300,7 +300,10 @@ export function saveSafetensors(tensors: Record<string, Tensor>, metadata?: Reco
   for (const { t, begin, bytes: nbytes } of parts) {
     const src = t.data;
     const at = base + begin;
-    if (LITTLE_ENDIAN || t.dtype === 'bool') {
+    if (t.dtype === 'float16' || t.dtype === 'bfloat16') {
+      // Held widened in memory (ir-spec dtype.ts); the file gets the 16-bit patterns.
+      toBits16(src as Float32Array, t.dtype).forEach((b, i) => dv.setUint16(at + i * 2, b, true));
+    } else if (LITTLE_ENDIAN || t.dtype === 'bool') {
       out.set(new Uint8Array(src.buffer, src.byteOffset, nbytes), at);
     } else {
       const n = t.numel();

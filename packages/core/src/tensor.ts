@@ -3,7 +3,7 @@
 // squeeze/unsqueeze/detach share; permute/transpose/slice/expand/index copy — documented in
 // the README). Every computing method goes through the dispatch (via the ops/ modules).
 
-import { allocate, numel, type CpuTensor, type DType, type TypedArray } from '@kiln/ir-spec';
+import { allocate, isFloating, numel, type CpuTensor, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { GradHook, Node } from './autograd/node.js';
 import { isGradEnabled, isInferenceMode, noGrad } from './autograd/grad-mode.js';
 import { runBackward, seedFor } from './autograd/engine.js';
@@ -89,7 +89,7 @@ export class Tensor {
   /** Marks a leaf as needing gradients (in place); returns this. */
   requiresGrad_(on = true): this {
     if (this.gradFn && !on) throw new Error('requiresGrad_(false) on a non-leaf tensor: use detach() to get a tensor without history');
-    if (on && this.dtype !== 'float32') throw new Error(`only float32 tensors can require gradients, this one is ${this.dtype}`);
+    if (on && !isFloating(this.dtype)) throw new Error(`only floating-point tensors (float32, float16, bfloat16) can require gradients, this one is ${this.dtype}`);
     if (on && this.isInference) throw new Error('an inference tensor (made inside inferenceMode()) cannot require grad; clone() it outside inferenceMode first');
     this._requiresGrad = on;
     return this;
@@ -228,7 +228,12 @@ export class Tensor {
   to(dtypeOrDevice: DType | DeviceName): Tensor {
     return dtypeOrDevice === 'cpu' || dtypeOrDevice === 'webgpu' ? this._toDevice(dtypeOrDevice) : E.cast(this, dtypeOrDevice);
   }
-  float(): Tensor { return E.cast(this, 'float32'); }
+  /** This tensor as float32 (torch's `.float()`; the same tensor when it already is). */
+  float(): Tensor { return this.dtype === 'float32' ? this : E.cast(this, 'float32'); }
+  /** This tensor as float16, rounded to nearest even (torch's `.half()`). @example randn([2]).half().dtype // 'float16' */
+  half(): Tensor { return this.dtype === 'float16' ? this : E.cast(this, 'float16'); }
+  /** This tensor as bfloat16, rounded to nearest even (torch's `.bfloat16()`). */
+  bfloat16(): Tensor { return this.dtype === 'bfloat16' ? this : E.cast(this, 'bfloat16'); }
   int(): Tensor { return E.cast(this, 'int32'); }
   bool(): Tensor { return E.cast(this, 'bool'); }
 

@@ -11,7 +11,7 @@
 // with that layout's packer (packers.ts) once per pinned constant, keeps it until the constant is
 // freed, written or the device destroyed, and packs an unpinned input per dispatch.
 
-import { getOp, isViewNode, numel, type Attrs, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
+import { getOp, isFloating, isViewNode, numel, type Attrs, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from '../device.js';
 import { RuntimeError } from '../errors.js';
 import { findGpu, requestAdapter } from './gpu.js';
@@ -410,7 +410,7 @@ class GpuDevice implements WebGpuDevice {
       const bad = checks.findIndex((_, k) => flags[2 * k] !== 0);
       if (bad >= 0) throw indexError(checks[bad].check, flags[2 * bad + 1]);
     }
-    if (t.dtype === 'float32') return new Float32Array(raw);
+    if (isFloating(t.dtype)) return new Float32Array(raw);
     if (t.dtype === 'int32') return new Int32Array(raw);
     if (t.dtype === 'int8') return new Int8Array(raw, 0, n);
     return Uint8Array.from(new Uint32Array(raw), (v) => (v !== 0 ? 1 : 0));

@@ -43,7 +43,7 @@ export interface KernelRecord {
   readonly packed?: { readonly input: number; readonly layout: string; readonly wgsl: string; readonly grid: KernelGrid };
 }
 
-const DTYPE_CODE: Record<DType, string> = { float32: 'f32', int32: 'i32', bool: 'b', int8: 'i8' };
+const DTYPE_CODE: Record<DType, string> = { float32: 'f32', float16: 'f16', bfloat16: 'bf16', int32: 'i32', bool: 'b', int8: 'i8' };
 
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;

@@ -2,7 +2,7 @@
 // elementwise.ts): the ops whose scalar is a JS function. Composite entries there (add, mul,
 // maximum, comparisons, clamp, rsqrt, …) are compiled from their formulas and have no template.
 
-import type { DType } from '@kiln/ir-spec';
+import { isFloating, type DType } from '@kiln/ir-spec';
 import { NAN, unaryF, type Template } from './template.js';
 
 // sin/cos: the builtins are too coarse on some drivers (SwiftShader: ~2e-5), so reduce to
@@ -53,7 +53,7 @@ const bitTest = (cmp: string, int: 0 | 1): Template => ({
 /** A rounding builtin on floats; integers are already whole. */
 const rounding = (fn: string): Template => ({ expr: ([x], _, t) => (t === 'f32' ? `${fn}(${x})` : x) });
 
-const numericOf = (d: DType) => (d === 'float32' ? 'f32' : 'i32');
+const numericOf = (d: DType) => (isFloating(d) ? 'f32' : 'i32');
 
 export const TEMPLATES: Readonly<Record<string, Template>> = {
   // Computed in f32 even for int ** int (the store converts back, as before).

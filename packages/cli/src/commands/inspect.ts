@@ -30,7 +30,7 @@ Options:
 Example:
   kiln inspect model.tsgraph`;
 
-const DTYPE_BYTES = { float32: 4, int32: 4, bool: 1, int8: 1 } as const;
+const DTYPE_BYTES = { float32: 4, float16: 2, bfloat16: 2, int32: 4, bool: 1, int8: 1 } as const;
 
 /** A byte count for people: 1234 → "1.2 KiB". */
 export function formatBytes(n: number): string {

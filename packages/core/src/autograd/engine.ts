@@ -3,6 +3,7 @@
 // input shapes, and delivers gradients to leaves. Invariant: a node runs only after every
 // gradient flowing into it has been summed; with `createGraph` the rules are recorded too.
 
+import { withoutAutocast } from '../amp/autocast.js';
 import { GradBuilder, type OpCaller } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { dispatch } from '../dispatch.js';
@@ -48,7 +49,8 @@ export function runBackward(roots: Tensor[], seeds: Tensor[], opts: BackwardOpti
   if (!capture) traceHooks.listener?.onBackward?.();
   const createGraph = opts.createGraph ?? false;
   const retain = opts.retainGraph ?? createGraph;
-  const run = () => execute(roots, seeds, createGraph, retain, capture);
+  // Backward ops run in the dtypes of their forward ops: autocast is off (as on PyTorch's backward thread).
+  const run = () => withoutAutocast(() => execute(roots, seeds, createGraph, retain, capture));
   if (createGraph) enableGrad(run);
   else noGrad(run);
 }

@@ -5,6 +5,8 @@
 // written so that no branch a `where` discards can produce inf/NaN, since its gradient would
 // still be multiplied through (0 · inf = NaN).
 
+import { autocastFloat32 } from '../amp/autocast.js';
+import { isFloating } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
 import { randLike } from '../creation.js';
@@ -39,6 +41,7 @@ export function relu6(x: Tensor): Tensor { return hardtanh(x, 0, 6); }
  * @example softplus(x, { beta: 2, threshold: 5 })
  */
 export function softplus(x: Tensor, opts: { beta?: number; threshold?: number } = {}): Tensor {
+  x = autocastFloat32(x); // PyTorch autocast: fp32 list
   const beta = opts.beta ?? 1, threshold = opts.threshold ?? 20;
   const bx = beta === 1 ? x : E.mul(x, beta);
   // exp only sees βx <= threshold, so the discarded branch stays finite.
@@ -108,7 +111,7 @@ export function dropout(x: Tensor, opts: { p?: number; training?: boolean } = {}
   const p = opts.p ?? 0.5, training = opts.training ?? true;
   if (!(p >= 0 && p <= 1)) throw new Error(`dropout: probability p has to be between 0 and 1, but got ${p}`);
   if (!training || p === 0) return dispatch1('dropout', [x], { p, training: false });
-  if (x.dtype !== 'float32') throw new Error(`dropout: training-mode dropout needs a float32 tensor, got ${x.dtype}`);
+  if (!isFloating(x.dtype)) throw new Error(`dropout: training-mode dropout needs a floating-point tensor, got ${x.dtype}`);
   if (p === 1) return E.mul(x, 0);
   const mask = E.where(E.ge(randLike(x), p), 1 / (1 - p), 0);
   return E.mul(x, mask);

@@ -4,7 +4,8 @@
 // validate targets); 'mean' over class targets divides by the summed weights of non-ignored
 // targets; class selection is a one-hot `where` + sum, whose gradient is a plain `where`.
 
-import { fmtShape } from '@kiln/ir-spec';
+import { autocastFloat32, isAutocastEnabled } from '../amp/autocast.js';
+import { fmtShape, isFloating } from '@kiln/ir-spec';
 import type { Tensor } from '../tensor.js';
 import { arange } from '../creation.js';
 import * as E from '../ops/elementwise.js';
@@ -24,7 +25,7 @@ function reduce(op: string, l: Tensor, reduction: Reduction): Tensor {
 }
 
 function checkFloat(op: string, what: string, t: Tensor): void {
-  if (t.dtype !== 'float32') throw new Error(`${op}: ${what} must be float32, got ${t.dtype} (shape ${fmtShape(t.shape)}); call .float() first`);
+  if (!isFloating(t.dtype)) throw new Error(`${op}: ${what} must be floating point, got ${t.dtype} (shape ${fmtShape(t.shape)}); call .float() first`);
 }
 
 /** Elementwise losses take input and target of the same shape (PyTorch warns and broadcasts; we require it). */
@@ -43,6 +44,7 @@ function checkSameShape(op: string, input: Tensor, target: Tensor): void {
  * @example F.mseLoss(pred, target)            // mean of (pred - target)²
  */
 export function mseLoss(input: Tensor, target: Tensor, opts: { reduction?: Reduction } = {}): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   checkSameShape('mseLoss', input, target);
   const d = E.sub(input, target);
   return reduce('mseLoss', E.mul(d, d), opts.reduction ?? 'mean');
@@ -50,6 +52,7 @@ export function mseLoss(input: Tensor, target: Tensor, opts: { reduction?: Reduc
 
 /** Mean absolute error (torch.nn.functional.l1_loss). @example F.l1Loss(pred, target) */
 export function l1Loss(input: Tensor, target: Tensor, opts: { reduction?: Reduction } = {}): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   checkSameShape('l1Loss', input, target);
   return reduce('l1Loss', E.abs(E.sub(input, target)), opts.reduction ?? 'mean');
 }
@@ -59,6 +62,7 @@ export function l1Loss(input: Tensor, target: Tensor, opts: { reduction?: Reduct
  * @example F.smoothL1Loss(pred, target, { beta: 0.5 })
  */
 export function smoothL1Loss(input: Tensor, target: Tensor, opts: { reduction?: Reduction; beta?: number } = {}): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   const beta = opts.beta ?? 1;
   if (!(beta >= 0)) throw new Error(`smoothL1Loss: beta must be >= 0, got ${beta}`);
   if (beta === 0) return l1Loss(input, target, opts);
@@ -73,6 +77,7 @@ export function smoothL1Loss(input: Tensor, target: Tensor, opts: { reduction?: 
  * @example F.huberLoss(pred, target, { delta: 1.5 })
  */
 export function huberLoss(input: Tensor, target: Tensor, opts: { reduction?: Reduction; delta?: number } = {}): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   const delta = opts.delta ?? 1;
   if (!(delta > 0)) throw new Error(`huberLoss: delta must be > 0, got ${delta}`);
   checkSameShape('huberLoss', input, target);
@@ -89,6 +94,9 @@ export function huberLoss(input: Tensor, target: Tensor, opts: { reduction?: Red
  * @example F.binaryCrossEntropy(probs, targets)
  */
 export function binaryCrossEntropy(input: Tensor, target: Tensor, opts: { weight?: Tensor | null; reduction?: Reduction } = {}): Tensor {
+  if (isAutocastEnabled()) {
+    throw new Error('binaryCrossEntropy: unsafe to autocast (as in PyTorch): run the sigmoid and the loss as one binaryCrossEntropyWithLogits, or compute it outside autocast');
+  }
   checkSameShape('binaryCrossEntropy', input, target);
   const x = input.device === 'cpu' ? input.data : []; // not read back from a GPU
   for (let i = 0; i < x.length && i < input.numel(); i++) {
@@ -112,6 +120,7 @@ export function binaryCrossEntropyWithLogits(
   input: Tensor, target: Tensor,
   opts: { weight?: Tensor | null; posWeight?: Tensor | null; reduction?: Reduction } = {},
 ): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   checkSameShape('binaryCrossEntropyWithLogits', input, target);
   const m = E.relu(E.neg(input));
   const softplusNeg = E.add(m, E.log(E.add(E.exp(E.neg(m)), E.exp(E.sub(E.neg(input), m)))));
@@ -131,6 +140,7 @@ export function binaryCrossEntropyWithLogits(
  * @example F.klDiv(logp, q, { reduction: 'batchmean' })
  */
 export function klDiv(input: Tensor, target: Tensor, opts: { reduction?: Reduction | 'batchmean'; logTarget?: boolean } = {}): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   checkSameShape('klDiv', input, target);
   let l: Tensor;
   if (opts.logTarget) l = E.mul(E.exp(target), E.sub(target, input));
@@ -199,6 +209,7 @@ function pickTargets(op: string, logp: Tensor, target: Tensor, weight: Tensor | 
  * @example F.nllLoss(logits.logSoftmax(1), labels)
  */
 export function nllLoss(input: Tensor, target: Tensor, opts: ClassOptions = {}): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   const { picked, w } = pickTargets('nllLoss', input, target, opts.weight ?? null, opts.ignoreIndex ?? -100);
   return classReduce('nllLoss', E.neg(E.mul(picked, w)), w, opts.reduction ?? 'mean');
 }
@@ -216,6 +227,7 @@ function classReduce(op: string, l: Tensor, w: Tensor, reduction: Reduction): Te
  * @example F.crossEntropy(logits, labels, { labelSmoothing: 0.1 })
  */
 export function crossEntropy(input: Tensor, target: Tensor, opts: ClassOptions & { labelSmoothing?: number } = {}): Tensor {
+  input = autocastFloat32(input); target = autocastFloat32(target); // PyTorch autocast: fp32 list
   const ls = opts.labelSmoothing ?? 0, reduction = opts.reduction ?? 'mean', ignoreIndex = opts.ignoreIndex ?? -100;
   const weight = opts.weight ?? null;
   if (!(ls >= 0 && ls <= 1)) throw new Error(`crossEntropy: labelSmoothing must be in [0, 1], got ${ls}`);

@@ -5,6 +5,7 @@
 // one "channel".
 // Running statistics are updated in place under noGrad, with the unbiased variance (PyTorch).
 
+import { autocastFloat32 } from '../amp/autocast.js';
 import { fmtShape, OpError } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { dispatch, dispatch1 } from '../dispatch.js';
@@ -95,6 +96,7 @@ function normalizeRows(x: Tensor, rows: number, eps: number): Tensor {
  * @example layerNorm(randn([2, 3, 8]), [8], { weight: ones([8]), bias: zeros([8]) })
  */
 export function layerNorm(x: Tensor, normalizedShape: number | readonly number[], opts: { weight?: Tensor | null; bias?: Tensor | null; eps?: number } = {}): Tensor {
+  x = autocastFloat32(x); // PyTorch autocast: fp32 list
   const shape = typeof normalizedShape === 'number' ? [normalizedShape] : [...normalizedShape];
   const k = shape.length, lead = x.shape.slice(0, x.ndim - k);
   if (k === 0 || k > x.ndim || shape.some((d, i) => d !== x.shape[x.ndim - k + i])) {
@@ -120,6 +122,7 @@ function channelAffine(y: Tensor, weight?: Tensor | null, bias?: Tensor | null):
  * @example groupNorm(randn([2, 6, 4, 4]), 3, { weight: ones([6]), bias: zeros([6]) })
  */
 export function groupNorm(x: Tensor, numGroups: number, opts: { weight?: Tensor | null; bias?: Tensor | null; eps?: number } = {}): Tensor {
+  x = autocastFloat32(x); // PyTorch autocast: fp32 list
   if (x.ndim < 2) throw new OpError('group_norm', `input must be [N, C, …], got ${fmtShape(x.shape)}`);
   const C = x.shape[1];
   if (!Number.isInteger(numGroups) || numGroups < 1 || C % numGroups !== 0) {

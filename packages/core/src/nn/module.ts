@@ -314,7 +314,7 @@ export abstract class Module {
 
   /**
    * Loads a safetensors file (e.g. PyTorch's `save_file(model.state_dict(), path)`) through
-   * loadStateDict: F16/BF16 become float32 and I64 int32 on the way.
+   * loadStateDict: F16/BF16 tensors are cast to the parameters' dtype (float32) and I64 to int32 on the way.
    * @example model.loadSafetensors(readFileSync('model.safetensors'));
    */
   loadSafetensors(bytes: Uint8Array | ArrayBuffer, opts: { strict?: boolean } = {}): LoadResult {

@@ -2,7 +2,8 @@
 // mean/var/std/logsumexp/norm/softmax/logSoftmax/max/min are composites over them (and over
 // elementwise ops); stabilizing maxima are detached, as they do not change the value.
 
-import { normDim, normDims } from '@kiln/ir-spec';
+import { autocastFloat32 } from '../amp/autocast.js';
+import { isFloating, normDim, normDims } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
 import * as E from './elementwise.js';
@@ -23,7 +24,7 @@ export function reducedCount(x: Tensor, dim?: Dims): number {
 }
 
 export function mean(x: Tensor, dim?: Dims, opts: KeepOpt = {}): Tensor {
-  if (x.dtype !== 'float32') throw new Error(`mean: input dtype should be float32, got ${x.dtype}; call .float() first`);
+  if (!isFloating(x.dtype)) throw new Error(`mean: input dtype should be floating point, got ${x.dtype}; call .float() first`);
   return E.div(sum(x, dim, opts), reducedCount(x, dim));
 }
 
@@ -104,6 +105,7 @@ function safeRoot(s: Tensor, p: number): Tensor {
  * subtracted before exp and added back.
  */
 export function logsumexp(x: Tensor, dim: number | number[], opts: KeepOpt = {}): Tensor {
+  x = autocastFloat32(x); // PyTorch autocast: fp32 list
   needFloat('logsumexp', x);
   const m = finiteOrZero(amax(x, dim, { keepdim: true }).detach());
   const r = E.add(E.log(sum(E.exp(E.sub(x, m)), dim, { keepdim: true })), m);
@@ -137,19 +139,21 @@ export function cumsum(x: Tensor, dim: number): Tensor {
 
 /** exp(x) / sum(exp(x)) along `dim`, with the (detached) max subtracted first for stability. */
 export function softmax(x: Tensor, dim: number): Tensor {
+  x = autocastFloat32(x); // PyTorch autocast: fp32 list
   needFloat('softmax', x);
   const e = E.exp(E.sub(x, amax(x, dim, { keepdim: true }).detach()));
   return E.div(e, sum(e, dim, { keepdim: true }));
 }
 /** x - logsumexp(x) along `dim`, computed stably (max subtracted, detached). */
 export function logSoftmax(x: Tensor, dim: number): Tensor {
+  x = autocastFloat32(x); // PyTorch autocast: fp32 list
   needFloat('logSoftmax', x);
   const s = E.sub(x, amax(x, dim, { keepdim: true }).detach());
   return E.sub(s, E.log(sum(E.exp(s), dim, { keepdim: true })));
 }
 
 function needFloat(op: string, x: Tensor): void {
-  if (x.dtype !== 'float32') throw new Error(`${op}: input dtype should be float32, got ${x.dtype}; call .float() first`);
+  if (!isFloating(x.dtype)) throw new Error(`${op}: input dtype should be floating point, got ${x.dtype}; call .float() first`);
 }
 /** Shape of `x` with the dims in `dim` removed. */
 function reducedShape(x: Tensor, dim: Dims): number[] {

@@ -8,7 +8,7 @@
 // behave exactly as without checkpointing (this is PyTorch's non-reentrant behaviour; the
 // reentrant one differs only in what it cannot do).
 
-import { fmtShape, type TensorType } from '@kiln/ir-spec';
+import { fmtShape, isFloating, type TensorType } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { withObserver } from '../dispatch.js';
 import { enableGrad, isGradEnabled, noGrad } from '../autograd/grad-mode.js';
@@ -64,7 +64,7 @@ export function checkpoint<A extends unknown[]>(fn: (...args: A) => Tensor | Ten
   const slots = args.map((a) => (a instanceof Tensor ? tensorArgs.indexOf(a) : -1));
   const plain = args.map((a) => (a instanceof Tensor ? null : a));
   node.backwardFn = recompute(fn, slots, plain, rng, outs.map((o) => o.shape), wrt);
-  outs.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
+  outs.forEach((o, i) => { if (isFloating(o.dtype)) o._setGradFn(node, i); });
   return Array.isArray(result) ? outs : outs[0];
 }
 

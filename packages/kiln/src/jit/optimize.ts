@@ -6,7 +6,7 @@
 
 import { defaultGenerator, trace as tracer, type Tensor } from '@kiln/core';
 import { runPipeline, type PassRecord, type PipelineOptions } from '@kiln/compiler';
-import { bufferUpdates, type Graph } from '@kiln/ir-spec';
+import { bufferUpdates, convertArray, Graph, type TensorData } from '@kiln/ir-spec';
 import { createModel, type HostFunction, type Model } from '@kiln/runtime';
 import { GuardSet } from './guards.js';
 import { graphListing } from './listing.js';
@@ -31,6 +31,13 @@ export interface OptimizeOptions {
    * kernels for it. Raise it only for adapters known to allow more.
    */
   readonly maxStorageBuffers?: number;
+  /**
+   * How float32 weights are stored (default 'float32'). 'float16' / 'bfloat16' round every float32
+   * constant of the optimized graph to that type (nearest even) and store it in 2 bytes in the
+   * `.tsgraph` (the file is about half the size); the graph still computes in float32 with the
+   * rounded weights, here and in every runtime, which widen them at load.
+   */
+  readonly weights?: 'float32' | 'float16' | 'bfloat16';
 }
 
 /** What can be optimized: a module with a graph (jit.trace's TracedModule, jit.script's ScriptModule once compiled). */
@@ -77,7 +84,7 @@ export class OptimizedModule {
   readonly warnings: readonly tracer.TraceWarning[];
 
   /** @internal use jit.freeze or jit.optimizeForInference */
-  constructor(private readonly source: CompiledModule, private readonly pipeline: PipelineOptions) {
+  constructor(private readonly source: CompiledModule, private readonly pipeline: PipelineOptions, private readonly weights: 'float32' | 'float16' | 'bfloat16' = 'float32') {
     this.warnings = source.warnings ?? [];
     this.entry = this.optimized(source.current ?? fixedSpecialization(source), pipeline);
   }
@@ -131,8 +138,9 @@ export class OptimizedModule {
           'call model.eval() before tracing or scripting, then optimize');
       }
       const r = runPipeline(source.graph, opts);
-      const spec: Specialization = { graph: r.graph, guards: source.guards, inputs: source.inputs, rebuild: source.rebuild };
-      e = { spec, model: createModel(r.graph, { hostFunctions: this.hostFunctions(r.graph), generator: defaultGenerator }), timings: r.timings };
+      const graph = this.weights === 'float32' ? r.graph : withReducedWeights(r.graph, this.weights);
+      const spec: Specialization = { graph, guards: source.guards, inputs: source.inputs, rebuild: source.rebuild };
+      e = { spec, model: createModel(graph, { hostFunctions: this.hostFunctions(graph), generator: defaultGenerator }), timings: r.timings };
       this.entries.set(source, e);
     }
     return e;
@@ -166,8 +174,20 @@ function fixedSpecialization(m: CompiledModule): Specialization {
   };
 }
 
-function optimize(m: CompiledModule, opts: PipelineOptions): OptimizedModule {
-  return new OptimizedModule(m, opts);
+function optimize(m: CompiledModule, opts: PipelineOptions, weights?: 'float32' | 'float16' | 'bfloat16'): OptimizedModule {
+  if (weights !== undefined && weights !== 'float32' && weights !== 'float16' && weights !== 'bfloat16') {
+    throw new Error(`jit.optimizeForInference: weights must be 'float32', 'float16' or 'bfloat16', got ${JSON.stringify(weights)}`);
+  }
+  return new OptimizedModule(m, opts, weights);
+}
+
+/** `g` with every float32 tensor rounded to `dtype` and marked to be stored in 16 bits (TensorData.storage). */
+function withReducedWeights(g: Graph, dtype: 'float16' | 'bfloat16'): Graph {
+  const tensors = new Map<string, TensorData>();
+  for (const [name, t] of g.tensors) {
+    tensors.set(name, t.dtype === 'float32' ? { dtype: 'float32', shape: t.shape, data: convertArray(t.data, dtype), storage: dtype } : t);
+  }
+  return new Graph(g.name, g.inputs, g.body, g.outputs, tensors, g.metadata);
 }
 
 /**
@@ -205,5 +225,5 @@ export function optimizeForInference(m: CompiledModule, opts: OptimizeOptions = 
     verifyEach: opts.verifyEach,
     checkEach: check ? { inputs: check.inputs, rtol: check.rtol, atol: check.atol } : undefined,
     maxStorageBuffers: opts.maxStorageBuffers,
-  });
+  }, opts.weights);
 }

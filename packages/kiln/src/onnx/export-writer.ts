@@ -12,7 +12,7 @@ export type OnnxAttr = number | string | readonly number[] | { float: number } |
 export const float = (v: number): OnnxAttr => ({ float: v });
 export const floats = (v: readonly number[]): OnnxAttr => ({ floats: v });
 
-export const KILN_TO_ONNX_DTYPE: Record<DType, number> = { float32: ONNX_DTYPE.FLOAT, int32: ONNX_DTYPE.INT32, bool: ONNX_DTYPE.BOOL, int8: ONNX_DTYPE.INT8 };
+export const KILN_TO_ONNX_DTYPE: Record<DType, number> = { float32: ONNX_DTYPE.FLOAT, float16: ONNX_DTYPE.FLOAT16, bfloat16: ONNX_DTYPE.BFLOAT16, int32: ONNX_DTYPE.INT32, bool: ONNX_DTYPE.BOOL, int8: ONNX_DTYPE.INT8 };
 
 /** An export the ONNX format (or this exporter) cannot express, naming the node. */
 export class OnnxExportError extends Error {

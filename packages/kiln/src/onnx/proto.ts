@@ -10,7 +10,7 @@ const root = protobuf.Root.fromJSON(ONNX_SCHEMA as protobuf.INamespace);
 const ModelProto = root.lookupType('onnx.ModelProto');
 
 /** TensorProto.DataType values Kiln reads or writes. */
-export const ONNX_DTYPE = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, DOUBLE: 11 } as const;
+export const ONNX_DTYPE = { FLOAT: 1, UINT8: 2, INT8: 3, INT32: 6, INT64: 7, BOOL: 9, FLOAT16: 10, DOUBLE: 11, BFLOAT16: 16 } as const;
 /** AttributeProto.AttributeType values. */
 export const ATTR_TYPE = { FLOAT: 1, INT: 2, STRING: 3, TENSOR: 4, GRAPH: 5, FLOATS: 6, INTS: 7, STRINGS: 8 } as const;
 
