@@ -14,7 +14,7 @@ import {
 
 /** `f32[N,3,8,8]` → a tensor type (dims read with parseDim, so they come out canonical). */
 function ty(text: string): IRType {
-  const m = /^(f32|i32|bool)\[(.*)\]$/.exec(text);
+  const m = /^(f32|f16|bf16|i32|i8|bool)\[(.*)\]$/.exec(text);
   if (!m) throw new Error(`bad type text ${text}`);
   const dims: Dim[] = m[2] === '' ? [] : m[2].split(',').map((d) => (/^\d+$/.test(d) ? Number(d) : parseDim(d)));
   return tensorType(DTYPE_FROM_SHORT[m[1]], dims);
@@ -88,6 +88,7 @@ const LISTED: Record<string, Case> = {
   batch_norm: { inputs: ['f32[N,8,4,4]', 'f32[8]', 'f32[8]', 'f32[8]', null], out: 'f32[N,8,4,4]' },
   batch_norm_stats: { inputs: ['f32[N,8,4,4]'], out: 'f32[8], f32[8]' },
   batch_norm_backward: { inputs: ['f32[N,8,4,4]', 'f32[N,8,4,4]', 'f32[8]', 'f32[8]', 'f32[8]'], out: 'f32[N,8,4,4], f32[8], f32[8]' },
+  quantized_linear: { inputs: ['f32[N,16]', 'i8[8,16]', 'f32[8]', 'f32[8]'], attrs: { reduceRange: true }, out: 'f32[N,8]' },
   uniform: { inputs: ['i32[N,4]'], out: 'f32[N,4]' },
   normal: { inputs: [null], attrs: { shape: ['N', 3] }, out: 'f32[N,3]' },
   isnan: { inputs: [X], out: 'bool[N,4]' },
