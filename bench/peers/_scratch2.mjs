@@ -1,0 +1,14 @@
+import { createModel } from '@kiln/runtime';
+import { LEVELS, runPipeline } from '@kiln/compiler';
+import { setNumThreads } from 'kiln';
+import { MODELS, traceBatchDynamic } from './cpu-models.mjs';
+setNumThreads(1);
+const name = process.argv[2] ?? 'MLP 784-512-512-10', batch = Number(process.argv[3] ?? 1), lvl = Number(process.argv[4] ?? 2);
+const { model } = MODELS[name].kiln();
+const g = runPipeline(traceBatchDynamic(model, MODELS[name].input), { passes: LEVELS[lvl] }).graph;
+const x = structuredClone(MODELS[name].input(batch));
+const m = createModel(g);
+const n = Number(process.argv[5] ?? 20000);
+const t0 = performance.now();
+for (let i = 0; i < n; i++) m.runSync([x]);
+console.log(((performance.now() - t0) / n).toFixed(4), 'ms/run');
