@@ -1,4 +1,4 @@
-// Kiln against onnxruntime-web (wasm, SIMD) and tfjs-backend-wasm on the CPU
+// Kiln against onnxruntime-web (wasm, SIMD), tfjs-backend-wasm and onnxruntime-node (native) on the CPU
 // (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9), `--models=resnet,mlp`
 // (a subset by name)). Rows: the seed
 // CNN at batch 1 and 32, an MLP 784-512-512-10 at batch 1 and 64, a small ResNet at batch 1 and
@@ -23,7 +23,7 @@ const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${na
 const threads = arg('threads', 1), runs = arg('runs', 9);
 /** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
 const only = process.argv.find((a) => a.startsWith('--models='))?.split('=')[1]?.toLowerCase().split(',');
-const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', 'ort-wasm', 'tfjs-wasm'];
+const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', 'ort-wasm', 'tfjs-wasm', 'ort-node'];
 
 // ---- child: one engine --------------------------------------------------------------------
 
@@ -62,6 +62,23 @@ async function engine(kind) {
       get threads() { return ort.env.wasm.numThreads; },
       async load(name, weights) {
         sessions.set(name, await ort.InferenceSession.create(PEER_MODELS[name].onnx(weights), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' }));
+      },
+      async run(name, x) {
+        const out = await sessions.get(name).run({ x: new ort.Tensor('float32', x.data, x.shape) });
+        return out.logits.data.slice();
+      },
+    };
+  }
+  if (kind === 'ort-node') {
+    // Native onnxruntime (its CPU execution provider): the reference the wasm engines are measured
+    // against, on the same thread count.
+    const ort = (await import('onnxruntime-node')).default;
+    const sessions = new Map();
+    return {
+      name: `onnxruntime-node ${ort.env.versions?.node ?? ''}`.trim(),
+      threads,
+      async load(name, weights) {
+        sessions.set(name, await ort.InferenceSession.create(PEER_MODELS[name].onnx(weights), { executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all' }));
       },
       async run(name, x) {
         const out = await sessions.get(name).run({ x: new ort.Tensor('float32', x.data, x.shape) });
@@ -225,19 +242,19 @@ async function main() {
 
   const ms = (v) => `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ms`;
   const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
-  console.log(`| model, batch | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs -O0 | no plan vs -O2 |`);
-  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 4)}`);
+  console.log(`| model, batch | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager | no plan vs -O2 |`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 6)}`);
   for (const { name, batch, med } of results) {
     const o2 = med[col('kiln-O2')];
-    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |`);
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |`);
   }
   // CPU time of the engine's process per run (all its threads): on a loaded machine, where wall
   // time mostly measures waiting for a core, this is the steadier comparison (at --threads=1).
-  console.log(`\n| model, batch (CPU time per run) | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs -O0 |`);
-  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 3)}`);
+  console.log(`\n| model, batch (CPU time per run) | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager |`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 5)}`);
   for (const { name, batch, cpuMed: med } of results) {
     const o2 = med[col('kiln-O2')];
-    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('kiln-O0')], o2)} |`);
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} |`);
   }
   const mib = (b) => (b / 2 ** 20).toFixed(1);
   console.log(`\n| engine | threads | peak RSS of its process (MiB) |\n| --- | ---: | ---: |`);

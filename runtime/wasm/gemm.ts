@@ -6,8 +6,10 @@
 // run of panels of NR = 8 columns stored k-major (panel p, row k at (p*kb + k)*8 floats, columns
 // past N zero), so the micro-kernel reads B with unit stride and A by broadcasting one element of
 // each of MR = 4 rows: 8 v128 accumulators, 2 loads of B and 4 splats of A per k.
-// Invariant: results are float32 sums in k order within a block, blocks added in order, so a
-// product does not depend on M, the thread split or the packing of B; no function writes
+// Invariant: results are float32 sums in k order within a block, blocks added in order (the last
+// M mod 4 rows, which kernel1x8 takes, sum even and odd k apart and add the two at the end: a
+// matrix-vector product is bound by the add latency otherwise), so a product does not depend on
+// the thread split (rows split at multiples of 4) or the packing of B; no function writes
 // memory other than its outputs (threads run them concurrently on one shared memory).
 
 import { fma, NR, storeRow } from './lib/simd';
@@ -102,15 +104,23 @@ function kernel4x8(kb: i32, a: usize, lda: i32, bp: usize, c: usize, ldc: i32, w
 }
 
 function kernel1x8(kb: i32, a: usize, bp: usize, c: usize, w: i32, acc: bool): void {
-  let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
+  let c0 = f32x4.splat(0), c1 = f32x4.splat(0), d0 = f32x4.splat(0), d1 = f32x4.splat(0);
   let b = bp;
-  for (let k = 0; k < kb; k++) {
+  let k = 0;
+  for (; k + 2 <= kb; k += 2) {
+    const x = v128.load32_splat(a + (<usize>k << 2)), y = v128.load32_splat(a + (<usize>k << 2), 4);
+    c0 = fma(x, v128.load(b), c0);
+    c1 = fma(x, v128.load(b, 16), c1);
+    d0 = fma(y, v128.load(b, 32), d0);
+    d1 = fma(y, v128.load(b, 48), d1);
+    b += 64;
+  }
+  if (k < kb) {
     const x = v128.load32_splat(a + (<usize>k << 2));
     c0 = fma(x, v128.load(b), c0);
     c1 = fma(x, v128.load(b, 16), c1);
-    b += 32;
   }
-  storeRow(c, c0, c1, w, acc);
+  storeRow(c, f32x4.add(c0, d0), f32x4.add(c1, d1), w, acc);
 }
 
 /** First byte free for the JavaScript side's allocator (after this module's static data). */

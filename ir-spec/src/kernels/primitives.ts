@@ -18,6 +18,7 @@ import { qgemm } from './quant.js';
 
 export type { AdamScalars } from './adam.js';
 import type { TypedArray } from '../dtype.js';
+import type { Block } from '../ir/graph.js';
 
 /** What a fast conv2d weight gradient needs of the Winograd reference (kernels/winograd.ts). */
 export { slab as winogradSlab, winogradApplies, winogradFilterGrad } from './winograd.js';
@@ -45,8 +46,18 @@ export type SumFn = (src: TypedArray, shape: readonly number[], dims: readonly n
 /** conv2d's weight gradient dW [Cout, C/G, kh, kw] from x and the output gradient gy (see kernels/conv.ts). */
 export type Conv2dWeightGradFn = (x: Float32Array, gy: Float32Array, d: Parameters<Conv2dFn>[3]) => Float32Array;
 
+/**
+ * fused_elementwise's element body over n elements: `out[i] = body(srcs[0][i], …)`, every source
+ * full-size. Returns false when it does not take this body (an op it lacks, too few elements):
+ * the caller then runs its reference loop. Results equal the reference up to the float32
+ * rounding of each body node (the reference rounds once, at the store).
+ */
+export type ElementBodyFn = (body: Block, srcs: readonly ArrayLike<number>[], out: Float32Array, n: number) => boolean;
+
 export interface CpuPrimitives {
   readonly gemm: GemmFn;
+  /** Optional: without it fused_elementwise runs its own compiled JavaScript loop. */
+  readonly elementBody?: ElementBodyFn;
   readonly conv2d: Conv2dFn;
   readonly conv2dWeightGrad: Conv2dWeightGradFn;
   readonly mapBinary: MapBinaryFn;

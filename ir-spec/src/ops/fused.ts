@@ -167,7 +167,8 @@ export const fused_elementwise = defineOp({
     for (const t of ts) shape = broadcastShapes('fused_elementwise', shape, t.shape);
     const out = shape as number[], n = out.reduce((a, d) => a * d, 1);
     const dst = outputBuffer(ctx, 0, 'float32', n) as Float32Array;
-    bodyLoop(body)(ts.map((t) => fullSize(t, out, n)), dst, n);
+    const srcs = ts.map((t) => fullSize(t, out, n));
+    if (!primitivesOf(ctx).elementBody?.(body, srcs, dst, n)) bodyLoop(body)(srcs, dst, n);
     return [{ data: dst, shape: out, dtype: 'float32' }];
   },
   grad: null,

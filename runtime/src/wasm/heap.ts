@@ -25,6 +25,7 @@ export interface KernelExports {
   binaryF32(op: number, d0: number, d1: number, d2: number, a: number, sa0: number, sa1: number, sa2: number, b: number, sb0: number, sb1: number, sb2: number, out: number): void;
   compareF32(op: number, d0: number, d1: number, d2: number, a: number, sa0: number, sa1: number, sa2: number, b: number, sb0: number, sb1: number, sb2: number, out: number): void;
   reluF32(n: number, x: number, out: number): void;
+  fusedF32(n4: number, nOps: number, prog: number, regs: number): void;
   whereF32(n: number, c: number, sc: number, a: number, sa: number, b: number, sb: number, out: number): void;
   sumF32(K0: number, R1: number, K1: number, R2: number, x: number, out: number): void;
   batchNormStats(N: number, C: number, inner: number, x: number, mean: number, variance: number): void;
