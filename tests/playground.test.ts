@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Server } from 'node:http';
 import { load } from '@kiln/runtime';
-import { buildPlayground } from '../examples/playground/build.mjs';
+import { buildPlayground, exampleSource } from '../examples/playground/build.mjs';
 import { servePlayground } from '../examples/playground/serve.mjs';
 import { ALL_PASSES, compileSource } from '../examples/playground/src/compile.js';
 import { diffLines } from '../examples/playground/src/diff.js';
@@ -70,7 +70,7 @@ describe('playground page', () => {
     const isolated = await page.evaluate<boolean>('crossOriginIsolated');
     expect(isolated).toBe(true);
     const name = 'adaptive-resnet.ts';
-    const source = readFileSync(join(PLAYGROUND, 'models', name), 'utf8');
+    const source = exampleSource(name);
     await page.evaluate(`(() => { const s = document.getElementById('example'); s.value = String(playground.examples.findIndex((e) => e.file === '${name}')); s.dispatchEvent(new Event('change')); })()`);
     expect(await page.evaluate<string>('playground.editor.text()')).toBe(source);
     const got = await page.evaluate<PageResult>('playground.compileAndRun().then(() => playground.result())');
@@ -124,7 +124,7 @@ describe('playground page', () => {
     expect(await page.evaluate<string>("document.getElementById('fallback').textContent")).toMatch(/CPU fallback: this browser has no WebGPU/);
     expect(got.stages.map((s) => s.name)).not.toContain('fuse-elementwise');
     expect(got.stages.map((s) => s.name)).toContain('plan-memory');
-    const node = compileSource(readFileSync(join(PLAYGROUND, 'models', name), 'utf8'), { passes: ALL_PASSES.filter((p) => p !== 'fuse-elementwise') });
+    const node = compileSource(exampleSource(name), { passes: ALL_PASSES.filter((p) => p !== 'fuse-elementwise') });
     if (!node.ok) throw new Error(JSON.stringify(node.diagnostics));
     const [want] = await (await load(node.bytes, { backend: 'cpu' })).run(node.examples);
     expect(got.outputs[0].shape).toEqual(want.shape);
@@ -158,7 +158,7 @@ describe('playground page', () => {
 
 describe('the playground compiler, in Node', () => {
   it('traces as it scripts: the same outputs from jit.trace and jit.script of the transformer block', async () => {
-    const source = readFileSync(join(PLAYGROUND, 'models', 'transformer-block.ts'), 'utf8');
+    const source = exampleSource('transformer-block.ts');
     const runs = [];
     for (const mode of ['script', 'trace'] as const) {
       const r = compileSource(source, { mode });

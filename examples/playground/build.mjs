@@ -16,6 +16,24 @@ import { fileURLToPath } from 'node:url';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 export const DIST = join(HERE, 'dist');
 
+/**
+ * The editor's example models, in menu order: the CLI's two model files (one copy of each model
+ * in the repository) and the playground's own. Each is `[menu name, path from this folder]`.
+ */
+export const EXAMPLES = [
+  ['ResearchModel (seed CNN)', '../cli/research-model.ts'],
+  ['AdaptiveResNet (if / while)', '../cli/adaptive-resnet.ts'],
+  ['LSTM tagger', 'models/lstm-tagger.ts'],
+  ['Transformer block', 'models/transformer-block.ts'],
+];
+
+/** The source of the example whose file name is `file` (e.g. 'adaptive-resnet.ts'). */
+export function exampleSource(file) {
+  const hit = EXAMPLES.find(([, path]) => basename(path) === file);
+  if (!hit) throw new Error(`no playground example ${file}`);
+  return readFileSync(join(HERE, hit[1]), 'utf8');
+}
+
 /** The example model files, as the module 'playground:examples'. */
 function examplesPlugin() {
   return {
@@ -23,11 +41,8 @@ function examplesPlugin() {
     setup(b) {
       b.onResolve({ filter: /^playground:examples$/ }, () => ({ path: 'examples', namespace: 'playground' }));
       b.onLoad({ filter: /.*/, namespace: 'playground' }, () => {
-        const order = ['research-model.ts', 'adaptive-resnet.ts', 'lstm-tagger.ts', 'transformer-block.ts'];
-        const names = { 'research-model.ts': 'ResearchModel (seed CNN)', 'adaptive-resnet.ts': 'AdaptiveResNet (if / while)', 'lstm-tagger.ts': 'LSTM tagger', 'transformer-block.ts': 'Transformer block' };
-        const files = readdirSync(join(HERE, 'models')).filter((f) => f.endsWith('.ts')).sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
-        const list = files.map((f) => ({ name: names[f] ?? f, file: f, source: readFileSync(join(HERE, 'models', f), 'utf8') }));
-        return { contents: `export default ${JSON.stringify(list)};`, loader: 'js', watchFiles: files.map((f) => join(HERE, 'models', f)) };
+        const list = EXAMPLES.map(([name, path]) => ({ name, file: basename(path), source: readFileSync(join(HERE, path), 'utf8') }));
+        return { contents: `export default ${JSON.stringify(list)};`, loader: 'js', watchFiles: EXAMPLES.map(([, path]) => join(HERE, path)) };
       });
     },
   };
