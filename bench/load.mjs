@@ -1,12 +1,14 @@
 // Load time of saved `.tsgraph` files on the CPU (`npm run bench:load`): a ResNet-18
 // (torchvision's layout, 224×224, batch 1, random init, traced and -O2) — `load` plus the first
-// `run` — and a chain of 100,000 relu nodes — `load` alone. Each sample is a fresh node process
+// `run` — and a chain of 100,000 relu nodes — `load` alone; and the compile side of the same
+// ResNet-18 from its source: `jit.script` (with a 1×3×224×224 example), `optimizeForInference`
+// (-O2) and `toBytes` (save), the compiler's first import not counted. Each sample is a fresh node process
 // (what a user starting a program pays: cold JIT, cold caches; the module imports are not
 // counted), medians of several, as wall time and as the process's CPU time (user + system, all
 // threads: steadier than wall time on a shared machine). Invariant: the files are built once per
 // invocation into a temporary folder and removed at exit; nothing here asserts a time.
 //
-// `node bench/load.mjs [--runs N] [--only resnet18|chain]`; `--child FILE KIND` is the
+// `node bench/load.mjs [--runs N] [--only resnet18|chain|script]`; `--child FILE KIND` is the
 // measuring child's entry (internal).
 
 import { execFileSync } from 'node:child_process';
@@ -39,8 +41,28 @@ export async function chainBytes(n) {
   return encodeTsgraph(b.build());
 }
 
+/** The scripting child: imports first (not timed), the model built (not timed), then script, -O2 and save. */
+async function scriptChild() {
+  const { jit, manualSeed, tensor } = await import('kiln');
+  const { ResNet18 } = await import('./realsize/models.mjs');
+  manualSeed(0);
+  const model = new ResNet18().eval();
+  const x = tensor(seededValues(3 * 224 * 224, 7), { shape: [1, 3, 224, 224] });
+  const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+  const t0 = performance.now(), c0 = cpu();
+  const scripted = jit.script(model, { inputs: [x] });
+  const t1 = performance.now(), c1 = cpu();
+  const fast = jit.optimizeForInference(scripted);
+  const t2 = performance.now();
+  const bytes = fast.toBytes();
+  const t3 = performance.now(), c3 = cpu();
+  console.log(JSON.stringify({ scriptMs: t1 - t0, o2Ms: t2 - t1, saveMs: t3 - t2, scriptCpuMs: c1 - c0, totalCpuMs: c3 - c0, bytes: bytes.byteLength }));
+  process.exit(0);
+}
+
 /** The measuring child: imports first (not timed), then load (+ the first run for a model). */
 async function child(file, kind) {
+  if (kind === 'script') return scriptChild();
   const { load } = await import('@kiln/runtime');
   const input = kind === 'resnet18'
     ? { data: seededValues(3 * 224 * 224, 7), shape: [1, 3, 224, 224], dtype: 'float32' }
@@ -57,12 +79,17 @@ async function child(file, kind) {
   process.exit(0);
 }
 
-function measureChild(file, kind, runs) {
+function childSamples(file, kind, runs) {
   const samples = [];
   for (let i = 0; i < runs; i++) {
-    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', file, kind], { encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', file, kind], { encoding: 'utf8', maxBuffer: 2 ** 26 });
     samples.push(JSON.parse(out.trim().split('\n').pop()));
   }
+  return samples;
+}
+
+function measureChild(file, kind, runs) {
+  const samples = childSamples(file, kind, runs);
   const med = (f) => summarize(samples.map(f)).median;
   return {
     load: med((r) => r.loadMs), first: med((r) => r.firstRunMs), total: med((r) => r.loadMs + r.firstRunMs),
@@ -94,6 +121,14 @@ export async function measure({ runs = 5, only } = {}) {
       rows[`relu chain: load (ms)`] = m.load;
       rows[`relu chain: load, CPU time (ms)`] = m.loadCpu;
       rows[`relu chain: first run (ms)`] = m.first;
+    }
+    if (!only || only === 'script') {
+      const samples = childSamples('-', 'script', runs);
+      const med = (f) => summarize(samples.map(f)).median;
+      rows['ResNet-18: jit.script (ms)'] = med((r) => r.scriptMs);
+      rows['ResNet-18: jit.script, CPU time (ms)'] = med((r) => r.scriptCpuMs);
+      rows['ResNet-18: script + -O2 + save (ms)'] = med((r) => r.scriptMs + r.o2Ms + r.saveMs);
+      rows['ResNet-18: script + -O2 + save, CPU time (ms)'] = med((r) => r.totalCpuMs);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { formatReport, isBad, runCampaign } from './fuzz/campaign.js';
-import { FAMILY_NAMES } from './fuzz/families.js';
+import { FAMILY_NAMES, makeCase } from './fuzz/families.js';
 
 const CASES = 2500;
 
@@ -16,7 +16,7 @@ describe('load+run fuzz', () => {
     const report = await runCampaign({
       count: CASES, seed: 0x17, scale: 0.5,
       limits: { maxRunMs: 100, maxLiveBytes: 32 * 2 ** 20, maxTensorBytes: 16 * 2 ** 20 },
-      hangMs: 5000, memoryBytes: 1024 * 2 ** 20,
+      hangMs: 5000, memoryBytes: 1024 * 2 ** 20, workers: 2, chunk: 300,
     });
     const table = formatReport(report, `load+run fuzz: ${report.cases} cases`);
     console.log(table);
@@ -33,4 +33,19 @@ describe('load+run fuzz', () => {
     for (const f of ['long-chain', 'deep-nesting', 'odd-inputs', 'fused-body']) expect(got(f, 'ok'), `no clean run in ${f}`).toBeGreaterThan(0);
     expect(got('fused-body', 'TsgraphError:VERIFY'), 'broken element bodies are refused when loaded').toBeGreaterThan(0);
   }, 180_000);
+
+  it('a case past the hang limit is run again alone before it counts as a hang, and counts once', async () => {
+    // An endless loop under a 400 ms run limit outlasts a 60 ms watchdog every time it runs.
+    let index = 0;
+    while (makeCase(0x17, index, 0.5).family !== 'endless-loop') index++;
+    const report = await runCampaign({
+      count: 1, from: index, seed: 0x17, scale: 0.5,
+      limits: { maxRunMs: 400, maxLiveBytes: 32 * 2 ** 20, maxTensorBytes: 16 * 2 ** 20 },
+      hangMs: 60, memoryBytes: 1024 * 2 ** 20,
+    });
+    expect(report.cases).toBe(1);
+    expect(report.counts.get('endless-loop')?.get('hang')).toBe(1);
+    const note = report.bad.find((b) => b.index === index);
+    expect(note?.detail).toMatch(/also when run alone/);
+  }, 60_000);
 });

@@ -1,8 +1,11 @@
-// The load+run fuzz campaign (issue 17): runs cases in a child process (child.ts) under a
-// per-case watchdog — a case that runs past `hangMs` or takes the child's memory past
-// `memoryBytes` is recorded (hang / memory) and the child is killed and restarted at the next
-// case — and counts outcomes per family. Invariant: every case index in [from, from + count)
-// gets exactly one outcome, whatever the child does (finishes, hangs, blows up, crashes).
+// The load+run fuzz campaign (issue 17): runs cases in `workers` child processes at once
+// (child.ts; each takes chunks of consecutive cases from one queue) under a per-case watchdog —
+// a case that takes its child's memory past `memoryBytes` is recorded (memory) and the child is
+// killed and restarted at the next case; a case that runs past `hangMs` (killed, or finished
+// late) is a suspect, run again alone in a fresh child once the others are done, and counts as
+// a hang only if it runs past `hangMs` again — and counts outcomes per family. Invariant: every
+// case index in [from, from + count) gets exactly one outcome, whatever the children do
+// (finish, hang, blow up, crash).
 // Used by the CI test (tests/untrusted-fuzz.test.ts) and by `npm run fuzz` (cli.ts). It imports
 // nothing from Kiln itself: the child is bundled from the sources with esbuild.
 
@@ -28,6 +31,10 @@ export interface CampaignOptions {
   /** Called every `progressEvery` cases. */
   readonly onProgress?: (done: number, report: CampaignReport) => void;
   readonly progressEvery?: number;
+  /** Child processes running cases at once (default 1). */
+  readonly workers?: number;
+  /** Cases a worker takes from the queue at a time (default 500). */
+  readonly chunk?: number;
 }
 
 export interface CaseNote { readonly index: number; readonly family: string; readonly what: string; readonly detail: string }
@@ -42,6 +49,10 @@ export interface CampaignReport {
   /** The largest rise of the child's peak RSS one case caused, in bytes. */
   largestRise: { bytes: number; note: string };
   wallMs: number;
+  /** Cases that ran past hangMs beside the other workers but not when run again alone. */
+  readonly confirmed: string[];
+  /** family → summed time of its cases in the child (ms), for the mean per case. */
+  readonly ms: Map<string, number>;
 }
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -74,7 +85,7 @@ export const isBad = (outcome: string) => outcome.startsWith('untyped:') || outc
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport> {
   const file = await bundleChild();
   const from = opts.from ?? 0, to = from + opts.count;
-  const report: CampaignReport = { cases: 0, counts: new Map(), bad: [], slowest: { ms: 0, note: '' }, largestRise: { bytes: 0, note: '' }, wallMs: 0 };
+  const report: CampaignReport = { cases: 0, counts: new Map(), bad: [], slowest: { ms: 0, note: '' }, largestRise: { bytes: 0, note: '' }, wallMs: 0, confirmed: [], ms: new Map() };
   const t0 = performance.now();
   const record = (family: string, outcome: string, note: CaseNote | null) => {
     let m = report.counts.get(family);
@@ -84,10 +95,28 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
     if (note && isBad(outcome) && report.bad.length < 20) report.bad.push(note);
     if (opts.onProgress && report.cases % (opts.progressEvery ?? 1000) === 0) opts.onProgress(report.cases, report);
   };
-  let next = from;
+  // A case that ran past hangMs beside the other workers is only a suspect: it is run again
+  // alone (below) before it counts as a hang.
+  const suspects: CaseNote[] = [];
+  const job = (a: number, b: number): ChildJob => ({ seed: opts.seed, from: a, to: b, scale: opts.scale ?? 1, limits: opts.limits });
+  const workers = Math.max(1, Math.min(opts.workers ?? 1, opts.count));
+  const chunk = Math.max(1, Math.min(opts.chunk ?? 500, Math.ceil(opts.count / workers)));
+  let taken = from;
+  const worker = async () => {
+    while (taken < to) {
+      const a = taken, b = Math.min(to, a + chunk);
+      taken = b;
+      let next = a;
+      while (next < b) next = await runChild(file, job(next, b), opts, record, report, suspects);
+    }
+  };
   try {
-    while (next < to) {
-      next = await runChild(file, { seed: opts.seed, from: next, to, scale: opts.scale ?? 1, limits: opts.limits }, opts, record, report);
+    await Promise.all(Array.from({ length: workers }, worker));
+    for (const s of suspects) {
+      const alone: CaseNote[] = [];
+      await runChild(file, job(s.index, s.index + 1), opts, record, report, alone);
+      if (alone.length) record(s.family, 'hang', { ...alone[0], detail: `${alone[0].detail}; also when run alone` });
+      else report.confirmed.push(`case ${s.index} (${s.family}: ${s.what}) ran past ${opts.hangMs} ms beside the other workers (${s.detail}) but not alone`);
     }
   } finally {
     childBundle = undefined;
@@ -97,8 +126,9 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
   return report;
 }
 
-/** Runs one child from `job.from`; resolves with the index to continue at. */
-function runChild(file: string, job: ChildJob, opts: CampaignOptions, record: (family: string, outcome: string, note: CaseNote | null) => void, report: CampaignReport): Promise<number> {
+/** Runs one child over cases [job.from, job.to); resolves with the index to continue at. A case
+ * past hangMs goes to `suspects` instead of being recorded. */
+function runChild(file: string, job: ChildJob, opts: CampaignOptions, record: (family: string, outcome: string, note: CaseNote | null) => void, report: CampaignReport, suspects: CaseNote[]): Promise<number> {
   return new Promise((resolve) => {
     const child: ChildProcess = fork(file, [], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' });
     let current: Extract<ChildMessage, { type: 'start' }> | null = null;
@@ -113,7 +143,9 @@ function runChild(file: string, job: ChildJob, opts: CampaignOptions, record: (f
       clearTimeout(timer);
       clearInterval(poll);
       if (outcome && current) {
-        record(current.family, outcome, { index: current.index, family: current.family, what: current.what, detail });
+        const note = { index: current.index, family: current.family, what: current.what, detail };
+        if (outcome === 'hang') suspects.push(note);
+        else record(current.family, outcome, note);
         next = current.index + 1;
       } else if (outcome) {
         // Died between cases (making case `next`, or starting): that case is the crash.
@@ -137,6 +169,7 @@ function runChild(file: string, job: ChildJob, opts: CampaignOptions, record: (f
       clearTimeout(timer);
       const c = current!;
       const note = (detail: string): CaseNote => ({ index: m.index, family: c.family, what: c.what, detail });
+      report.ms.set(c.family, (report.ms.get(c.family) ?? 0) + m.ms);
       if (m.ms > report.slowest.ms) report.slowest = { ms: m.ms, note: `case ${m.index} (${c.family}: ${c.what}) → ${m.outcome}` };
       const rise = m.peakAfter - m.peakBefore;
       if (rise > report.largestRise.bytes) report.largestRise = { bytes: rise, note: `case ${m.index} (${c.family}: ${c.what}) → ${m.outcome}` };
@@ -150,7 +183,8 @@ function runChild(file: string, job: ChildJob, opts: CampaignOptions, record: (f
         resolve(next); // a fresh child: its peak starts low again
         return;
       }
-      record(c.family, m.ms > opts.hangMs ? 'hang' : m.outcome, note(m.message ?? `${m.ms.toFixed(0)} ms`));
+      if (m.ms > opts.hangMs) suspects.push(note(`finished in ${m.ms.toFixed(0)} ms → ${m.outcome}`));
+      else record(c.family, m.outcome, note(m.message ?? `${m.ms.toFixed(0)} ms`));
       current = null;
       next = m.index + 1;
     });
@@ -179,14 +213,15 @@ export function formatReport(r: CampaignReport, title: string): string {
     const by = new Map<string, number>();
     let total = 0;
     for (const [o, n] of m) { by.set(outcomeClass(o), (by.get(outcomeClass(o)) ?? 0) + n); total += n; }
-    return [name.padEnd(famW), String(total).padStart(7), ...COLS.map((c) => String(by.get(c) ?? 0).padStart(7))].join(' ');
+    const ms = name === 'total' ? [...r.ms.values()].reduce((a, b) => a + b, 0) : r.ms.get(name) ?? 0;
+    return [name.padEnd(famW), String(total).padStart(7), ...COLS.map((c) => String(by.get(c) ?? 0).padStart(7)), (ms / Math.max(1, total)).toFixed(1).padStart(9)].join(' ');
   };
   const all = new Map<string, number>();
   for (const m of r.counts.values()) for (const [o, n] of m) all.set(o, (all.get(o) ?? 0) + n);
   const families = [...r.counts].sort((a, b) => a[0].localeCompare(b[0]));
   const codes = (m: ReadonlyMap<string, number>) => [...m].filter(([o]) => outcomeClass(o) === 'typed').sort((a, b) => b[1] - a[1]).map(([o, n]) => `${o.replace('Error:', ' ')} ${n}`).join(', ');
   const lines = [title,
-    ['family'.padEnd(famW), 'cases'.padStart(7), ...COLS.map((c) => c.padStart(7))].join(' '),
+    ['family'.padEnd(famW), 'cases'.padStart(7), ...COLS.map((c) => c.padStart(7)), 'ms/case'.padStart(9)].join(' '),
     ...families.map(([f, m]) => row(f, m)),
     row('total', all),
     'typed refusals by code:',
@@ -194,7 +229,8 @@ export function formatReport(r: CampaignReport, title: string): string {
     `  ${'total'.padEnd(famW)} ${codes(all)}`,
     `slowest case: ${r.slowest.ms.toFixed(0)} ms, ${r.slowest.note}`,
     `largest peak-memory rise of one case: ${(r.largestRise.bytes / 2 ** 20).toFixed(0)} MiB, ${r.largestRise.note}`,
-    `wall time: ${(r.wallMs / 1000).toFixed(1)} s`];
+    `wall time: ${(r.wallMs / 1000).toFixed(1)} s`,
+    ...r.confirmed.map((c) => `  slow beside the others, not alone: ${c}`)];
   for (const b of r.bad) lines.push(`  BAD case ${b.index} (${b.family}: ${b.what}): ${b.detail.split('\n').slice(0, 4).join(' | ')}`);
   return lines.join('\n');
 }

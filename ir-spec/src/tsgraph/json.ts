@@ -28,29 +28,49 @@ export class JsonValueError extends Error {
  * ```ts
  * canonicalJson({ b: 1, a: [true, null] }); // '{"a":[true,null],"b":1}'
  * ```
- * `depth` is the nesting of `v` below the document root (0 for the root); keys whose value is
- * `undefined` are skipped, as JSON.stringify does.
+ * Keys whose value is `undefined` are skipped, as JSON.stringify does. `path` names the root in
+ * error messages. Linear in the value's size: one output array, and the path of a bad value is
+ * built from a key stack only when it is reported.
  */
-export function canonicalJson(v: unknown, path = '$', depth = 0): string {
-  if (v === null || typeof v === 'boolean' || typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new JsonValueError(path, `${v} cannot be written as JSON`);
-    return JSON.stringify(v);
-  }
-  // The same bound readers apply (checkJsonShape), so the writer never makes an unreadable file.
-  if (typeof v === 'object' && depth >= MAX_JSON_DEPTH) throw new JsonValueError(path, `nests deeper than ${MAX_JSON_DEPTH} levels (a cycle, or regions nested too deep)`);
-  if (Array.isArray(v)) return `[${v.map((e, i) => canonicalJson(e, `${path}[${i}]`, depth + 1)).join(',')}]`;
-  if (isPlainObject(v)) {
-    const keys = Object.keys(v).sort(compareCodeUnits);
-    const parts: string[] = [];
-    for (const k of keys) {
-      if (v[k] === undefined) continue;
-      if (k === '__proto__') throw new JsonValueError(path, 'the key "__proto__" cannot be written (readers refuse it)');
-      parts.push(`${JSON.stringify(k)}:${canonicalJson(v[k], `${path}.${k}`, depth + 1)}`);
+export function canonicalJson(v: unknown, path = '$'): string {
+  const out: string[] = [];
+  const keys: (string | number)[] = [];
+  const where = () => path + keys.map((k) => (typeof k === 'number' ? `[${k}]` : `.${k}`)).join('');
+  const write = (v: unknown): void => {
+    if (v === null || typeof v === 'boolean' || typeof v === 'string') { out.push(JSON.stringify(v)); return; }
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw new JsonValueError(where(), `${v} cannot be written as JSON`);
+      out.push(JSON.stringify(v));
+      return;
     }
-    return `{${parts.join(',')}}`;
-  }
-  throw new JsonValueError(path, `a ${typeof v} cannot be written as JSON (expected null, boolean, number, string, array or plain object)`);
+    // The same bound readers apply (checkJsonShape), so the writer never makes an unreadable file.
+    if (typeof v === 'object' && keys.length >= MAX_JSON_DEPTH) throw new JsonValueError(where(), `nests deeper than ${MAX_JSON_DEPTH} levels (a cycle, or regions nested too deep)`);
+    if (Array.isArray(v)) {
+      out.push('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i) out.push(',');
+        keys.push(i); write(v[i]); keys.pop();
+      }
+      out.push(']');
+      return;
+    }
+    if (isPlainObject(v)) {
+      out.push('{');
+      let first = true;
+      for (const k of Object.keys(v).sort(compareCodeUnits)) {
+        if (v[k] === undefined) continue;
+        if (k === '__proto__') throw new JsonValueError(where(), 'the key "__proto__" cannot be written (readers refuse it)');
+        out.push(first ? `${JSON.stringify(k)}:` : `,${JSON.stringify(k)}:`);
+        first = false;
+        keys.push(k); write(v[k]); keys.pop();
+      }
+      out.push('}');
+      return;
+    }
+    throw new JsonValueError(where(), `a ${typeof v} cannot be written as JSON (expected null, boolean, number, string, array or plain object)`);
+  };
+  write(v);
+  return out.join('');
 }
 
 /** Sorting by UTF-16 code units: locale-independent, hence deterministic everywhere. */
