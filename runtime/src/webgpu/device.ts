@@ -12,7 +12,7 @@
 // freed, written or the device destroyed, and packs an unpinned input per dispatch.
 
 import { getOp, isFloating, isViewNode, numel, type Attrs, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
-import type { Device, DeviceTensor } from '../device.js';
+import type { Device, DeviceTensor, DispatchTimer } from '../device.js';
 import { RuntimeError } from '../errors.js';
 import { findGpu, requestAdapter } from './gpu.js';
 import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelRecord } from './kernel.js';
@@ -247,7 +247,19 @@ class GpuDevice implements WebGpuDevice {
     this.pool = new BufferPool(gpu);
     this.maxPerDim = gpu.limits.maxComputeWorkgroupsPerDimension;
     this.maxBinding = gpu.limits.maxStorageBufferBindingSize;
+    const p = profiler;
+    this.dispatchTimer = p ? {
+      mark: () => p.dispatches(),
+      hold: () => {
+        p.keepStamps++;
+        let held = true;
+        return () => { if (held) { held = false; p.keepStamps--; } };
+      },
+      take: (from, to) => { this.flush(); return p.takeStamps(from, to); },
+    } : undefined;
   }
+
+  readonly dispatchTimer: DispatchTimer | undefined;
 
   async addKernels(records: readonly unknown[]): Promise<void> {
     const t0 = performance.now();
