@@ -1,13 +1,13 @@
 // The profiler (issue 20): the seed ResearchModel profiled eagerly and compiled, on the CPU and
-// on WebGPU (Dawn on SwiftShader, real), with the table's totals checked against wall time; the
-// Chrome trace's format and nesting; schedules; module scopes; source → IR → kernel provenance;
-// measured memory (eager and runtime).
+// on WebGPU (Dawn on SwiftShader, real: per node from GPU timestamp queries, and CPU-side without
+// them), with the table's totals checked against wall time; the Chrome trace's format and nesting;
+// schedules; module scopes; source → IR → kernel provenance; measured memory (eager and runtime).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createWebGpuDevice, load, type WebGpuDevice } from '@kiln/runtime';
+import { load, type WebGpuDevice } from '@kiln/runtime';
 import { jit, manualSeed, memory, noGrad, profiler, randn, type Tensor } from 'kiln';
 import { ResearchModel } from '../examples/cli/research-model.js';
 
@@ -108,13 +108,10 @@ describe('compiled profile: per IR node, with provenance', () => {
     expect(fused.covers!.every((c) => /profiler\.test\.ts:\d+:\d+$/.test(c.loc ?? ''))).toBe(true);
   });
 
-  describe('on WebGPU (Dawn, SwiftShader)', () => {
-    let device: WebGpuDevice;
-    beforeAll(async () => { device = await createWebGpuDevice(); }, 120_000);
-    afterAll(() => device?.destroy());
-
+  describe('on WebGPU (Dawn, SwiftShader) without timestamp queries', () => {
     it('times each dispatch to its completion (labelled), with totals within 20% of the run and measured live buffers', async () => {
-      const m = await load(fastBytes, { backend: 'webgpu', device } as Parameters<typeof load>[1]);
+      const m = await load(fastBytes, { backend: 'webgpu' }); // no profile: the device has no DispatchTimer
+      expect(m.device.dispatchTimer).toBeUndefined();
       const x1 = randn([1, 3, 32, 32]);
       await m.run(input(x1));
       const prof = await profiler.profile({ activities: ['webgpu'] }, () => m.run(input(x1)));
@@ -131,7 +128,75 @@ describe('compiled profile: per IR node, with provenance', () => {
       // 'cpu' only: WebGPU work is left out.
       const cpuOnly = await profiler.profile({ activities: ['cpu'] }, () => m.run(input(x1)));
       expect(cpuOnly.events).toEqual([]);
+      (m.device as WebGpuDevice).destroy();
     }, 300_000); // SwiftShader compiles and runs every kernel on the CPU
+  });
+
+  describe('on WebGPU with timestamp queries (load(..., { profile: true }))', () => {
+    let m: Awaited<ReturnType<typeof load>>;
+    beforeAll(async () => { m = await load(fastBytes, { backend: 'webgpu', profile: true }); }, 120_000);
+    afterAll(() => (m?.device as WebGpuDevice | undefined)?.destroy());
+
+    it('times each node by its dispatches\' GPU timestamps, without waiting per node; the table and trace use the GPU times', async () => {
+      const device = m.device as WebGpuDevice;
+      expect(device.dispatchTimer).toBeDefined(); // Dawn's adapter has 'timestamp-query'
+      const x1 = randn([1, 3, 32, 32]);
+      const [plain] = await m.run(input(x1));
+      await device.profile({ reset: true });
+      const submits = device.stats.submits, dispatches = device.stats.dispatches;
+      const prof = await profiler.profile({ activities: ['webgpu'] }, () => m.run(input(x1)));
+      const runSubmits = device.stats.submits - submits, runDispatches = device.stats.dispatches - dispatches;
+      const nodes = prof.events.filter((e) => e.kind === 'node');
+      const [run] = prof.events.filter((e) => e.kind === 'run');
+      expect(nodes.length).toBeGreaterThan(3);
+      expect(nodes.every((e) => e.device === 'webgpu' && e.timing === 'gpu')).toBe(true);
+      // Every dispatch of the run belongs to exactly one node, and each had its timestamps.
+      expect(nodes.reduce((a, e) => a + e.dispatches!, 0)).toBe(runDispatches);
+      const kernels = await device.profile({ reset: true });
+      expect(kernels.reduce((a, k) => a + k.calls, 0)).toBe(runDispatches);
+      for (const e of nodes) {
+        expect(e.timedDispatches).toBe(e.dispatches);
+        if (e.dispatches! > 0) expect(e.endMs - e.startMs).toBeGreaterThan(0);
+      }
+      // No per-node wait: the unprofiled run's submits (one per read), not one per node.
+      expect(runSubmits).toBeLessThan(nodes.length);
+      // Attribution: each conv kernel's node names the conv, the folded BN, the ReLU and the pool; and per op,
+      // the nodes' GPU time is the GPU time device.profile() gives that op's kernels (`fused_conv2d_0`).
+      const convs = nodes.filter((e) => e.name === 'fused_conv2d');
+      expect(convs).toHaveLength(2);
+      expect(convs[1].covers!.map((c) => `${c.op} ${c.scope}`)).toEqual(['fused_conv2d features.4', 'batch_norm features.5', 'relu features.6', 'max_pool2d features.7']);
+      const gpuMs = (e: { startMs: number; endMs: number }) => e.endMs - e.startMs;
+      for (const op of new Set(nodes.filter((e) => e.dispatches! > 0).map((e) => e.name))) {
+        const nodeMs = nodes.filter((e) => e.name === op).reduce((a, e) => a + gpuMs(e), 0);
+        const kernelMs = kernels.filter((k) => new RegExp(`^${op}_\\d+$`).test(k.name)).reduce((a, k) => a + k.ms, 0);
+        expect(kernelMs).toBeGreaterThan(0);
+        expect(Math.abs(nodeMs - kernelMs)).toBeLessThan(0.01 + 0.01 * kernelMs);
+      }
+      // The nodes run one after another on the GPU: disjoint spans, within the run, summing to at most its wall time.
+      const sorted = [...nodes].sort((a, b) => a.startMs - b.startMs);
+      for (let k = 1; k < sorted.length; k++) expect(sorted[k].startMs).toBeGreaterThanOrEqual(sorted[k - 1].endMs - 1e-6);
+      const total = nodes.reduce((a, e) => a + gpuMs(e), 0);
+      expect(total).toBeGreaterThan(0);
+      expect(total).toBeLessThanOrEqual(run.endMs - run.startMs);
+      expect(sorted[0].startMs).toBeGreaterThanOrEqual(run.startMs);
+      expect(sorted[sorted.length - 1].endMs).toBeLessThanOrEqual(run.endMs + 1e-6);
+      // The table adds up the GPU times and says so.
+      const avg = prof.keyAverages();
+      expect(avg.gpuTotalMs()).toBeCloseTo(total, 9);
+      expect(avg.totalMs()).toBeCloseTo(total, 9);
+      const gpuLine = /Self GPU time total: ([\d.]+)(ms|us) \(timestamp queries\)/.exec(avg.table())!;
+      expect(Number(gpuLine[1]) / (gpuLine[2] === 'us' ? 1000 : 1)).toBeCloseTo(total, 2);
+      // The trace: a GPU track (thread 2 of the WebGPU process) holding the nodes.
+      const trace = prof.chromeTrace().traceEvents;
+      expect(trace.find((e) => e.ph === 'M' && e.name === 'thread_name' && e.tid === 2)?.args).toEqual({ name: 'GPU (timestamp queries)' });
+      const track = trace.filter((e) => e.ph === 'X' && e.pid === 2 && e.tid === 2);
+      expect(track).toHaveLength(nodes.length);
+      expect(track.every((e) => e.args['Timing'] === 'gpu' && e.cat === 'node')).toBe(true);
+      // Same results as the unprofiled run; and nothing is kept once the profile stopped.
+      const [again] = await m.run(input(x1));
+      expect(again.data).toEqual(plain.data);
+      await m.run(input(x1));
+    }, 300_000);
   });
 });
 

@@ -8,7 +8,7 @@ export * from './webgpu/index.js';
 export { createCpuDevice } from './cpu-device.js';
 export { fastPrimitives, getNumThreads, setNumThreads, type FastPrimitives } from './wasm/primitives.js';
 export { nodesWithoutKernels } from './coverage.js';
-export type { Arena, BackendName, Device, DeviceTensor } from './device.js';
+export type { Arena, BackendName, Device, DeviceTensor, DispatchTimer } from './device.js';
 export type { InputValue, TensorInput } from './validate.js';
 export type { HostFunction, HostValue } from './executor.js';
 export type { LoadOptions, ModelSource } from './load.js';

@@ -22,6 +22,8 @@ export interface DeviceOptions {
   readonly kernels?: readonly unknown[];
   /** The graph the device will run: WebGPU needs a kernel for each of its nodes. */
   readonly graph?: Graph;
+  /** WebGPU: time each dispatch with timestamp queries where the adapter has them (createWebGpuDevice's `profile: 'if-available'`). */
+  readonly profile?: boolean;
 }
 
 const CHOICES: readonly string[] = ['cpu', 'webgpu', 'auto'];
@@ -53,14 +55,14 @@ export async function createDevice(backend: BackendChoice = 'auto', opts: Device
       throw new RuntimeError('BACKEND', `this file stores no WGSL kernel for ${missing.length} node${missing.length > 1 ? 's' : ''} (${ops}), so it cannot run on WebGPU; ` +
         "use backend 'cpu' (or 'auto', which falls back to the CPU), or compile it again with a kiln whose codegen covers these ops");
     }
-    return createWebGpuDevice({ kernels });
+    return createWebGpuDevice({ kernels, ...(opts.profile ? { profile: 'if-available' } : {}) });
   }
   // auto: WebGPU only for a file it can run to the end, and only on a hardware adapter.
   if (!kernels.length || missing.length) return createCpuDevice();
   try {
     const adapter = await requestAdapter();
     if (adapter.info?.isFallbackAdapter) return createCpuDevice();
-    return await createWebGpuDevice({ kernels });
+    return await createWebGpuDevice({ kernels, ...(opts.profile ? { profile: 'if-available' } : {}) });
   } catch (e) {
     if (e instanceof RuntimeError && e.code === 'BACKEND') return createCpuDevice();
     throw e;

@@ -14,8 +14,27 @@ export interface DeviceTensor<B = unknown> {
 
 export type BackendName = 'cpu' | 'webgpu';
 
+/**
+ * GPU timestamps of each dispatch (a WebGPU device created with `profile: true`), for per-node
+ * profiles. A profiled run holds the timer (hold() .. the returned release), marks the dispatch
+ * count around each node, and takes the stamps once its outputs are read.
+ */
+export interface DispatchTimer {
+  /** Dispatches recorded so far (timed or not): a mark between two nodes' dispatches. */
+  mark(): number;
+  /** Keeps each dispatch's stamps until taken; call the returned function when done. */
+  hold(): () => void;
+  /**
+   * Submits the recorded work, waits for its timestamps and hands over (forgetting them) the GPU
+   * begin/end nanoseconds of dispatches `from` ..< `to` by mark (an untimed dispatch has none).
+   */
+  take(from: number, to: number): Promise<ReadonlyMap<number, readonly [bigint, bigint]>>;
+}
+
 export interface Device<B = unknown> {
   readonly backend: BackendName;
+  /** Present when the device times each dispatch on the GPU (see DispatchTimer). */
+  readonly dispatchTimer?: DispatchTimer;
   /** A buffer for `shape` of `dtype` (contents unspecified until written). */
   alloc(dtype: DType, shape: readonly number[]): DeviceTensor<B>;
   /** Copies host data (exactly the tensor's element count) into the tensor's buffer. */

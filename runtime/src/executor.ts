@@ -18,7 +18,7 @@ import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
 import type { Scope } from './memory.js';
 import type { BlockPlan, NodePlan } from './plan.js';
-import { coveredNodes, nodeProfiler, type NodeProfiler } from './node-profiler.js';
+import { coveredNodes, nodeProfiler, type GpuNodeLog, type NodeProfiler } from './node-profiler.js';
 import { scalarOp, toScalar, type Scalar } from './scalar.js';
 import { checkValue, describeValue, isDeviceTensor, type RtValue } from './values.js';
 
@@ -64,6 +64,8 @@ export interface ExecContext {
   loopTrips: number;
   /** `performance.now()` when the run started (for maxRunMs). */
   readonly started: number;
+  /** A profiled run on a device with GPU timestamps: where nodes go until their times are known. */
+  readonly gpuNodes?: GpuNodeLog;
 }
 
 /** Fails the run once it is past its time limit: called before each node and each loop trip. */
@@ -401,22 +403,29 @@ export function* runBlock(ctx: ExecContext, bp: BlockPlan, scope: Scope): Exec<R
   });
 }
 
-/** runNode for an attached profiler: times the node (to completion on an asynchronous device) and reports it. */
+/**
+ * runNode for an attached profiler: with GPU timestamps, marks the node's dispatches for
+ * ctx.gpuNodes (no wait); otherwise times the node (to completion on an asynchronous device)
+ * and reports it.
+ */
 function* runProfiled(ctx: ExecContext, np: NodePlan, scope: Scope, prof: NodeProfiler): Exec<void> {
   const { node } = np;
   const inputShapes = node.inputs.map((v) => {
     const rt = v && scope.get(v);
     return rt && isDeviceTensor(rt) ? [...rt.shape] : null;
   });
+  const timer = ctx.gpuNodes?.timer;
+  const from = timer?.mark() ?? 0;
   const startMs = performance.now();
   yield* runNode(ctx, np, scope);
   const outs = node.outputs.map((v) => scope.get(v)).filter((rt): rt is DeviceTensor => rt !== undefined && isDeviceTensor(rt));
-  const sync = ctx.device.backend !== 'cpu';
-  if (sync && outs.length) yield outs[0]; // waits for the dispatch to finish
-  const endMs = performance.now();
-  prof.onNode({
+  const base = {
     op: node.op, ...(node.meta.scope ? { scope: node.meta.scope } : {}), ...(node.meta.loc ? { loc: node.meta.loc } : {}),
     covers: coveredNodes(node), inputShapes, outputBytes: outs.reduce((a, t) => a + ctx.device.byteLength(t.buffer), 0),
-    backend: ctx.device.backend, timing: sync ? 'synchronized' : 'kernel', startMs, endMs,
-  });
+    backend: ctx.device.backend,
+  };
+  if (timer) { ctx.gpuNodes!.add(base, from, timer.mark()); return; }
+  const sync = ctx.device.backend !== 'cpu';
+  if (sync && outs.length) yield outs[0]; // waits for the dispatch to finish
+  prof.onNode({ ...base, timing: sync ? 'synchronized' : 'kernel', startMs, endMs: performance.now() });
 }

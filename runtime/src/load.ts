@@ -24,6 +24,12 @@ export interface LoadOptions extends Omit<ModelOptions, 'device' | 'verify'> {
    * weights. `false` skips the one pass over the data (about 15–30 ms per 50 MB in Node) for huge files.
    */
   readonly verifyChecksum?: boolean;
+  /**
+   * On WebGPU, time each dispatch with GPU timestamp queries where the adapter has them
+   * (`timestamp-query`), so kiln's profiler reports each node's GPU time (`timing: 'gpu'`) instead
+   * of waiting for each node; costs a compute pass per dispatch. Default false.
+   */
+  readonly profile?: boolean;
 }
 
 /** load()'s default maxRunMs: a run of a loaded file fails with TIME_LIMIT after a minute. */
@@ -44,12 +50,12 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
     const what = source === null ? 'null' : typeof source === 'object' ? (source as object).constructor?.name ?? 'an object' : typeof source;
     throw new RuntimeError('SOURCE', `load() takes a Uint8Array, an ArrayBuffer, or a path/URL string; got ${what}`);
   }
-  const { verifyChecksum, backend, ...modelOpts } = opts;
+  const { verifyChecksum, backend, profile, ...modelOpts } = opts;
   const { graph, header } = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned }); // checks the file and verifies the graph
   // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
   // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
   checkKernelBindings(graph, header.kernels);
-  const device = await createDevice(backend ?? 'auto', { kernels: header.kernels, graph });
+  const device = await createDevice(backend ?? 'auto', { kernels: header.kernels, graph, ...(profile ? { profile } : {}) });
   // A file's graph may loop for ever within the trip limit (a matmul per trip): runs of loaded
   // files are bounded in time unless the caller says otherwise.
   return new Model(graph, device, { ...modelOpts, maxRunMs: modelOpts.maxRunMs ?? LOAD_MAX_RUN_MS });

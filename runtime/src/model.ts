@@ -14,11 +14,17 @@ import type { Arena, BackendName, Device, DeviceTensor } from './device.js';
 import { RuntimeError } from './errors.js';
 import { runBlock, type Exec, type ExecContext, type HostFunction, type RunLimits } from './executor.js';
 import { LiveBuffers, Scope } from './memory.js';
-import { nodeProfiler } from './node-profiler.js';
+import { GpuNodeLog, nodeProfiler } from './node-profiler.js';
 import { planGraph, type GraphPlan } from './plan.js';
 import { toScalar } from './scalar.js';
 import { signature, validateInputs, type InputValue } from './validate.js';
 import { checkValue, isDeviceTensor, type RtValue } from './values.js';
+
+/** What a run() learns while its generator runs: the GPU node log of a profiled run, and when the run's work ended. */
+interface ProfiledRun {
+  gpuNodes?: GpuNodeLog;
+  endMs?: number;
+}
 
 /** A graph input or output as the model shows it: its name and type in text form. */
 export interface IOInfo {
@@ -288,13 +294,16 @@ export class Model {
    * ```
    */
   async run(inputs: readonly InputValue[]): Promise<Output[]> {
-    const gen = this.exec(inputs);
+    const profiled: ProfiledRun = {};
+    const gen = this.exec(inputs, false, profiled);
     try {
       let r = gen.next();
       while (!r.done) r = gen.next(await this.device.read(r.value));
+      await profiled.gpuNodes?.complete(profiled.endMs ?? performance.now()); // GPU node times, once the timestamps are read
       return r.value;
     } finally {
       gen.return([]); // a failed read leaves the run unfinished: end it, so it lets go of the arena
+      profiled.gpuNodes?.release();
     }
   }
 
@@ -358,20 +367,20 @@ export class Model {
    * over as it is, not copied (graph outputs then take no arena slot). A run() may be awaited
    * while its caller changes an input, so it copies inputs and outputs.
    */
-  private *exec(inputs: readonly InputValue[], borrow = false): Exec<Output[]> {
+  private *exec(inputs: readonly InputValue[], borrow = false, profiled?: ProfiledRun): Exec<Output[]> {
     const t0 = performance.now();
     // One run at a time holds the arena: a run that starts while another is suspended (run() awaits
     // reads) allocates its intermediates instead, so the two never share a slot.
     const arena = this.arenaBusy ? undefined : this.arena;
     if (arena) this.arenaBusy = true;
     try {
-      return yield* this.execWith(inputs, t0, arena, borrow);
+      return yield* this.execWith(inputs, t0, arena, borrow, profiled);
     } finally {
       if (arena) this.arenaBusy = false;
     }
   }
 
-  private *execWith(inputs: readonly InputValue[], t0: number, arena: Arena | undefined, borrow: boolean): Exec<Output[]> {
+  private *execWith(inputs: readonly InputValue[], t0: number, arena: Arena | undefined, borrow: boolean, profiled?: ProfiledRun): Exec<Output[]> {
     const decl = this.graph.inputs.filter((i) => i.kind === 'input');
     const { env, values } = validateInputs(decl, inputs);
     const external = new Set(this.external);
@@ -395,7 +404,9 @@ export class Model {
       inputBuffers.push(t.buffer);
       scope.bind(d.value, t);
     });
-    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0 };
+    const prof = nodeProfiler(), timer = this.device.dispatchTimer;
+    const gpuNodes = prof && timer && profiled ? (profiled.gpuNodes = new GpuNodeLog(timer, prof)) : undefined;
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0, ...(gpuNodes ? { gpuNodes } : {}) };
     yield* runBlock(ctx, this.plan.body, scope);
 
     const outputs: Output[] = [];
@@ -425,7 +436,8 @@ export class Model {
     for (const b of inputBuffers) this.device.free(b);
     const end = performance.now();
     this.stats = { peakIntermediateBytes: mem.peak, measuredPeakBytes: mem.measuredPeak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: end - t0 };
-    nodeProfiler()?.onRun({ graph: this.graph.name, backend: this.device.backend, startMs: t0, endMs: end, peakBytes: mem.measuredPeak });
+    if (profiled) profiled.endMs = end;
+    prof?.onRun({ graph: this.graph.name, backend: this.device.backend, startMs: t0, endMs: end, peakBytes: mem.measuredPeak });
     return outputs;
   }
 

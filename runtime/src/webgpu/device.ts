@@ -12,7 +12,7 @@
 // freed, written or the device destroyed, and packs an unpinned input per dispatch.
 
 import { getOp, isFloating, isViewNode, numel, type Attrs, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
-import type { Device, DeviceTensor } from '../device.js';
+import type { Device, DeviceTensor, DispatchTimer } from '../device.js';
 import { RuntimeError } from '../errors.js';
 import { findGpu, requestAdapter } from './gpu.js';
 import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelRecord } from './kernel.js';
@@ -27,8 +27,12 @@ export interface WebGpuDeviceOptions {
   readonly gpu?: GPU;
   /** Kernels to compile now (more can be added with addKernels). */
   readonly kernels?: readonly unknown[];
-  /** Time every dispatch on the GPU (needs the adapter's `timestamp-query` feature); see profile(). */
-  readonly profile?: boolean;
+  /**
+   * Time every dispatch on the GPU with timestamp queries (see profile(); a profiled run's nodes
+   * then carry GPU times): `true` needs the adapter's `timestamp-query` feature (a BACKEND
+   * RuntimeError without it); `'if-available'` times only where the adapter has it.
+   */
+  readonly profile?: boolean | 'if-available';
   /**
    * How addKernels builds pipelines: `parallel` (default) starts createComputePipelineAsync for
    * every kernel at once and awaits them together, so the GPU driver compiles them concurrently
@@ -198,11 +202,12 @@ async function compileAsync(gpu: GPUDevice, r: KernelRecord): Promise<GPUCompute
 export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promise<WebGpuDevice> {
   const platform = opts.gpu ?? await findGpu();
   const adapter = await requestAdapter(platform);
-  if (opts.profile && !adapter.features.has('timestamp-query')) {
+  if (opts.profile === true && !adapter.features.has('timestamp-query')) {
     throw new RuntimeError('BACKEND', "profile: true needs the WebGPU adapter feature 'timestamp-query', which this adapter lacks (in Chrome it may need --enable-dawn-features=allow_unsafe_apis)");
   }
+  const timed = !!opts.profile && adapter.features.has('timestamp-query');
   const gpu = await adapter.requestDevice({
-    requiredFeatures: opts.profile ? ['timestamp-query'] : [],
+    requiredFeatures: timed ? ['timestamp-query'] : [],
     requiredLimits: {
       maxStorageBuffersPerShaderStage: adapter.limits.maxStorageBuffersPerShaderStage,
       maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
@@ -210,7 +215,7 @@ export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promis
     },
   });
   const features = new Set<string>((platform as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []);
-  const device = new GpuDevice(gpu, opts.profile ? new GpuProfiler(gpu) : null, opts.compile ?? 'parallel', features);
+  const device = new GpuDevice(gpu, timed ? new GpuProfiler(gpu) : null, opts.compile ?? 'parallel', features);
   if (opts.kernels) await device.addKernels(opts.kernels);
   return device;
 }
@@ -247,7 +252,19 @@ class GpuDevice implements WebGpuDevice {
     this.pool = new BufferPool(gpu);
     this.maxPerDim = gpu.limits.maxComputeWorkgroupsPerDimension;
     this.maxBinding = gpu.limits.maxStorageBufferBindingSize;
+    const p = profiler;
+    this.dispatchTimer = p ? {
+      mark: () => p.dispatches(),
+      hold: () => {
+        p.keepStamps++;
+        let held = true;
+        return () => { if (held) { held = false; p.keepStamps--; } };
+      },
+      take: (from, to) => { this.flush(); return p.takeStamps(from, to); },
+    } : undefined;
   }
+
+  readonly dispatchTimer: DispatchTimer | undefined;
 
   async addKernels(records: readonly unknown[]): Promise<void> {
     const t0 = performance.now();

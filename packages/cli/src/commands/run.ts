@@ -40,7 +40,8 @@ Options:
   --values <n>              how many values of each output to print (default 8)
   --profile <trace.json>    profile the runs: print the time per kernel (with the IR nodes and
                             source lines each covers) and write a Chrome trace (Perfetto,
-                            chrome://tracing), or, for a .html path, a self-contained timeline page
+                            chrome://tracing), or, for a .html path, a self-contained timeline page;
+                            on WebGPU, kernels are timed by GPU timestamp queries where available
   --verbose                 show stack traces on errors
   -h, --help                this help
 
@@ -81,10 +82,12 @@ export async function runCommand(p: Parsed): Promise<number> {
     if (!declared.some((i) => i.name === name)) throw new UserError(`--input ${name}: the graph has no input '${name}'; its inputs are ${declared.map((i) => `${i.name}: ${i.type}`).join(', ')}`);
   }
 
+  const traceFile = flagString(p, 'profile');
   const t0 = performance.now();
   let model;
   try {
-    model = await load(path, { backend, seed });
+    // --profile: WebGPU dispatches timed by GPU timestamp queries where the adapter has them.
+    model = await load(path, { backend, seed, ...(traceFile !== undefined ? { profile: true } : {}) });
   } catch (e) {
     if (e instanceof Error && (e.name === 'TsgraphError' || e.name === 'RuntimeError')) throw new UserError(`${path}: ${e.message}`, { cause: e });
     throw e;
@@ -108,7 +111,6 @@ export async function runCommand(p: Parsed): Promise<number> {
       times.push(performance.now() - t);
     }
   };
-  const traceFile = flagString(p, 'profile');
   const prof = traceFile === undefined ? (await runAll(), undefined) : await profiler.profile({}, runAll);
   times.sort((a, b) => a - b);
   const describe = (v: InputValue, type: string) => (typeof v === 'object' ? `[${v.shape.join(',')}]` : String(v)) + `  (${type})`;

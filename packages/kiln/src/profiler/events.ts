@@ -25,8 +25,14 @@ export interface ProfilerEvent {
   readonly covers?: readonly CoveredNode[];
   /** Bytes the event allocated (profileMemory; for a run, its measured peak). */
   readonly allocBytes?: number;
-  /** How a compiled node was timed: `kernel` (CPU) or `synchronized` (CPU-side, to the dispatch's completion). */
+  /**
+   * How a compiled node was timed: `kernel` (CPU), `gpu` (timestamp queries of its dispatches) or
+   * `synchronized` (CPU-side, to the dispatch's completion).
+   */
   readonly timing?: string;
+  /** `gpu` timing: the node's dispatches, and how many of them had timestamps. */
+  readonly dispatches?: number;
+  readonly timedDispatches?: number;
   /** Which step of a start()/step() schedule recorded it. */
   readonly step?: number;
 }

@@ -18,6 +18,8 @@ export interface KeyAverage {
   readonly totalMs: number;
   readonly avgMs: number;
   readonly allocBytes: number;
+  /** Whether the group's times are GPU times (timestamp queries) rather than CPU-side. */
+  readonly gpu: boolean;
 }
 
 const shapeText = (e: ProfilerEvent) => (e.inputShapes ?? []).map((s) => (s ? `[${s.join(', ')}]` : 'None')).join(', ');
@@ -49,6 +51,9 @@ export class KeyAverages extends Array<KeyAverage> {
   /** Sum of every group's time: the profiled time spent in ops and kernels. */
   totalMs(): number { return this.reduce((a, k) => a + k.totalMs, 0); }
 
+  /** Sum of the GPU-timed groups' times (kernels timed by GPU timestamps). */
+  gpuTotalMs(): number { return this.reduce((a, k) => a + (k.gpu ? k.totalMs : 0), 0); }
+
   /**
    * The table PyTorch's `key_averages().table()` prints: one row per group, sorted.
    * @example console.log(prof.keyAverages({ groupBy: 'scope' }).table({ sortBy: 'total', rowLimit: 10 }));
@@ -69,20 +74,22 @@ export class KeyAverages extends Array<KeyAverage> {
     const line = (r: string[]) => r.map((c, i) => (i === 0 || i === r.length - 1 && COLUMN[this.groupBy] ? cut(c, widths[i]).padEnd(widths[i]) : cut(c, widths[i]).padStart(widths[i]))).join('  ');
     const rule = widths.map((w) => '-'.repeat(w)).join('  ');
     return [rule, line(head), rule, ...body.map(line), rule,
-      `Self CPU time total: ${ms(total)}${this.wallMs ? ` (wall time of the profile: ${ms(this.wallMs)})` : ''}`, ''].join('\n');
+      `Self CPU time total: ${ms(total - this.gpuTotalMs())}${this.wallMs ? ` (wall time of the profile: ${ms(this.wallMs)})` : ''}`,
+      ...(this.some((k) => k.gpu) ? [`Self GPU time total: ${ms(this.gpuTotalMs())} (timestamp queries)`] : []), ''].join('\n');
   }
 }
 
 /** Groups the leaf events of `events` by name and device (plus `groupBy`'s key). */
 export function keyAverages(events: readonly ProfilerEvent[], groupBy: GroupBy = 'op', wallMs = 0): KeyAverages {
   if (!(groupBy in COLUMN)) throw new Error(`keyAverages: groupBy '${String(groupBy)}' is not one of ${Object.keys(COLUMN).join(', ')}`);
-  const groups = new Map<string, { name: string; device: string; key: string; count: number; totalMs: number; allocBytes: number }>();
+  const groups = new Map<string, { name: string; device: string; key: string; count: number; totalMs: number; allocBytes: number; gpu: boolean }>();
   for (const e of events) {
     if (!isLeaf(e)) continue;
     const key = keyOf(e, groupBy);
-    const id = `${e.name}\u0000${e.device}\u0000${key}`;
+    const gpu = e.timing === 'gpu';
+    const id = `${e.name}\u0000${e.device}\u0000${key}\u0000${gpu}`;
     let g = groups.get(id);
-    if (!g) groups.set(id, (g = { name: e.name, device: e.device, key, count: 0, totalMs: 0, allocBytes: 0 }));
+    if (!g) groups.set(id, (g = { name: e.name, device: e.device, key, count: 0, totalMs: 0, allocBytes: 0, gpu }));
     g.count++;
     g.totalMs += e.endMs - e.startMs;
     g.allocBytes += e.allocBytes ?? 0;

@@ -17,7 +17,11 @@ import type { ProfilerAction, Schedule } from './schedule.js';
 export type Activity = 'cpu' | 'webgpu';
 
 export interface ProfileOptions {
-  /** What to record: eager ops and CPU graph nodes ('cpu'), WebGPU dispatches ('webgpu'). Default both. */
+  /**
+   * What to record: eager ops and CPU graph nodes ('cpu'), WebGPU graph nodes ('webgpu'; timed by
+   * GPU timestamps on a device created with `createWebGpuDevice({ profile: true })`, otherwise on
+   * the CPU side, to each dispatch's completion). Default both.
+   */
   readonly activities?: readonly Activity[];
   /** Record each eager op's input shapes (compiled nodes always carry theirs). */
   readonly recordShapes?: boolean;
@@ -149,6 +153,7 @@ export class Profiler {
       kind: 'node', name: e.op, device: e.backend, startMs: e.startMs, endMs: e.endMs, inputShapes: e.inputShapes,
       ...(e.scope ? { scope: e.scope } : {}), ...(e.loc ? { loc: e.loc } : {}), covers: e.covers,
       allocBytes: e.outputBytes, timing: e.timing, step: this.stepNum,
+      ...(e.dispatches !== undefined ? { dispatches: e.dispatches, timedDispatches: e.timedDispatches } : {}),
     });
   }
 
