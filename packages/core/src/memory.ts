@@ -1,7 +1,10 @@
-// Eager memory accounting (torch.cuda.memory_stats' role, for host tensors). Invariant: a
-// storage's bytes count as live from the first Tensor made on it until the garbage collector
-// reclaims it (a FinalizationRegistry callback), so views share one count and `liveBytes` is what
-// the process really holds in tensor data; `peakBytes` is the most it held since the last reset.
+// Eager memory accounting (torch.cuda.memory_stats' role, for host tensors). Invariant: while
+// tracking, a storage's bytes count as live from the first Tensor made on it until the garbage
+// collector reclaims it (a FinalizationRegistry callback), so views share one count and `liveBytes`
+// is what the process holds in tensor data made since tracking began; `peakBytes` is the most it
+// held since the last reset. Tracking costs a registry entry per storage (a quarter of the digits
+// training time), so it starts at the first call of stats(), resetPeakStats() or a memory
+// profiler, not before: storages made earlier are not counted.
 // Reclaiming is the collector's choice: run Node with --expose-gc and call gc() to settle counts.
 // 'webgpu' tensors are counted by the WebGPU device's caching allocator instead (device.ts).
 
@@ -25,6 +28,7 @@ export interface MemoryStats {
   readonly frees: number;
 }
 
+let tracking = false;
 const counts = { live: 0, peak: 0, allocated: 0, freed: 0, allocations: 0, frees: 0 };
 const seen = new WeakSet<Storage>();
 type FreeListener = (bytes: number) => void;
@@ -38,7 +42,7 @@ const reclaimed = new FinalizationRegistry<number>((bytes) => {
 
 /** @internal counts a storage the first time a Tensor is made on it; returns its bytes when new, else 0. */
 export function noteStorage(s: Storage): number {
-  if (seen.has(s) || 'gpu' in s) return 0;
+  if (!tracking || seen.has(s) || 'gpu' in s) return 0;
   seen.add(s);
   const bytes = s.data.byteLength;
   counts.live += bytes;
@@ -51,6 +55,7 @@ export function noteStorage(s: Storage): number {
 
 /** @internal calls `l` with the bytes of each reclaimed storage until the returned function is called. */
 export function onStorageFreed(l: FreeListener): () => void {
+  tracking = true;
   freeListeners.push(l);
   return () => { freeListeners.splice(freeListeners.indexOf(l), 1); };
 }
@@ -68,13 +73,14 @@ export function stats(device: 'webgpu'): GpuMemoryStats;
 export function stats(device: DeviceName = 'cpu'): MemoryStats | GpuMemoryStats {
   checkDeviceName(device, 'memory.stats');
   if (device === 'webgpu') return gpuMemoryStats();
+  tracking = true;
   return { liveBytes: counts.live, peakBytes: counts.peak, allocatedBytes: counts.allocated, freedBytes: counts.freed, allocations: counts.allocations, frees: counts.frees };
 }
 
 /** Starts peak tracking over from the bytes alive now, on `device` or (no argument) on every device. */
 export function resetPeakStats(device?: DeviceName): void {
   if (device !== undefined) checkDeviceName(device, 'memory.resetPeakStats');
-  if (device !== 'webgpu') counts.peak = counts.live;
+  if (device !== 'webgpu') { tracking = true; counts.peak = counts.live; }
   if (device !== 'cpu') gpuResetPeak();
 }
 
