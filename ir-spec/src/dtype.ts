@@ -23,6 +23,9 @@ export function allocate(dtype: DType, n: number): TypedArray {
   }
 }
 
+/** Bytes per element of `dtype`'s array in memory (float16/bfloat16 are held widened: 4; files store 2). */
+export const ELEMENT_BYTES: Readonly<Record<DType, number>> = { float32: 4, float16: 4, bfloat16: 4, int32: 4, bool: 1, int8: 1 };
+
 /** Converts any array-like of numbers into the buffer type of `dtype` (bool: nonzero → 1; float16/bfloat16: rounded to nearest even). */
 export function convertArray(src: ArrayLike<number>, dtype: DType): TypedArray {
   const out = allocate(dtype, src.length);

@@ -3,10 +3,9 @@
 // Invariant: a slot only grows (to the largest tensor it was asked for), and `bytes` is exactly
 // what its ArrayBuffers hold; which value may take a slot, and when, memory.ts decides.
 
-import { numel, type DType, type TypedArray } from '@kiln/ir-spec';
+import { ELEMENT_BYTES, numel, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Arena, DeviceTensor } from './device.js';
 
-const BYTES: Record<DType, number> = { float32: 4, float16: 4, bfloat16: 4, int32: 4, bool: 1, int8: 1 };
 
 function view(buffer: ArrayBuffer, dtype: DType, n: number): TypedArray {
   switch (dtype) {
@@ -23,7 +22,7 @@ export function createCpuArena(): Arena<TypedArray> {
   let bytes = 0;
   return {
     take(slot: number, dtype: DType, shape: readonly number[]): DeviceTensor<TypedArray> {
-      const n = numel(shape), need = n * BYTES[dtype];
+      const n = numel(shape), need = n * ELEMENT_BYTES[dtype];
       const have = slots[slot]?.byteLength ?? 0;
       if (have < need) {
         // Rounded up to 4 bytes so every dtype's view of the slot is aligned.

@@ -12,7 +12,7 @@
 // (RunLimits): its time is checked before every node and loop trip, and a node's results
 // against the tensor and live-bytes limits before the device allocates them.
 
-import { convertArray, dataDimsOf, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { convertArray, dataDimsOf, ELEMENT_BYTES, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -76,7 +76,6 @@ function checkTime(ctx: ExecContext, np: NodePlan): void {
   }
 }
 
-const BYTES: Record<DType, number> = { float32: 4, float16: 4, bfloat16: 4, int32: 4, bool: 1, int8: 1 };
 
 function fail(np: NodePlan, message: string, cause?: unknown): RuntimeError {
   return new RuntimeError('NODE', `${np.text}: ${message}`, np.text, cause === undefined ? undefined : { cause });
@@ -175,7 +174,7 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   let need = 0;
   for (const t of types) {
     if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
-    const bytes = t.shape.reduce((a, d) => a * d, BYTES[t.dtype]);
+    const bytes = t.shape.reduce((a, d) => a * d, ELEMENT_BYTES[t.dtype]);
     if (bytes > ctx.limits.maxTensorBytes) {
       throw new RuntimeError('TOO_LARGE', `${np.text}: the result ${typeToString({ kind: 'tensor', ...t })} needs ${bytes} bytes, over the limit of ${ctx.limits.maxTensorBytes}; raise maxTensorBytes in load()/createModel() options if this is intended`, np.text);
     }

@@ -15,12 +15,11 @@
 // Values in `escaping` (the graph outputs a synchronous CPU run hands to its caller without a
 // copy) are never offered an arena slot: the next run would overwrite what the caller holds.
 
-import { numel, type DType, type TensorType, type Value } from '@kiln/ir-spec';
+import { ELEMENT_BYTES, numel, type DType, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Arena, Device, DeviceTensor } from './device.js';
 import type { SlotPlan } from './plan.js';
 import { isDeviceTensor, type RtValue } from './values.js';
 
-const BYTES: Record<DType, number> = { float32: 4, float16: 4, bfloat16: 4, int32: 4, bool: 1, int8: 1 };
 
 export class LiveBuffers {
   private readonly refs = new Map<unknown, number>();
@@ -100,7 +99,7 @@ export class LiveBuffers {
    */
   private overwritable(buffer: unknown, inputs: readonly (DeviceTensor | null)[], dtype: DType, shape: readonly number[]): boolean {
     const n = numel(shape);
-    return inputs.some((t) => t !== null && t.buffer === buffer && numel(t.shape) === n && BYTES[t.dtype] === BYTES[dtype]);
+    return inputs.some((t) => t !== null && t.buffer === buffer && numel(t.shape) === n && ELEMENT_BYTES[t.dtype] === ELEMENT_BYTES[dtype]);
   }
 
   /** Whether every binding of `buffer` is among `dying`. */
