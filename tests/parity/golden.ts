@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { tensor, type Tensor } from '@kiln/core';
+import { autograd, mul, tensor, type Tensor } from '@kiln/core';
 
 export const GOLDEN_DIR = fileURLToPath(new URL('../golden/ops/', import.meta.url));
 
@@ -63,4 +63,20 @@ export function expectClose(got: Tensor | null | undefined, want: GoldenTensor, 
     worst = Math.max(worst, diff);
   }
   return worst;
+}
+
+/**
+ * The gradients of the golden grad_outputs' contraction with `outs` (Σ_k sum(out_k · go_k), float
+ * outputs only) with respect to `targets`, as autograd gives them; null when nothing is differentiable.
+ */
+export function goldenGradients(outs: readonly Tensor[], gradOutputs: GoldenTensor | GoldenTensor[], targets: Tensor[]): (Tensor | null)[] | null {
+  const gos = Array.isArray(gradOutputs) ? gradOutputs : [gradOutputs];
+  let loss: Tensor | null = null;
+  outs.forEach((o, k) => {
+    if (!gos[k] || o.dtype !== 'float32') return;
+    const term = mul(o, fromGolden(gos[k])).sum();
+    loss = loss ? loss.add(term) : term;
+  });
+  if (!loss || !targets.length) return null;
+  return autograd.grad(loss, targets, { allowUnused: true });
 }
