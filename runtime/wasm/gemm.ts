@@ -123,6 +123,40 @@ function kernel1x8(kb: i32, a: usize, bp: usize, c: usize, w: i32, acc: bool): v
   storeRow(c, f32x4.add(c0, d0), f32x4.add(c1, d1), w, acc);
 }
 
+/**
+ * linear's epilogue over rows [0, M) of C (row stride ldc floats): C[i,j] += bias[j] (bias = 0:
+ * none), then relu != 0 maps the bit patterns as ir-spec's reluLoop does (a set sign bit gives +0
+ * unless the value is a NaN), so results equal the reference bit for bit.
+ */
+export function gemmEpilogue(M: i32, N: i32, c: usize, ldc: i32, bias: usize, relu: i32): void {
+  const inf = i32x4.splat(0x7f800000), abs = i32x4.splat(0x7fffffff);
+  for (let i = 0; i < M; i++) {
+    const row = c + (<usize>(i * ldc) << 2);
+    let j = 0;
+    for (; j + 4 <= N; j += 4) {
+      const at = row + (<usize>j << 2);
+      let v = v128.load(at);
+      if (bias != 0) v = f32x4.add(v, v128.load(bias + (<usize>j << 2)));
+      if (relu != 0) {
+        // mask = sign(v) & !NaN(v): lanes to clear.
+        const notNan = v128.not(i32x4.shr_s(i32x4.sub(inf, v128.and(v, abs)), 31));
+        v = v128.andnot(v, v128.and(i32x4.shr_s(v, 31), notNan));
+      }
+      v128.store(at, v);
+    }
+    for (; j < N; j++) {
+      const at = row + (<usize>j << 2);
+      let v = load<f32>(at);
+      if (bias != 0) v += load<f32>(bias + (<usize>j << 2));
+      if (relu != 0) {
+        const b = reinterpret<i32>(v);
+        v = reinterpret<f32>(b & ~((b >> 31) & ~((0x7f800000 - (b & 0x7fffffff)) >> 31)));
+      }
+      store<f32>(at, v);
+    }
+  }
+}
+
 /** First byte free for the JavaScript side's allocator (after this module's static data). */
 export function heapBase(): usize {
   return (__heap_base + 63) & ~63;

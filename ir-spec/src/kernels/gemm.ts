@@ -23,17 +23,52 @@ let rowAcc = new Float64Array(0);
 function rowScratch(n: number): Float64Array { if (rowAcc.length < n) rowAcc = new Float64Array(n); return rowAcc; }
 
 /**
+ * What a product does to each element of C after its sum (linear's bias and activation, so a
+ * fast gemm applies them while C is in its memory): C[i,j] += bias[j] (float32 add), then relu
+ * by the bit rule of ir-spec's reluLoop (a set sign bit gives +0 unless the value is a NaN).
+ */
+export interface GemmEpilogue {
+  readonly bias?: Float32Array;
+  readonly relu?: boolean;
+}
+
+/**
  * C[M,N] = A[M,K]·B[K,N] (or `+=` when `accumulate`) for any operand strides: element (i,k) of A
  * is `A[aOff + i*sai + k*sak]`, (k,j) of B is `B[bOff + k*sbk + j*sbj]`, (i,j) of C is
- * `C[cOff + i*ldc + j]`. Operands not K-contiguous are packed per block (B per [NC,KC] block,
- * A per 4-row strip) so the register-tiled kernel always reads unit stride.
+ * `C[cOff + i*ldc + j]`, then the `epilogue` on every element of C. Operands not K-contiguous
+ * are packed per block (B per [NC,KC] block, A per 4-row strip) so the register-tiled kernel
+ * always reads unit stride.
  */
 export function gemm(
   M: number, N: number, K: number,
   A: FloatArray, aOff: number, sai: number, sak: number,
   B: FloatArray, bOff: number, sbk: number, sbj: number,
   C: Float32Array, cOff: number, ldc: number,
-  accumulate = false,
+  accumulate = false, epilogue?: GemmEpilogue,
+): void {
+  gemmProduct(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate);
+  if (epilogue) applyGemmEpilogue(M, N, C, cOff, ldc, epilogue);
+}
+
+/** The epilogue (see GemmEpilogue) on rows [0, M) of C. */
+export function applyGemmEpilogue(M: number, N: number, C: Float32Array, cOff: number, ldc: number, { bias, relu }: GemmEpilogue): void {
+  if (bias) for (let i = 0; i < M; i++) for (let j = 0, o = cOff + i * ldc; j < N; j++, o++) C[o] += bias[j];
+  if (!relu) return;
+  const bits = new Int32Array(C.buffer, C.byteOffset, C.length);
+  for (let i = 0; i < M; i++) {
+    for (let j = 0, o = cOff + i * ldc; j < N; j++, o++) {
+      const b = bits[o];
+      bits[o] = b & ~((b >> 31) & ~((0x7f800000 - (b & 0x7fffffff)) >> 31));
+    }
+  }
+}
+
+function gemmProduct(
+  M: number, N: number, K: number,
+  A: FloatArray, aOff: number, sai: number, sak: number,
+  B: FloatArray, bOff: number, sbk: number, sbj: number,
+  C: Float32Array, cOff: number, ldc: number,
+  accumulate: boolean,
 ): void {
   if (M === 0 || N === 0) return;
   if (K === 0) {

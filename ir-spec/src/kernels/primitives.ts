@@ -9,6 +9,7 @@ import { gemm } from './gemm.js';
 import { conv2dForward, conv2dWeightGrad } from './conv.js';
 
 export { applyConvEpilogue, type ConvEpilogue } from './conv.js';
+export { applyGemmEpilogue, type GemmEpilogue } from './gemm.js';
 import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
 import { batchNormAffine, batchNormStats } from './norm.js';
@@ -26,7 +27,7 @@ export { slab as winogradSlab, winogradApplies, winogradFilterGrad } from './win
 /** How fast primitives read an input against a broadcast output shape (the reference's own rule). */
 export { broadcastStrides } from './broadcast.js';
 
-/** C[M,N] (+)= A[M,K]·B[K,N] with explicit element strides (see kernels/gemm.ts). */
+/** C[M,N] (+)= A[M,K]·B[K,N] with explicit element strides, then an optional bias/relu epilogue (see kernels/gemm.ts). */
 export type GemmFn = typeof gemm;
 /** conv2d over NCHW float32 (weight [Cout, C/G, kh, kw], optional bias) and an optional epilogue (relu, destination); a fresh output unless the epilogue names one. */
 export type Conv2dFn = typeof conv2dForward;

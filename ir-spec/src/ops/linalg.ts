@@ -4,7 +4,7 @@
 // BatchNorm into its weight, and its NT layout needs no transpose copy of W.
 
 import * as z from 'zod';
-import { defineOp, outputBuffer } from '../op-def.js';
+import { defineOp, outputBuffer, type CpuTensor, type KernelContext } from '../op-def.js';
 import { broadcastShapes, dimProduct, fmtShape, numel, OpError, sameDim, type Dim, type Shape, type TensorType } from '../shape.js';
 import { broadcastIndex } from '../kernels/broadcast.js';
 import { primitivesOf } from '../kernels/primitives.js';
@@ -113,22 +113,25 @@ function linearType(x: TensorType | null, w: TensorType | null, bias: TensorType
   return { dtype: 'float32', shape: [...tx.shape.slice(0, -1), tw.shape[0]] };
 }
 
+/**
+ * linear's CPU kernel, with relu applied in the product's epilogue when asked (fused_linear):
+ * the bias and the activation run in the gemm primitive's output loop, not in passes of their own.
+ */
+export function linearKernel(x: CpuTensor | null, w: CpuTensor | null, bias: CpuTensor | null, ctx: KernelContext | undefined, relu: boolean): CpuTensor {
+  const t = linearType(x, w, bias);
+  const K = w!.shape[1], N = w!.shape[0], M = K === 0 ? numel(x!.shape.slice(0, -1)) : x!.data.length / K;
+  // The product overwrites every element, so an offered (stale) buffer needs no clearing.
+  const out = K === 0 ? new Float32Array(M * N) : outputBuffer(ctx, 0, 'float32', M * N) as Float32Array;
+  const epilogue = bias || relu ? { bias: bias?.data as Float32Array | undefined, relu } : undefined;
+  primitivesOf(ctx).gemm(M, N, K, x!.data as Float32Array, 0, K, 1, w!.data as Float32Array, 0, 1, K, out, 0, N, false, epilogue);
+  return { data: out, shape: t.shape as number[], dtype: 'float32' };
+}
+
 export const linear = defineOp({
   name: 'linear', doc: 'y = x·weightᵀ + bias over the last dim of x (weight [out, in], bias [out] optional)',
   inputs: ['input', 'weight', 'bias?'], attrs: noAttrs,
   infer([x, w, bias]) { return [linearType(x, w, bias)]; },
-  cpu([x, w, bias], _attrs, ctx) {
-    const t = linearType(x, w, bias);
-    const K = w!.shape[1], N = w!.shape[0], M = K === 0 ? numel(x!.shape.slice(0, -1)) : x!.data.length / K;
-    // The product overwrites every element, so an offered (stale) buffer needs no clearing.
-    const out = K === 0 ? new Float32Array(M * N) : outputBuffer(ctx, 0, 'float32', M * N) as Float32Array;
-    primitivesOf(ctx).gemm(M, N, K, x!.data as Float32Array, 0, K, 1, w!.data as Float32Array, 0, 1, K, out, 0, N);
-    if (bias) {
-      const bd = bias.data;
-      for (let i = 0, o = 0; i < M; i++) for (let j = 0; j < N; j++, o++) out[o] += bd[j];
-    }
-    return [{ data: out, shape: t.shape as number[], dtype: 'float32' }];
-  },
+  cpu([x, w, bias], _attrs, ctx) { return [linearKernel(x, w, bias, ctx, false)]; },
   grad: {
     saveInputs: [0, 1],
     rule: (b, { gradOutputs: [g], inputs: [x, w], inputTypes: [tx, tw], needsInputGrad: [nx, nw, nb] }) => {

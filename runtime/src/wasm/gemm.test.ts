@@ -4,7 +4,7 @@
 // the engine has no WebAssembly SIMD: Node 20 has it.
 
 import { describe, expect, it } from 'vitest';
-import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
+import { applyGemmEpilogue, REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
 import { wasmKernels, WasmHeap } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { randomFloats } from './test-helpers.js';
@@ -48,6 +48,41 @@ describe('WebAssembly gemm', () => {
       });
     }
   }
+
+  it("applies linear's epilogue (bias, relu) like the reference, bit for bit after the same product", () => {
+    const h = heap();
+    const g = new WasmGemm(h);
+    const before = h.liveBytes;
+    for (const [M, N, K] of [[1, 37, 300], [5, 9, 130], [64, 70, 33], [3, 8, 1000]]) {
+      const W = randomFloats(N * K, N), x = randomFloats(M * K, M + K), bias = randomFloats(N, 3);
+      // A NaN and a NaN with its sign bit set in the bias reach C: relu keeps NaNs.
+      bias[0] = NaN; new Int32Array(bias.buffer)[N - 1] = 0xffc00001 | 0;
+      for (const epilogue of [{ bias }, { relu: true }, { bias, relu: true }]) {
+        const plain = new Float32Array(M * N), got = new Float32Array(M * N);
+        g.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, plain, 0, N);
+        g.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, got, 0, N, false, epilogue);
+        // The reference epilogue on the fast product: the epilogue must match it exactly.
+        applyGemmEpilogue(M, N, plain, 0, N, epilogue);
+        expect(Array.from(got)).toEqual(Array.from(plain));
+        expect(got.some((v) => Number.isNaN(v))).toBe(!!epilogue.bias);
+      }
+    }
+    expect(h.liveBytes).toBe(before);
+  });
+
+  it('applies a pinned bias (copied into the kernel memory once) for one row and for many', () => {
+    const g = new WasmGemm(heap());
+    const [N, K] = [70, 300];
+    const W = randomFloats(N * K, 4), bias = randomFloats(N, 5);
+    g.pin(W); g.pin(bias);
+    for (const M of [1, 6, 1]) {
+      const x = randomFloats(M * K, M), want = new Float32Array(M * N), got = new Float32Array(M * N);
+      g.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, want, 0, N);
+      applyGemmEpilogue(M, N, want, 0, N, { bias, relu: true });
+      g.gemm(M, N, K, x, 0, K, 1, W, 0, 1, K, got, 0, N, false, { bias, relu: true });
+      expect(Array.from(got)).toEqual(Array.from(want));
+    }
+  });
 
   it('packs a pinned constant once and keeps using it, also for one row', () => {
     const h = heap();

@@ -2,7 +2,8 @@
 // signature, so an op's one CPU kernel runs its products in SIMD when the CPU device passes it.
 // Operands are copied into the kernel memory (A made K-contiguous, B packed into 8-column
 // panels) and C copied back; a B the device pinned as a graph constant is packed once and kept
-// until the constant is garbage collected (pinned.ts). Small products stay in JavaScript, where the copies
+// until the constant is garbage collected (pinned.ts). linear's epilogue (bias, relu) runs in the
+// kernel memory before the copy back (gemmEpilogue). Small products stay in JavaScript, where the copies
 // would cost more than they save. Invariant: same results as the reference gemm up to float32
 // rounding of the sums (the kernel sums in float32, the reference in float64 per K block).
 
@@ -21,16 +22,16 @@ export class WasmGemm {
     this.pins.pin(data);
   }
 
-  readonly gemm: GemmFn = (M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate = false) => {
+  readonly gemm: GemmFn = (M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate = false, epilogue) => {
     if (M === 0 || N === 0 || K === 0 || M * N * K < MIN_WORK) {
-      REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate);
+      REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate, epilogue);
       return;
     }
     const h = this.heap;
     const constant = this.pins.owner(B) !== undefined;
     // A small M with a B that must be packed on every call: packing costs as much as the product.
     if (!constant && M < 4) {
-      REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate);
+      REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate, epilogue);
       return;
     }
     const temps: number[] = [];
@@ -42,6 +43,7 @@ export class WasmGemm {
       copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
       if (accumulate) for (let i = 0; i < M; i++) f.set(C.subarray(cOff + i * ldc, cOff + i * ldc + N), (c >> 2) + i * N);
       h.gemm(M, N, K, a, K, bp, c, N, accumulate ? 1 : 0);
+      if (epilogue) h.k.gemmEpilogue(M, N, c, N, epilogue.bias ? this.biasIn(epilogue.bias, take) : 0, epilogue.relu ? 1 : 0);
       const g = h.f32();
       if (ldc === N) C.set(g.subarray(c >> 2, (c >> 2) + M * N), cOff);
       else for (let i = 0; i < M; i++) C.set(g.subarray((c >> 2) + i * N, (c >> 2) + (i + 1) * N), cOff + i * ldc);
@@ -49,6 +51,15 @@ export class WasmGemm {
       for (const t of temps) h.free(t);
     }
   };
+
+  /** The bias in the kernel memory: copied once when it is a pinned constant, else per call (into a block from `take`). */
+  private biasIn(bias: Float32Array, take: (n: number) => number): number {
+    const kept = this.pins.copy(bias);
+    if (kept !== undefined) return kept;
+    const at = take(bias.length);
+    this.heap.f32().set(bias, at >> 2);
+    return at;
+  }
 
   /** Copies the span of B the strides address into the memory and packs it (both blocks from `take`). */
   private packTemp(B: Float32Array, bOff: number, sbk: number, sbj: number, K: number, N: number, take: (n: number) => number): number {

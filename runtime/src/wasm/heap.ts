@@ -15,6 +15,7 @@ export interface KernelExports {
   packedSize(K: number, N: number): number;
   packB(K: number, N: number, b: number, sbk: number, sbj: number, dst: number): void;
   gemmPacked(m0: number, m1: number, p0: number, p1: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void;
+  gemmEpilogue(M: number, N: number, c: number, ldc: number, bias: number, relu: number): void;
   packIm2col(C: number, H: number, W: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, dst: number): void;
   addBias(C: number, P: number, out: number, bias: number): void;
   padPlanes(C: number, H: number, W: number, pt: number, pl: number, Hp: number, Wp: number, x: number, dst: number): void;
