@@ -6,7 +6,7 @@
 // offers an arena tensor for (dispatch's `out`) lands there: the kernel writes it in place when
 // it takes `ctx.out`, else its fresh array is copied in, so planned values live in the arena.
 
-import { allocate, getOp, numel, type Attrs, type CpuTensor, type DType, type TypedArray } from '@kiln/ir-spec';
+import { allocate, getOp, numel, type Attrs, type CpuTensor, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
 import { createCpuArena } from './cpu-arena.js';
 import type { Device, DeviceTensor } from './device.js';
 import { fastPrimitives } from './wasm/primitives.js';
@@ -39,7 +39,9 @@ export function createCpuDevice(): Device<TypedArray> {
     },
     dispatch(op, inputs, attrs: Attrs, _dims, kernel, out) {
       const ins: (CpuTensor | null)[] = inputs.map((t) => (t ? { data: t.buffer, shape: t.shape, dtype: t.dtype } : null));
-      const ctx = out ? { ...kernel, prims, out: out.map((t) => t?.buffer) } : { ...kernel, prims };
+      // Plain objects, no spread of an absent `kernel`: this runs once per node of every run.
+      const offered = out?.map((t) => t?.buffer);
+      const ctx: KernelContext = kernel ? { ...kernel, prims, out: offered } : { prims, out: offered };
       return getOp(op).cpu(ins, attrs, ctx).map((o, i) => {
         const slot = out?.[i];
         if (!slot || slot.buffer === o.data) return slot ?? { buffer: o.data, shape: o.shape, dtype: o.dtype };
