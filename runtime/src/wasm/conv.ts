@@ -55,9 +55,9 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
     // is first copied into a zero-bordered one (padPlanes), so packing needs no bounds tests.
     const Hp = (OH - 1) * win.sh + (win.kh - 1) * win.dh + 1, Wp = (OW - 1) * win.sw + (win.kw - 1) * win.dw + 1;
     const padded = win.pt > 0 || win.pl > 0 || Hp > H || Wp > W;
-    // Unit column stride: the direct kernel reads the (padded) image in place, no packing; unless
-    // the product is big enough to split over threads (the packed GEMM splits, the direct one not).
-    const direct = win.sw === 1 && K <= DIRECT_MAX_K && !heap.wouldSplit(Coutg * P * K);
+    // Unit column stride: the direct kernel reads the (padded) image in place, no packing. (The
+    // choice never depends on the thread count: both kernels split, and results stay identical.)
+    const direct = win.sw === 1 && K <= DIRECT_MAX_K;
     const kept = pins?.copy(w);
     const out = N * Cout * P;
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
@@ -82,7 +82,7 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
           }
           const wg = wa + g * Coutg * K * 4, og = oa + (n * Cout + g * Coutg) * P * 4;
           if (direct) {
-            k.convDirect(Coutg, K, wg, ta, img, rowLen, win.sh, OH, OW, og);
+            heap.convDirect(Coutg, K, wg, ta, img, rowLen, win.sh, OH, OW, og);
           } else {
             k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, 0, 0, win.dh, win.dw, OH, OW, img, pa);
             heap.gemm(Coutg, P, K, wg, K, pa, og, P, 0);

@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, ThreadPool, threadHost } from './threads.js';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, ThreadPool, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -40,9 +40,12 @@ export interface KernelExports {
 
 const ALIGN = 64;
 const PAGE = 65536;
-/** Below this many multiply-adds (~0.5 ms of one thread's work) a product runs on one thread: waking
- * and joining workers costs more (measured: digits training, 2 threads, 6.6 s at 2^20 → 5.9 s at 2^24). */
-const PARALLEL_WORK = 1 << 24;
+/** Below this many multiply-adds a kernel call runs on one thread: waking workers costs more. */
+const PARALLEL_WORK = 1 << 20;
+/** A split call is cut into about this many chunks per thread (the threads claim them one at a time), */
+const CHUNKS_PER_THREAD = 4;
+/** and no chunk has fewer multiply-adds than this. */
+const MIN_CHUNK_WORK = 1 << 18;
 
 /** Set by setNumThreads; undefined: the available cores. */
 let threadCount: number | undefined;
@@ -77,18 +80,32 @@ export class WasmHeap {
   /** Whether products can be split over worker threads here. */
   get threaded(): boolean { return this.pool?.available ?? false; }
 
-  /** How many products ran split over worker threads so far. */
+  /** How many kernel calls ran split over worker threads so far. */
   get splitProducts(): number { return this.pool?.splits ?? 0; }
 
-  /** Whether a product of this many multiply-adds would be split over worker threads (see gemm). */
-  wouldSplit(work: number): boolean {
-    return !!this.pool?.available && getNumThreads() > 1 && work >= PARALLEL_WORK;
+  /** How many chunks of split calls the workers ran so far (the rest ran on the calling thread). */
+  get workerChunks(): number { return this.pool?.workerChunks ?? 0; }
+
+  /** Chunks for a call of `work` multiply-adds over `units` indivisible parts: 1 runs it unsplit. */
+  private chunksFor(work: number, units: number): number {
+    if (!this.pool?.available || work < PARALLEL_WORK) return 1;
+    const t = getNumThreads();
+    return t < 2 ? 1 : Math.max(1, Math.min(units, t * CHUNKS_PER_THREAD, Math.floor(work / MIN_CHUNK_WORK)));
   }
 
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */
   gemm(M: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void {
-    if (this.wouldSplit(M * N * K)) this.pool!.gemm(getNumThreads(), M, N, K, a, lda, bp, c, ldc, accumulate);
-    else this.k.gemmPacked(0, M, 0, (N + 7) >> 3, N, K, a, lda, bp, c, ldc, accumulate);
+    const panels = (N + 7) >> 3, byRows = M >= 8 * getNumThreads();
+    const chunks = this.chunksFor(M * N * K, byRows ? (M + 3) >> 2 : panels);
+    if (chunks > 1) this.pool!.run(getNumThreads(), byRows ? GEMM_ROWS : GEMM_PANELS, chunks, [M, N, K, a, lda, bp, c, ldc, accumulate]);
+    else this.k.gemmPacked(0, M, 0, panels, N, K, a, lda, bp, c, ldc, accumulate);
+  }
+
+  /** convDirect (see runtime/wasm/conv.ts), split over the threads by blocks of 4 output channels when it is big enough. */
+  convDirect(M: number, K: number, a: number, taps: number, img: number, Wp: number, sh: number, OH: number, OW: number, out: number): void {
+    const chunks = this.chunksFor(M * K * OH * OW, (M + 3) >> 2);
+    if (chunks > 1) this.pool!.run(getNumThreads(), CONV_DIRECT, chunks, [M, K, a, taps, img, Wp, sh, OH, OW, out]);
+    else this.k.convDirect(M, K, a, taps, img, Wp, sh, OH, OW, out);
   }
 
   /** A block of at least `bytes` bytes, 64-byte aligned. */
