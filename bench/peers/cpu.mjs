@@ -1,6 +1,6 @@
 // Kiln against onnxruntime-web (wasm, SIMD), tfjs-backend-wasm and onnxruntime-node (native) on the CPU
 // (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9), `--models=resnet,mlp`
-// (a subset by name)). Rows: the seed
+// (a subset by name), `--gap=ms` (pause before each timed run, default 20)). Rows: the seed
 // CNN at batch 1 and 32, an MLP 784-512-512-10 at batch 1 and 64, a small ResNet at batch 1 and
 // 16 (./cpu-models.mjs) — Kiln eager, the traced graph run by the runtime's CPU device at -O0,
 // -O2, and -O2 without its memory plan (every intermediate allocated per run, no arena) — then
@@ -20,7 +20,7 @@ const TOLERANCE = 1e-3;
 /** Warm-up per engine and row before timing: runs for WARM_MS (at least WARM_MIN runs, at most WARM_MAX). */
 const WARM_MS = 1000, WARM_MIN = 3, WARM_MAX = 2000;
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
-const threads = arg('threads', 1), runs = arg('runs', 9);
+const threads = arg('threads', 1), runs = arg('runs', 9), GAP_MS = arg('gap', 20);
 /** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
 const only = process.argv.find((a) => a.startsWith('--models='))?.split('=')[1]?.toLowerCase().split(',');
 // With --threads above 1, also Kiln -O2 on one thread, in the same sweep (does the second core help?).
@@ -223,6 +223,9 @@ async function main() {
       for (let r = 0; r < runs; r++) {
         for (let k = 0; k < children.length; k++) {
           const j = (r + k) % children.length;
+          // A pause before each timed run: threads an engine keeps spinning after its run (onnxruntime's
+          // pool, Kiln's workers) then sleep again, instead of taking a core from the next engine's run.
+          await new Promise((resolve) => setTimeout(resolve, GAP_MS));
           const t = await children[j].ask({ cmd: 'time', model: name, batch });
           times[j].push(t.ms);
           cpu[j].push(t.cpuMs);
@@ -265,7 +268,7 @@ async function main() {
   for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${kib(p.plan)} | ${kib(p.noPlan)} |`);
   console.log(`\n| Kiln matmul | 512³ GFLOP/s | 1024³ GFLOP/s |\n| --- | ---: | ---: |`);
   for (const f of flops) console.log(`| ${f.t} thread${f.t > 1 ? 's' : ''} | ${f[512].toFixed(1)} | ${f[1024].toFixed(1)} |`);
-  console.log(`\n${runs} timed runs per cell after a warm-up of ${WARM_MS} ms (${WARM_MIN}–${WARM_MAX} runs) per engine and row, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster ("no plan vs -O2" > 1 means the arena made -O2 faster; "-O2 N threads vs 1" > 1 means the other cores made -O2 faster). ` +
+  console.log(`\n${runs} timed runs per cell after a warm-up of ${WARM_MS} ms (${WARM_MIN}–${WARM_MAX} runs) per engine and row, interleaved across engines with a pause of ${GAP_MS} ms before each, medians; ratios > 1 mean Kiln -O2 is faster ("no plan vs -O2" > 1 means the arena made -O2 faster; "-O2 N threads vs 1" > 1 means the other cores made -O2 faster). ` +
     `--threads=${threads}; node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 }
 

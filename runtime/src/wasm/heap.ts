@@ -104,11 +104,16 @@ export class WasmHeap {
     else this.k.gemmPacked(0, M, 0, panels, N, K, a, lda, bp, c, ldc, accumulate);
   }
 
-  /** convDirect (see runtime/wasm/conv.ts), split over the threads by blocks of 4 output channels when it is big enough. */
-  convDirect(M: number, K: number, a: number, taps: number, img: number, Wp: number, sh: number, OH: number, OW: number, out: number): void {
-    const chunks = this.chunksFor(M * K * OH * OW, (M + 3) >> 2);
-    if (chunks > 1) this.pool!.run(getNumThreads(), CONV_DIRECT, chunks, [M, K, a, taps, img, Wp, sh, OH, OW, out]);
-    else this.k.convDirect(M, K, a, taps, img, Wp, sh, OH, OW, out);
+  /**
+   * convDirect (runtime/wasm/conv.ts) over `pairs` image-and-group pairs: pair q reads its image
+   * at img + q·imgStride bytes and the weights of group q mod G (M rows of K from `a`), and
+   * writes M output planes at out + q·M·OH·OW floats. Split over the threads by blocks of 4
+   * output channels of a pair when it is big enough.
+   */
+  convDirect(pairs: number, G: number, M: number, K: number, a: number, taps: number, img: number, imgStride: number, Wp: number, sh: number, OH: number, OW: number, out: number): void {
+    const chunks = this.chunksFor(pairs * M * K * OH * OW, pairs * ((M + 3) >> 2));
+    if (chunks > 1) { this.pool!.run(getNumThreads(), CONV_DIRECT, chunks, [pairs, G, M, K, a, taps, img, imgStride, Wp, sh, OH, OW, out]); return; }
+    for (let q = 0; q < pairs; q++) this.k.convDirect(M, K, a + (q % G) * M * K * 4, taps, img + q * imgStride, Wp, sh, OH, OW, out + q * M * OH * OW * 4);
   }
 
   /** A block of at least `bytes` bytes, 64-byte aligned. */

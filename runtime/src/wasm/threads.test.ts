@@ -21,7 +21,7 @@ describe('WebAssembly kernels on worker threads', () => {
   });
 
   /**
-   * Calls `run(threads)` at 1 thread, then at 2 threads 40 times and until a call was split and
+   * Calls `run(threads)` at 1 thread, then at 2 threads 20 times and until a call was split and
    * workers ran some of its chunks (for at most 20 s: workers start in the background and join
    * once ready); every result must equal the single-threaded one.
    */
@@ -30,7 +30,7 @@ describe('WebAssembly kernels on worker threads', () => {
     try {
       const one = run(1);
       const deadline = Date.now() + 20_000;
-      for (let runs = 0; (runs < 40 || h.splitProducts === splitsBefore || h.workerChunks === helpedBefore) && Date.now() < deadline; runs++) {
+      for (let runs = 0; (runs < 20 || h.splitProducts === splitsBefore || h.workerChunks === helpedBefore) && Date.now() < deadline; runs++) {
         await new Promise((r) => setTimeout(r, 20));
         expect(run(2)).toEqual(one);
       }
@@ -42,12 +42,12 @@ describe('WebAssembly kernels on worker threads', () => {
   }
 
   // Each call is at least heap.ts's PARALLEL_WORK (2^20 multiply-adds), below which nothing splits.
-  // 70 and 9 output channels: the last block of 4 channels is ragged.
-  for (const [C, Cout, H] of [[64, 70, 16], [3, 9, 96]] as const) {
-    it(`splits a direct 3x3 convolution C${C} ${H}x${H} → ${Cout} over 2 threads with identical results`, async () => {
+  // 70, 9 and 2 groups of 18 output channels: the last block of 4 channels is ragged.
+  for (const [C, Cout, H, G] of [[64, 70, 16, 1], [3, 9, 96, 1], [32, 36, 32, 2]] as const) {
+    it(`splits a direct 3x3 convolution of 2 images C${C} ${H}x${H} → ${Cout} in ${G} group(s) over 2 threads with identical results`, async () => {
       const conv = wasmConv2d(wasmKernels()!);
-      const x = randomFloats(2 * C * H * H, 3), w = randomFloats(Cout * C * 9, 4), b = randomFloats(Cout, 5);
-      const d = { N: 2, C, H, W: H, Cout, G: 1, OH: H, OW: H, win: { kh: 3, kw: 3, sh: 1, sw: 1, pt: 1, pl: 1, dh: 1, dw: 1 } };
+      const x = randomFloats(2 * C * H * H, 3), w = randomFloats((Cout * C * 9) / G, 4), b = randomFloats(Cout, 5);
+      const d = { N: 2, C, H, W: H, Cout, G, OH: H, OW: H, win: { kh: 3, kw: 3, sh: 1, sw: 1, pt: 1, pl: 1, dh: 1, dw: 1 } };
       await expectSplitIdentical((threads) => {
         setNumThreads(threads);
         return conv(x, w, b, d, { relu: true });

@@ -26,7 +26,7 @@ const CLOSED = 1 << 30;
 export const CONTROL_BYTES = (TASK + TASK_WORDS) * 4;
 export const MAX_WORKERS = 48;
 
-/** Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, and a direct convolution by blocks of 4 output channels. */
+/** Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, and direct convolutions by blocks of 4 output channels of an image. */
 export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2;
 
 /**
@@ -37,10 +37,16 @@ export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2;
 function runChunk(k: KernelExports, c: Int32Array, i: number): void {
   const t = 8, kind = c[t], n = c[t + 1];
   if (kind === 2) {
-    // convDirect(M, K, a, taps, img, Wp, sh, OH, OW, out): rows of 4 output channels.
-    const M = c[t + 2], K = c[t + 3], P = c[t + 9] * c[t + 10], units = (M + 3) >> 2;
-    const lo = Math.floor((units * i) / n) * 4, hi = Math.min(M, Math.floor((units * (i + 1)) / n) * 4);
-    if (lo < hi) k.convDirect(hi - lo, K, c[t + 4] + lo * K * 4, c[t + 5], c[t + 6], c[t + 7], c[t + 8], c[t + 9], c[t + 10], c[t + 11] + lo * P * 4);
+    // convDirect over image-and-group pairs (see WasmHeap.convDirect), units: a pair's blocks of
+    // 4 output channels; a chunk runs its units as one call per pair.
+    const pairs = c[t + 2], G = c[t + 3], M = c[t + 4], K = c[t + 5], P = c[t + 12] * c[t + 13], blocks = (M + 3) >> 2, units = pairs * blocks;
+    const hi = Math.floor((units * (i + 1)) / n);
+    for (let u = Math.floor((units * i) / n); u < hi;) {
+      const q = Math.floor(u / blocks), b0 = u - q * blocks, b1 = Math.min(blocks, b0 + hi - u);
+      const m0 = b0 * 4, m1 = Math.min(M, b1 * 4);
+      k.convDirect(m1 - m0, K, c[t + 6] + ((q % G) * M + m0) * K * 4, c[t + 7], c[t + 8] + q * c[t + 9], c[t + 10], c[t + 11], c[t + 12], c[t + 13], c[t + 14] + (q * M + m0) * P * 4);
+      u += b1 - b0;
+    }
     return;
   }
   // gemmPacked over M, N, K, a, lda, bp, C, ldc, accumulate.
@@ -92,10 +98,13 @@ function workerMain(data: WorkerData, spin: number, help: typeof drain, chunk: t
   }
 }
 
-/** Loads of the wake counter a worker spins for after a round before it sleeps (~20–50 µs). */
-const WORKER_SPIN = 20000;
+/**
+ * Loads of the wake counter a worker spins for after a round before it sleeps (an Atomics.load
+ * costs ~10–20 ns in Node 20: ~50 µs, so the rounds of one layer after another find it awake).
+ */
+const WORKER_SPIN = 4000;
 /** Loads of DONE the caller spins for before it sleeps until the workers' chunks are done. */
-const CALLER_SPIN = 20000;
+const CALLER_SPIN = 2000;
 
 /** The program a worker runs, as source text: `start(data)` begins serving. */
 export const WORKER_PROGRAM = `(data) => (${workerMain.toString()})(data, ${WORKER_SPIN}, ${drain.toString()}, ${runChunk.toString()})`;
