@@ -40,8 +40,14 @@ export interface KernelExports {
 
 const ALIGN = 64;
 const PAGE = 65536;
-/** Below this many multiply-adds a kernel call runs on one thread: waking workers costs more. */
-const PARALLEL_WORK = 1 << 20;
+/**
+ * Below this many multiply-adds (~0.2 ms of one thread's work) a kernel call runs on one thread:
+ * a worker woken for it would join when the caller is nearly done, and on a loaded machine a
+ * worker preempted while it holds a chunk makes the caller wait for it (measured under load 20:
+ * the small ResNet at batch 1, whose convolutions are 2.4M multiply-adds, ran 1.5 ms on one
+ * thread and 3.5 ms split over two at 2^20).
+ */
+const PARALLEL_WORK = 1 << 22;
 /** A split call is cut into about this many chunks per thread (the threads claim them one at a time), */
 const CHUNKS_PER_THREAD = 4;
 /** and no chunk has fewer multiply-adds than this. */

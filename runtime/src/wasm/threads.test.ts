@@ -41,7 +41,7 @@ describe('WebAssembly kernels on worker threads', () => {
     }
   }
 
-  // Each call is at least heap.ts's PARALLEL_WORK (2^20 multiply-adds), below which nothing splits.
+  // Each call is at least heap.ts's PARALLEL_WORK (2^22 multiply-adds), below which nothing splits.
   // 70, 9 and 2 groups of 18 output channels: the last block of 4 channels is ragged.
   for (const [C, Cout, H, G] of [[64, 70, 16, 1], [3, 9, 96, 1], [32, 36, 32, 2]] as const) {
     it(`splits a direct 3x3 convolution of 2 images C${C} ${H}x${H} → ${Cout} in ${G} group(s) over 2 threads with identical results`, async () => {
