@@ -2,7 +2,9 @@
 // ir-spec's `Conv2dFn`: per image and group, the patch matrix is packed straight from the image
 // (packIm2col; a padded image is first copied into a zero-bordered one, padPlanes) and multiplied
 // by the weights (gemmPacked), writing NCHW output — or, at unit column stride, the weights run
-// over the (padded) image in place (convDirect: no patch matrix at all); bias and relu are applied in one
+// over the (padded) images in place (convDirect: no patch matrix at all; one call over the whole
+// batch, which heap.ts splits over the threads; the kernel chosen never depends on the thread
+// count, so neither do the results); bias and relu are applied in one
 // pass over the output while it is still in the kernel memory (convEpilogue), which is then copied
 // once into the epilogue's destination (an arena slot) or a fresh array. Convolutions with
 // fewer than 4 output channels per group (depthwise) or too little work stay in JavaScript. The
