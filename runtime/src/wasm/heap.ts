@@ -101,10 +101,10 @@ export class WasmHeap {
 
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */
   gemm(M: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void {
-    // By column panels where there are enough of them: each thread then streams only its own
-    // panels of B (by rows, every chunk would stream all of B: for a linear layer's weight at
-    // batch 32, 8 chunks read 16 MiB 8 times); by rows where C is tall and narrow.
-    const panels = (N + 7) >> 3, byRows = panels < getNumThreads() * CHUNKS_PER_THREAD && (M + 3) >> 2 > panels;
+    // Along C's longer side: every chunk reads all of the other operand (by rows, all of B: a
+    // linear layer's 16 MiB weight at batch 32, split by rows into 8 chunks, was read 8 times),
+    // so that operand should be the one with fewer bytes per multiply-add.
+    const panels = (N + 7) >> 3, byRows = M >= N;
     const chunks = this.chunksFor(M * N * K, byRows ? (M + 3) >> 2 : panels);
     if (chunks > 1) this.pool!.run(getNumThreads(), byRows ? GEMM_ROWS : GEMM_PANELS, chunks, [M, N, K, a, lda, bp, c, ldc, accumulate]);
     else this.k.gemmPacked(0, M, 0, panels, N, K, a, lda, bp, c, ldc, accumulate);
