@@ -89,6 +89,9 @@ export class WasmHeap {
   /** How many kernel calls ran split over worker threads so far. */
   get splitProducts(): number { return this.pool?.splits ?? 0; }
 
+  /** How many worker threads were started so far (none before the first call big enough to split). */
+  get workersStarted(): number { return this.pool?.started ?? 0; }
+
   /** How many chunks of split calls the workers ran so far (the rest ran on the calling thread). */
   get workerChunks(): number { return this.pool?.workerChunks ?? 0; }
 

@@ -20,6 +20,22 @@ describe('WebAssembly kernels on worker threads', () => {
     expect(wasmKernels()!.threaded).toBe(true);
   });
 
+  // First in this file (a fresh kernel instance): products below PARALLEL_WORK start no worker.
+  it('starts no worker for products too small to split', () => {
+    const saved = getNumThreads();
+    try {
+      setNumThreads(2);
+      const g = new WasmGemm(wasmKernels()!);
+      const [M, N, K] = [4, 512, 784]; // 1.6M multiply-adds, an MLP layer at batch 4
+      const C = new Float32Array(M * N);
+      g.gemm(M, N, K, randomFloats(M * K, 1), 0, K, 1, randomFloats(K * N, 2), 0, N, 1, C, 0, N);
+      expect(wasmKernels()!.workersStarted).toBe(0);
+      expect(wasmKernels()!.splitProducts).toBe(0);
+    } finally {
+      setNumThreads(saved);
+    }
+  });
+
   /**
    * Calls `run(threads)` at 1 thread, then at 2 threads 20 times and until a call was split and
    * workers ran some of its chunks (for at most 20 s: workers start in the background and join

@@ -146,7 +146,8 @@ export function threadHost(): ThreadHost | null {
 /** The workers of one shared-memory kernel instance. */
 export class ThreadPool {
   private readonly c: Int32Array;
-  private started = 0;
+  /** Workers spawned so far (they start on the first split call). */
+  started = 0;
   /** Atomics.wait is not allowed on a browser's main thread: spin there instead. */
   private readonly canBlock: boolean;
 
