@@ -15,9 +15,7 @@ const only = arg('models', '')?.toLowerCase().split(',').filter(Boolean);
 const WARM_MS = 600;
 
 const { setNumThreads, getNumThreads } = await import('kiln');
-const { createModel } = await import('@kiln/runtime');
-// The kernel memory's split counter (not public API; the same module instance as the runtime's).
-const { wasmKernels } = await import('../runtime/dist/wasm/heap.js');
+const { createModel, fastPrimitives } = await import('@kiln/runtime');
 const { LEVELS, runPipeline } = await import('@kiln/compiler');
 const { MODELS, traceBatchDynamic } = await import('./peers/cpu-models.mjs');
 const defaultThreads = getNumThreads();
@@ -41,7 +39,7 @@ for (const [name, def] of Object.entries(MODELS)) {
     const t0 = performance.now();
     for (let i = 0; performance.now() - t0 < WARM_MS || i < 4; i++) timed(compiled, x, 1 + (i % 2) * (many - 1));
     const one = [], all = [], cpuOne = [], cpuAll = [];
-    let identical = true, splits = wasmKernels()?.splitProducts ?? 0, helped = wasmKernels()?.workerChunks ?? 0;
+    let identical = true, { splitCalls: splits, workerChunks: helped } = fastPrimitives().threadStats();
     for (let r = 0; r < runs; r++) {
       // Alternate which goes first, so neither always runs right after the other.
       const order = r % 2 ? [many, 1] : [1, many];
@@ -51,8 +49,8 @@ for (const [name, def] of Object.entries(MODELS)) {
       const a = res[1].out, b = res[many].out;
       for (let i = 0; i < a.length; i++) if (!Object.is(a[i], b[i])) { identical = false; break; }
     }
-    splits = (wasmKernels()?.splitProducts ?? 0) - splits;
-    helped = (wasmKernels()?.workerChunks ?? 0) - helped;
+    splits = fastPrimitives().threadStats().splitCalls - splits;
+    helped = fastPrimitives().threadStats().workerChunks - helped;
     rows.push({ name, batch, one: summarize(one).median, all: summarize(all).median, cpuOne: summarize(cpuOne).median, cpuAll: summarize(cpuAll).median, splits: splits / runs, helped: helped / runs, identical });
     process.stderr.write(`bench/threads: ${name}, batch ${batch} done\n`);
   }
