@@ -42,10 +42,11 @@ const ALIGN = 64;
 const PAGE = 65536;
 /**
  * Below this many multiply-adds (~0.2 ms of one thread's work) a kernel call runs on one thread:
- * a worker woken for it would join when the caller is nearly done, and on a loaded machine a
- * worker preempted while it holds a chunk makes the caller wait for it (measured under load 20:
- * the small ResNet at batch 1, whose convolutions are 2.4M multiply-adds, ran 1.5 ms on one
- * thread and 3.5 ms split over two at 2^20).
+ * a worker woken for it (a futex wake: tens of µs) would join when the caller is nearly done, and
+ * on a loaded machine a worker preempted while it holds a chunk makes the caller wait for it. At
+ * 2^22 the seed CNN's second convolution and first linear layer (whose 16 MiB weight is streamed
+ * from memory) split at batch 1, the small ResNet's 2.4M-multiply-add convolutions only as a batch.
+ * Not tuned on an idle machine (the one this was written on ran at load 13–22).
  */
 const PARALLEL_WORK = 1 << 22;
 /** A split call is cut into about this many chunks per thread (the threads claim them one at a time), */
@@ -105,8 +106,8 @@ export class WasmHeap {
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */
   gemm(M: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void {
     // Along C's longer side: every chunk reads all of the other operand (by rows, all of B: a
-    // linear layer's 16 MiB weight at batch 32, split by rows into 8 chunks, was read 8 times),
-    // so that operand should be the one with fewer bytes per multiply-add.
+    // linear layer's 16 MiB weight at batch 32, split by rows into 8 chunks, would be read 8
+    // times), so that operand should be the one with fewer bytes per multiply-add.
     const panels = (N + 7) >> 3, byRows = M >= N;
     const chunks = this.chunksFor(M * N * K, byRows ? (M + 3) >> 2 : panels);
     if (chunks > 1) this.pool!.run(getNumThreads(), byRows ? GEMM_ROWS : GEMM_PANELS, chunks, [M, N, K, a, lda, bp, c, ldc, accumulate]);
