@@ -1,6 +1,6 @@
 // Kiln against onnxruntime-web (wasm, SIMD), tfjs-backend-wasm and onnxruntime-node (native) on the CPU
 // (`npm run bench:peers:cpu`, `--threads=N` (default 1), `--runs=N` (default 9), `--models=resnet,mlp`
-// (a subset by name)). Rows: the seed
+// (a subset by name), `--gap=ms` (pause before each timed run, default 20)). Rows: the seed
 // CNN at batch 1 and 32, an MLP 784-512-512-10 at batch 1 and 64, a small ResNet at batch 1 and
 // 16 (./cpu-models.mjs) — Kiln eager, the traced graph run by the runtime's CPU device at -O0,
 // -O2, and -O2 without its memory plan (every intermediate allocated per run, no arena) — then
@@ -20,10 +20,11 @@ const TOLERANCE = 1e-3;
 /** Warm-up per engine and row before timing: runs for WARM_MS (at least WARM_MIN runs, at most WARM_MAX). */
 const WARM_MS = 1000, WARM_MIN = 3, WARM_MAX = 2000;
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
-const threads = arg('threads', 1), runs = arg('runs', 9);
+const threads = arg('threads', 1), runs = arg('runs', 9), GAP_MS = arg('gap', 20);
 /** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
 const only = process.argv.find((a) => a.startsWith('--models='))?.split('=')[1]?.toLowerCase().split(',');
-const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', 'ort-wasm', 'tfjs-wasm', 'ort-node'];
+// With --threads above 1, also Kiln -O2 on one thread, in the same sweep (does the second core help?).
+const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', ...(threads > 1 ? ['kiln-O2-1t'] : []), 'ort-wasm', 'tfjs-wasm', 'ort-node'];
 
 // ---- child: one engine --------------------------------------------------------------------
 
@@ -34,8 +35,8 @@ async function engine(kind) {
     const { createModel } = await import('@kiln/runtime');
     const { LEVELS, runPipeline } = await import('@kiln/compiler');
     const { MODELS, eager, traceBatchDynamic } = await import('./cpu-models.mjs');
-    setNumThreads(threads);
-    const passes = { 'kiln-O0': LEVELS[0], 'kiln-O2': LEVELS[2], 'kiln-O2-no-plan': LEVELS[2].filter((p) => p !== 'plan-memory') }[kind];
+    setNumThreads(kind === 'kiln-O2-1t' ? 1 : threads);
+    const passes = { 'kiln-O0': LEVELS[0], 'kiln-O2': LEVELS[2], 'kiln-O2-1t': LEVELS[2], 'kiln-O2-no-plan': LEVELS[2].filter((p) => p !== 'plan-memory') }[kind];
     const loaded = new Map();
     return {
       threads: getNumThreads(),
@@ -196,7 +197,7 @@ async function main() {
   const children = ENGINES.map(start);
   await Promise.all(children.map((c) => c.ready));
   const info = await Promise.all(children.map((c) => c.ask({ cmd: 'hello' })));
-  const label = (i) => ({ 'kiln-eager': 'Kiln eager', 'kiln-O0': 'Kiln -O0', 'kiln-O2': 'Kiln -O2', 'kiln-O2-no-plan': 'Kiln -O2, no plan' }[ENGINES[i]] ?? info[i].name);
+  const label = (i) => ({ 'kiln-eager': 'Kiln eager', 'kiln-O0': 'Kiln -O0', 'kiln-O2': 'Kiln -O2', 'kiln-O2-no-plan': 'Kiln -O2, no plan', 'kiln-O2-1t': 'Kiln -O2, 1 thread' }[ENGINES[i]] ?? info[i].name);
   const col = (k) => ENGINES.indexOf(k);
   const results = [];
   const peaks = [];
@@ -222,6 +223,9 @@ async function main() {
       for (let r = 0; r < runs; r++) {
         for (let k = 0; k < children.length; k++) {
           const j = (r + k) % children.length;
+          // A pause before each timed run: threads an engine keeps spinning after its run (onnxruntime's
+          // pool, Kiln's workers) then sleep again, instead of taking a core from the next engine's run.
+          await new Promise((resolve) => setTimeout(resolve, GAP_MS));
           const t = await children[j].ask({ cmd: 'time', model: name, batch });
           times[j].push(t.ms);
           cpu[j].push(t.cpuMs);
@@ -242,11 +246,11 @@ async function main() {
 
   const ms = (v) => `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ms`;
   const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
-  console.log(`| model, batch | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager | no plan vs -O2 |`);
-  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 6)}`);
+  console.log(`| model, batch | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager | no plan vs -O2 |${threads > 1 ? ` -O2 ${threads} threads vs 1 |` : ''}`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 6 + (threads > 1 ? 1 : 0))}`);
   for (const { name, batch, med } of results) {
     const o2 = med[col('kiln-O2')];
-    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |`);
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |${threads > 1 ? ` ${ratio(med[col('kiln-O2-1t')], o2)} |` : ''}`);
   }
   // CPU time of the engine's process per run (all its threads): on a loaded machine, where wall
   // time mostly measures waiting for a core, this is the steadier comparison (at --threads=1).
@@ -264,7 +268,7 @@ async function main() {
   for (const p of peaks) console.log(`| ${p.name}, ${p.batch} | ${kib(p.plan)} | ${kib(p.noPlan)} |`);
   console.log(`\n| Kiln matmul | 512³ GFLOP/s | 1024³ GFLOP/s |\n| --- | ---: | ---: |`);
   for (const f of flops) console.log(`| ${f.t} thread${f.t > 1 ? 's' : ''} | ${f[512].toFixed(1)} | ${f[1024].toFixed(1)} |`);
-  console.log(`\n${runs} timed runs per cell after a warm-up of ${WARM_MS} ms (${WARM_MIN}–${WARM_MAX} runs) per engine and row, interleaved across engines, medians; ratios > 1 mean Kiln -O2 is faster (last column: > 1 means the arena made -O2 faster). ` +
+  console.log(`\n${runs} timed runs per cell after a warm-up of ${WARM_MS} ms (${WARM_MIN}–${WARM_MAX} runs) per engine and row, interleaved across engines with a pause of ${GAP_MS} ms before each, medians; ratios > 1 mean Kiln -O2 is faster ("no plan vs -O2" > 1 means the arena made -O2 faster; "-O2 N threads vs 1" > 1 means the other cores made -O2 faster). ` +
     `--threads=${threads}; node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? 'unknown CPU'}).`);
 }
 

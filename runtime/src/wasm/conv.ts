@@ -2,7 +2,9 @@
 // ir-spec's `Conv2dFn`: per image and group, the patch matrix is packed straight from the image
 // (packIm2col; a padded image is first copied into a zero-bordered one, padPlanes) and multiplied
 // by the weights (gemmPacked), writing NCHW output — or, at unit column stride, the weights run
-// over the (padded) image in place (convDirect: no patch matrix at all); bias and relu are applied in one
+// over the (padded) images in place (convDirect: no patch matrix at all; one call over the whole
+// batch, which heap.ts splits over the threads; the kernel chosen never depends on the thread
+// count, so neither do the results); bias and relu are applied in one
 // pass over the output while it is still in the kernel memory (convEpilogue), which is then copied
 // once into the epilogue's destination (an arena slot) or a fresh array. Convolutions with
 // fewer than 4 output channels per group (depthwise) or too little work stay in JavaScript. The
@@ -55,14 +57,17 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
     // is first copied into a zero-bordered one (padPlanes), so packing needs no bounds tests.
     const Hp = (OH - 1) * win.sh + (win.kh - 1) * win.dh + 1, Wp = (OW - 1) * win.sw + (win.kw - 1) * win.dw + 1;
     const padded = win.pt > 0 || win.pl > 0 || Hp > H || Wp > W;
-    // Unit column stride: the direct kernel reads the (padded) image in place, no packing; unless
-    // the product is big enough to split over threads (the packed GEMM splits, the direct one not).
-    const direct = win.sw === 1 && K <= DIRECT_MAX_K && !heap.wouldSplit(Coutg * P * K);
+    // Unit column stride: the direct kernel reads the (padded) image in place, no packing. (The
+    // choice never depends on the thread count: both kernels split, and results stay identical.)
+    const direct = win.sw === 1 && K <= DIRECT_MAX_K;
     const kept = pins?.copy(w);
     const out = N * Cout * P;
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
     const pa = direct ? 0 : heap.alloc(k.packedSize(K, P) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
-    const sa = padded ? heap.alloc((Cg * Hp * Wp + SLACK) * 4) : 0, ta = direct ? heap.alloc(K * 4) : 0;
+    // The padded copy: of every image and group for the direct kernel (one call over all of them,
+    // split over the threads), of one image and group at a time for packing.
+    const paddedFloats = (direct ? N * C : Cg) * Hp * Wp;
+    const sa = padded ? heap.alloc((paddedFloats + SLACK) * 4) : 0, ta = direct ? heap.alloc(K * 4) : 0;
     try {
       const f = heap.f32();
       f.set(x, xa >> 2);
@@ -72,25 +77,26 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
       // The direct kernel's rows are Wp floats apart in the padded copy, W apart in x itself.
       const rowLen = padded ? Wp : W, plane = padded ? Hp * Wp : H * W;
       if (direct) new Int32Array(heap.memory.buffer, ta, K).set(tapTable(Cg, win, plane, rowLen));
-      if (padded) f.fill(0, (sa >> 2) + Cg * Hp * Wp, (sa >> 2) + Cg * Hp * Wp + SLACK);
-      for (let n = 0; n < N; n++) {
-        for (let g = 0; g < G; g++) {
-          let img = xa + ((n * C + g * Cg) * H * W) * 4;
-          if (padded) {
-            k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, img, sa);
-            img = sa;
-          }
-          const wg = wa + g * Coutg * K * 4, og = oa + (n * Cout + g * Coutg) * P * 4;
-          if (direct) {
-            k.convDirect(Coutg, K, wg, ta, img, rowLen, win.sh, OH, OW, og);
-          } else {
+      if (padded) f.fill(0, (sa >> 2) + paddedFloats, (sa >> 2) + paddedFloats + SLACK);
+      if (direct) {
+        // Image-and-group pairs lie Cg planes apart, in x as in the padded copy; outputs Coutg planes apart.
+        const pairs = N * G, stride = Cg * plane * 4;
+        if (padded) for (let i = 0; i < pairs; i++) k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, xa + i * Cg * H * W * 4, sa + i * stride);
+        heap.convDirect(pairs, G, Coutg, K, wa, ta, padded ? sa : xa, stride, rowLen, win.sh, OH, OW, oa);
+      } else {
+        for (let n = 0; n < N; n++) {
+          for (let g = 0; g < G; g++) {
+            let img = xa + ((n * C + g * Cg) * H * W) * 4;
+            if (padded) {
+              k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, img, sa);
+              img = sa;
+            }
             k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, 0, 0, win.dh, win.dw, OH, OW, img, pa);
-            heap.gemm(Coutg, P, K, wg, K, pa, og, P, 0);
+            heap.gemm(Coutg, P, K, wa + g * Coutg * K * 4, K, pa, oa + (n * Cout + g * Coutg) * P * 4, P, 0);
           }
         }
-        const at = n * Cout * P * 4;
-        if (bias || epi?.relu) k.convEpilogue(Cout, P, oa + at, ba, epi?.relu ? 1 : 0);
       }
+      if (bias || epi?.relu) for (let n = 0; n < N; n++) k.convEpilogue(Cout, P, oa + n * Cout * P * 4, ba, epi?.relu ? 1 : 0);
       return heap.copyOutF32(oa, out, epi?.out);
     } finally {
       heap.free(xa); heap.free(oa);

@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, ThreadPool, threadHost } from './threads.js';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, ThreadPool, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -41,9 +41,19 @@ export interface KernelExports {
 
 const ALIGN = 64;
 const PAGE = 65536;
-/** Below this many multiply-adds (~0.5 ms of one thread's work) a product runs on one thread: waking
- * and joining workers costs more (measured: digits training, 2 threads, 6.6 s at 2^20 → 5.9 s at 2^24). */
-const PARALLEL_WORK = 1 << 24;
+/**
+ * Below this many multiply-adds (~0.2 ms of one thread's work) a kernel call runs on one thread:
+ * a worker woken for it (a futex wake: tens of µs) would join when the caller is nearly done, and
+ * on a loaded machine a worker preempted while it holds a chunk makes the caller wait for it. At
+ * 2^22 the seed CNN's second convolution and first linear layer (whose 16 MiB weight is streamed
+ * from memory) split at batch 1, the small ResNet's 2.4M-multiply-add convolutions only as a batch.
+ * Not tuned on an idle machine (the one this was written on ran at load 13–22).
+ */
+const PARALLEL_WORK = 1 << 22;
+/** A split call is cut into about this many chunks per thread (the threads claim them one at a time), */
+const CHUNKS_PER_THREAD = 4;
+/** and no chunk has fewer multiply-adds than this. */
+const MIN_CHUNK_WORK = 1 << 18;
 
 /** Set by setNumThreads; undefined: the available cores. */
 let threadCount: number | undefined;
@@ -78,18 +88,43 @@ export class WasmHeap {
   /** Whether products can be split over worker threads here. */
   get threaded(): boolean { return this.pool?.available ?? false; }
 
-  /** How many products ran split over worker threads so far. */
+  /** How many kernel calls ran split over worker threads so far. */
   get splitProducts(): number { return this.pool?.splits ?? 0; }
 
-  /** Whether a product of this many multiply-adds would be split over worker threads (see gemm). */
-  wouldSplit(work: number): boolean {
-    return !!this.pool?.available && getNumThreads() > 1 && work >= PARALLEL_WORK;
+  /** How many worker threads were started so far (none before the first call big enough to split). */
+  get workersStarted(): number { return this.pool?.started ?? 0; }
+
+  /** How many chunks of split calls the workers ran so far (the rest ran on the calling thread). */
+  get workerChunks(): number { return this.pool?.workerChunks ?? 0; }
+
+  /** Chunks for a call of `work` multiply-adds over `units` indivisible parts: 1 runs it unsplit. */
+  private chunksFor(work: number, units: number): number {
+    if (!this.pool?.available || work < PARALLEL_WORK) return 1;
+    const t = getNumThreads();
+    return t < 2 ? 1 : Math.max(1, Math.min(units, t * CHUNKS_PER_THREAD, Math.floor(work / MIN_CHUNK_WORK)));
   }
 
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */
   gemm(M: number, N: number, K: number, a: number, lda: number, bp: number, c: number, ldc: number, accumulate: number): void {
-    if (this.wouldSplit(M * N * K)) this.pool!.gemm(getNumThreads(), M, N, K, a, lda, bp, c, ldc, accumulate);
-    else this.k.gemmPacked(0, M, 0, (N + 7) >> 3, N, K, a, lda, bp, c, ldc, accumulate);
+    // Along C's longer side: every chunk reads all of the other operand (by rows, all of B: a
+    // linear layer's 16 MiB weight at batch 32, split by rows into 8 chunks, would be read 8
+    // times), so that operand should be the one with fewer bytes per multiply-add.
+    const panels = (N + 7) >> 3, byRows = M >= N;
+    const chunks = this.chunksFor(M * N * K, byRows ? (M + 3) >> 2 : panels);
+    if (chunks > 1) this.pool!.run(getNumThreads(), byRows ? GEMM_ROWS : GEMM_PANELS, chunks, [M, N, K, a, lda, bp, c, ldc, accumulate]);
+    else this.k.gemmPacked(0, M, 0, panels, N, K, a, lda, bp, c, ldc, accumulate);
+  }
+
+  /**
+   * convDirect (runtime/wasm/conv.ts) over `pairs` image-and-group pairs: pair q reads its image
+   * at img + q·imgStride bytes and the weights of group q mod G (M rows of K from `a`), and
+   * writes M output planes at out + q·M·OH·OW floats. Split over the threads by blocks of 4
+   * output channels of a pair when it is big enough.
+   */
+  convDirect(pairs: number, G: number, M: number, K: number, a: number, taps: number, img: number, imgStride: number, Wp: number, sh: number, OH: number, OW: number, out: number): void {
+    const chunks = this.chunksFor(pairs * M * K * OH * OW, pairs * ((M + 3) >> 2));
+    if (chunks > 1) { this.pool!.run(getNumThreads(), CONV_DIRECT, chunks, [pairs, G, M, K, a, taps, img, imgStride, Wp, sh, OH, OW, out]); return; }
+    for (let q = 0; q < pairs; q++) this.k.convDirect(M, K, a + (q % G) * M * K * 4, taps, img + q * imgStride, Wp, sh, OH, OW, out + q * M * OH * OW * 4);
   }
 
   /** A block of at least `bytes` bytes, 64-byte aligned. */

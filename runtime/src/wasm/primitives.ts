@@ -17,6 +17,11 @@ export interface FastPrimitives extends CpuPrimitives {
   readonly kind: 'relaxed-simd' | 'simd' | 'js';
   /** Marks an array as a constant (never written again): packed forms of it may be kept. */
   pin(data: object): void;
+  /**
+   * Worker-thread counters so far: kernel calls split over workers, chunks of them the workers
+   * ran (the rest ran on the calling thread) and workers started (all 0 where nothing splits).
+   */
+  threadStats(): { splitCalls: number; workerChunks: number; workersStarted: number };
 }
 
 let chosen: FastPrimitives | undefined;
@@ -25,11 +30,12 @@ export function fastPrimitives(): FastPrimitives {
   if (chosen) return chosen;
   const heap = wasmKernels();
   if (!heap) {
-    chosen = { ...REFERENCE_PRIMITIVES, kind: 'js', pin() {} };
+    chosen = { ...REFERENCE_PRIMITIVES, kind: 'js', pin() {}, threadStats: () => ({ splitCalls: 0, workerChunks: 0, workersStarted: 0 }) };
   } else {
     const pins = new PinnedArrays(heap);
     const g = new WasmGemm(heap, pins);
-    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap, pins), elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap, pins), elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
+      threadStats: () => ({ splitCalls: heap.splitProducts, workerChunks: heap.workerChunks, workersStarted: heap.workersStarted }) };
   }
   return chosen;
 }

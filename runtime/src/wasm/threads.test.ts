@@ -1,10 +1,13 @@
 // Worker threads: a product split over 2 threads equals the single-threaded one bit for bit (by
-// rows and, for one-row products, by column panels). That a process using the workers exits by
-// itself is checked by tests/build/smoke.mjs, in plain Node.
+// rows and, for one-row products, by column panels), and so does a direct convolution (split by
+// blocks of output channels, odd counts included), with chunks run by whichever thread claims
+// them. That a process using the workers exits by itself is checked by tests/build/smoke.mjs,
+// in plain Node.
 
 import { describe, expect, it } from 'vitest';
 import { getNumThreads, setNumThreads, wasmKernels } from './heap.js';
 import { WasmGemm } from './gemm.js';
+import { wasmConv2d } from './conv.js';
 import { setThreadHost } from './threads.js';
 import { nodeThreadHost } from './node-threads.js';
 import { randomFloats } from './test-helpers.js';
@@ -17,7 +20,57 @@ describe('WebAssembly kernels on worker threads', () => {
     expect(wasmKernels()!.threaded).toBe(true);
   });
 
-  // Each product is at least heap.ts's PARALLEL_WORK (2^24 multiply-adds), below which nothing splits.
+  // First in this file (a fresh kernel instance): products below PARALLEL_WORK start no worker.
+  it('starts no worker for products too small to split', () => {
+    const saved = getNumThreads();
+    try {
+      setNumThreads(2);
+      const g = new WasmGemm(wasmKernels()!);
+      const [M, N, K] = [4, 512, 784]; // 1.6M multiply-adds, an MLP layer at batch 4
+      const C = new Float32Array(M * N);
+      g.gemm(M, N, K, randomFloats(M * K, 1), 0, K, 1, randomFloats(K * N, 2), 0, N, 1, C, 0, N);
+      expect(wasmKernels()!.workersStarted).toBe(0);
+      expect(wasmKernels()!.splitProducts).toBe(0);
+    } finally {
+      setNumThreads(saved);
+    }
+  });
+
+  /**
+   * Calls `run(threads)` at 1 thread, then at 2 threads 20 times and until a call was split and
+   * workers ran some of its chunks (for at most 20 s: workers start in the background and join
+   * once ready); every result must equal the single-threaded one.
+   */
+  async function expectSplitIdentical(run: (threads: number) => Float32Array): Promise<void> {
+    const h = wasmKernels()!, saved = getNumThreads(), splitsBefore = h.splitProducts, helpedBefore = h.workerChunks;
+    try {
+      const one = run(1);
+      const deadline = Date.now() + 20_000;
+      for (let runs = 0; (runs < 20 || h.splitProducts === splitsBefore || h.workerChunks === helpedBefore) && Date.now() < deadline; runs++) {
+        await new Promise((r) => setTimeout(r, 20));
+        expect(run(2)).toEqual(one);
+      }
+      expect(h.splitProducts).toBeGreaterThan(splitsBefore);
+      expect(h.workerChunks).toBeGreaterThan(helpedBefore);
+    } finally {
+      setNumThreads(saved);
+    }
+  }
+
+  // Each call is at least heap.ts's PARALLEL_WORK (2^22 multiply-adds), below which nothing splits.
+  // 70, 9 and 2 groups of 18 output channels: the last block of 4 channels is ragged.
+  for (const [C, Cout, H, G] of [[64, 70, 16, 1], [3, 9, 96, 1], [32, 36, 32, 2]] as const) {
+    it(`splits a direct 3x3 convolution of 2 images C${C} ${H}x${H} → ${Cout} in ${G} group(s) over 2 threads with identical results`, async () => {
+      const conv = wasmConv2d(wasmKernels()!);
+      const x = randomFloats(2 * C * H * H, 3), w = randomFloats((Cout * C * 9) / G, 4), b = randomFloats(Cout, 5);
+      const d = { N: 2, C, H, W: H, Cout, G, OH: H, OW: H, win: { kh: 3, kw: 3, sh: 1, sw: 1, pt: 1, pl: 1, dh: 1, dw: 1 } };
+      await expectSplitIdentical((threads) => {
+        setNumThreads(threads);
+        return conv(x, w, b, d, { relu: true });
+      });
+    });
+  }
+
   for (const [M, N, K] of [[256, 300, 256], [4096, 5, 1024], [3, 4000, 1500], [1, 8192, 2048]] as const) {
     it(`splits ${M}x${N}x${K} over 2 threads with identical results`, async () => {
       const g = new WasmGemm(wasmKernels()!);
@@ -29,21 +82,7 @@ describe('WebAssembly kernels on worker threads', () => {
         g.gemm(M, N, K, A, 0, K, 1, B, 0, N, 1, C, 0, N);
         return C;
       };
-      const saved = getNumThreads(), splitsBefore = wasmKernels()!.splitProducts;
-      try {
-        const one = run(1);
-        // Workers start in the background and join once ready: keep calling (each result must
-        // equal the single-threaded one, partial last panels included) 40 times and until a call
-        // was split, for at most 20 s.
-        const deadline = Date.now() + 20_000;
-        for (let runs = 0; (runs < 40 || wasmKernels()!.splitProducts === splitsBefore) && Date.now() < deadline; runs++) {
-          await new Promise((r) => setTimeout(r, 20));
-          expect(run(2)).toEqual(one);
-        }
-        expect(wasmKernels()!.splitProducts).toBeGreaterThan(splitsBefore);
-      } finally {
-        setNumThreads(saved);
-      }
+      await expectSplitIdentical(run);
     });
   }
 });

@@ -1,58 +1,113 @@
 // Worker threads for the WebAssembly kernels: every worker instantiates the same module over the
-// one shared memory, so a GEMM is split by writing its arguments into a control block and waking
-// the first `helpers` workers, each through its own slot word (a slice of the rows or of the
-// column panels of C each); the calling thread runs slice 0 and waits until every slice is done.
-// Workers are numbered in the order they became ready, so the helpers are always running ones. Workers are Node
-// worker_threads (unref'd: they never keep the process alive) or Web Workers (only in a
-// cross-origin-isolated page); they start in the background and join once ready, so nothing
-// ever waits for a worker to start. No worker exists until a product is big enough to split.
-// Invariant: a split product equals the single-threaded one bit for bit (slices partition C,
-// and every element is summed by one thread in the same order).
+// one shared memory. A split kernel call (a "round") is cut into chunks — blocks of rows or of
+// column panels of a GEMM's C, blocks of output channels of a direct convolution — that the
+// calling thread and the woken workers claim one at a time from a shared counter until none is
+// left; the caller then waits only for chunks a worker claimed and has not finished. So a worker
+// that wakes late (a loaded machine, a cold thread) never holds the caller up: the caller runs
+// the chunks itself, and a round is never slower than running it alone by more than one chunk.
+// Workers spin briefly after a round before they sleep, so back-to-back rounds (the layers of
+// one model run) skip the wake-up. Workers are Node worker_threads (unref'd: they never keep the
+// process alive) or Web Workers (only in a cross-origin-isolated page); they start in the
+// background and join once ready, so nothing ever waits for a worker to start. No worker exists
+// until a kernel call is big enough to split.
+// Invariant: a split call equals the single-threaded one bit for bit (chunks partition the
+// output, and every element is computed by one thread in the same order as without a split).
 
 import type { KernelExports } from './heap.js';
 
-/** Control block (Int32): pending slices, ready workers, helpers this round, the task, then one wake slot per worker. */
-const PENDING = 0, READY = 1, ACTIVE = 2, TASK = 3, SLOT = 16;
+/**
+ * Control block (Int32): the wake counter workers sleep on, the next chunk to claim (CLOSED
+ * between rounds), chunks finished this round, workers ready, then the round's task: its kind,
+ * its chunk count and its arguments.
+ */
+const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, TASK = 8, TASK_WORDS = 16;
+/** CLAIM's value between rounds: above any chunk index, so a claim then gets nothing. */
+const CLOSED = 1 << 30;
+export const CONTROL_BYTES = (TASK + TASK_WORDS) * 4;
 export const MAX_WORKERS = 48;
-export const CONTROL_BYTES = (SLOT + MAX_WORKERS) * 4;
+
+/** Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, and direct convolutions by blocks of 4 output channels of an image. */
+export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2;
 
 /**
- * Runs slice `s` of `T` of the GEMM described at `c[TASK..]`. Self-contained: its source is also
- * the workers' (Function.prototype.toString), so it may use only its arguments.
+ * Runs chunk `i` of the round's task at `c[TASK..]` (kind, chunks, then the kernel's
+ * arguments); chunk i of n covers units ⌊i·U/n⌋ to ⌊(i+1)·U/n⌋. Self-contained: its source is
+ * also the workers' (Function.prototype.toString), so it may use only its arguments.
  */
-function runSlice(k: KernelExports, c: Int32Array, s: number, T: number): void {
-  const o = 3;
-  const M = c[o], N = c[o + 1], K = c[o + 2], a = c[o + 3], lda = c[o + 4], bp = c[o + 5], C = c[o + 6], ldc = c[o + 7], acc = c[o + 8], byRows = c[o + 9];
-  const panels = (N + 7) >> 3;
-  if (byRows) {
+function runChunk(k: KernelExports, c: Int32Array, i: number): void {
+  const t = 8, kind = c[t], n = c[t + 1];
+  if (kind === 2) {
+    // convDirect over image-and-group pairs (see WasmHeap.convDirect), units: a pair's blocks of
+    // 4 output channels; a chunk runs its units as one call per pair.
+    const pairs = c[t + 2], G = c[t + 3], M = c[t + 4], K = c[t + 5], P = c[t + 12] * c[t + 13], blocks = (M + 3) >> 2, units = pairs * blocks;
+    const hi = Math.floor((units * (i + 1)) / n);
+    for (let u = Math.floor((units * i) / n); u < hi;) {
+      const q = Math.floor(u / blocks), b0 = u - q * blocks, b1 = Math.min(blocks, b0 + hi - u);
+      const m0 = b0 * 4, m1 = Math.min(M, b1 * 4);
+      k.convDirect(m1 - m0, K, c[t + 6] + ((q % G) * M + m0) * K * 4, c[t + 7], c[t + 8] + q * c[t + 9], c[t + 10], c[t + 11], c[t + 12], c[t + 13], c[t + 14] + (q * M + m0) * P * 4);
+      u += b1 - b0;
+    }
+    return;
+  }
+  // gemmPacked over M, N, K, a, lda, bp, C, ldc, accumulate.
+  const M = c[t + 2], N = c[t + 3], K = c[t + 4], panels = (N + 7) >> 3;
+  if (kind === 0) {
     const units = (M + 3) >> 2;
-    const lo = Math.floor((units * s) / T) * 4, hi = Math.min(M, Math.floor((units * (s + 1)) / T) * 4);
-    if (lo < hi) k.gemmPacked(lo, hi, 0, panels, N, K, a, lda, bp, C, ldc, acc);
+    const lo = Math.floor((units * i) / n) * 4, hi = Math.min(M, Math.floor((units * (i + 1)) / n) * 4);
+    if (lo < hi) k.gemmPacked(lo, hi, 0, panels, N, K, c[t + 5], c[t + 6], c[t + 7], c[t + 8], c[t + 9], c[t + 10]);
   } else {
-    const lo = Math.floor((panels * s) / T), hi = Math.floor((panels * (s + 1)) / T);
-    if (lo < hi) k.gemmPacked(0, M, lo, hi, N, K, a, lda, bp, C, ldc, acc);
+    const lo = Math.floor((panels * i) / n), hi = Math.floor((panels * (i + 1)) / n);
+    if (lo < hi) k.gemmPacked(0, M, lo, hi, N, K, c[t + 5], c[t + 6], c[t + 7], c[t + 8], c[t + 9], c[t + 10]);
   }
 }
 
-/** The worker's program: instantiate, take the next worker number, then serve its slot forever. */
-function workerMain(data: { module: WebAssembly.Module; memory: WebAssembly.Memory; control: number }, slice: typeof runSlice): void {
+/**
+ * Claims and runs chunks until none is left (caller and workers alike). A claim is one atomic
+ * add on CLAIM: an index below the round's chunk count is this thread's alone, and the round
+ * cannot end (nor its task change) before that chunk is counted DONE, so the count and the
+ * arguments are read after the claim. Self-contained, like runChunk.
+ */
+function drain(k: KernelExports, c: Int32Array, chunk: typeof runChunk): void {
+  for (;;) {
+    const i = Atomics.add(c, 1, 1);
+    if (i >= 1 << 30) return;
+    const n = c[9];
+    if (i >= n) return;
+    chunk(k, c, i);
+    if (Atomics.add(c, 2, 1) + 1 === n) Atomics.notify(c, 2);
+  }
+}
+
+/** The worker's program: instantiate, count itself ready, then help with every round. */
+function workerMain(data: WorkerData, spin: number, help: typeof drain, chunk: typeof runChunk): void {
   const inst = new WebAssembly.Instance(data.module, { env: { memory: data.memory, abort: () => { throw new Error('wasm kernel abort'); } } });
   const k = inst.exports as unknown as KernelExports;
-  const c = new Int32Array(data.memory.buffer, data.control, 64);
-  // Slots start at 0 and the caller bumps slot `me` only after this worker counted itself ready,
-  // so 0 is the value to wait on first (a bump that comes early then wakes it at once).
-  const me = Atomics.add(c, 1, 1), slot = 16 + me;
-  let seen = 0;
+  const c = new Int32Array(data.memory.buffer, data.control, 24);
+  let seen = Atomics.load(c, 0);
+  Atomics.add(c, 3, 1);
   for (;;) {
-    Atomics.wait(c, slot, seen);
-    seen = Atomics.load(c, slot);
-    slice(k, c, me + 1, c[2] + 1);
-    if (Atomics.sub(c, 0, 1) === 1) Atomics.notify(c, 0);
+    // A round that began since the last one is helped at once; else spin a while, then sleep.
+    let w = Atomics.load(c, 0);
+    for (let s = 0; w === seen && s < spin; s++) w = Atomics.load(c, 0);
+    if (w === seen) {
+      Atomics.wait(c, 0, seen);
+      w = Atomics.load(c, 0);
+    }
+    seen = w;
+    help(k, c, chunk);
   }
 }
 
+/**
+ * Loads of the wake counter a worker spins for after a round before it sleeps (an Atomics.load
+ * costs ~10–20 ns in Node 20: ~50 µs, so the rounds of one layer after another find it awake).
+ */
+const WORKER_SPIN = 4000;
+/** Loads of DONE the caller spins for before it sleeps until the workers' chunks are done. */
+const CALLER_SPIN = 2000;
+
 /** The program a worker runs, as source text: `start(data)` begins serving. */
-export const WORKER_PROGRAM = `(data) => (${workerMain.toString()})(data, ${runSlice.toString()})`;
+export const WORKER_PROGRAM = `(data) => (${workerMain.toString()})(data, ${WORKER_SPIN}, ${drain.toString()}, ${runChunk.toString()})`;
 
 /** What a worker is given: the kernel module, the shared memory and the control block's address. */
 export interface WorkerData { module: WebAssembly.Module; memory: WebAssembly.Memory; control: number }
@@ -91,50 +146,65 @@ export function threadHost(): ThreadHost | null {
 /** The workers of one shared-memory kernel instance. */
 export class ThreadPool {
   private readonly c: Int32Array;
-  private started = 0;
+  /** Workers spawned so far (they start on the first split call). */
+  started = 0;
   /** Atomics.wait is not allowed on a browser's main thread: spin there instead. */
   private readonly canBlock: boolean;
 
   constructor(private readonly module: WebAssembly.Module, private readonly memory: WebAssembly.Memory, private readonly control: number, private readonly k: KernelExports) {
-    this.c = new Int32Array(memory.buffer, control, SLOT + MAX_WORKERS);
+    this.c = new Int32Array(memory.buffer, control, TASK + TASK_WORDS);
+    this.c.fill(0);
+    Atomics.store(this.c, CLAIM, CLOSED);
     this.canBlock = !!(globalThis as { process?: unknown }).process || typeof (globalThis as { document?: unknown }).document === 'undefined';
   }
 
-  /** Products split over at least one worker so far (for tests and stats). */
+  /** Kernel calls split over at least one worker so far (for tests and stats). */
   splits = 0;
+  /** Chunks of split calls that workers ran, so far (the rest ran on the calling thread). */
+  get workerChunks(): number { return this.helped; }
+  private helped = 0;
 
   /** Whether workers can exist here at all (shared memory and a way to start them). */
   get available(): boolean { return threadHost() !== null; }
 
   /**
-   * C (+)= A·packed B over `threads` threads (the caller included); workers are started on first
-   * use, and only those already running take part.
+   * Runs `chunks` chunks of a task (`kind`, `args` as runChunk reads them) over `threads`
+   * threads, the caller included. Workers are started on first use, and only those already
+   * running are woken; with none, the caller runs every chunk (the same results).
    */
-  gemm(threads: number, M: number, N: number, K: number, a: number, lda: number, bp: number, cAt: number, ldc: number, acc: number): void {
-    const c = this.c, panels = (N + 7) >> 3;
-    const byRows = M >= 8 * threads ? 1 : 0;
-    const want = Math.min(threads - 1, MAX_WORKERS, byRows ? ((M + 3) >> 2) - 1 : panels - 1);
+  run(threads: number, kind: number, chunks: number, args: readonly number[]): void {
+    const c = this.c;
+    const want = Math.min(threads - 1, MAX_WORKERS, chunks - 1);
     const host = threadHost();
     while (host && this.started < want) {
       host.spawn({ module: this.module, memory: this.memory, control: this.control });
       this.started++;
     }
     const helpers = Math.min(want, Atomics.load(c, READY));
-    c.set([M, N, K, a, lda, bp, cAt, ldc, acc, byRows], TASK);
+    // CLAIM is CLOSED here, so no worker reads the task while it is written.
+    c[TASK] = kind;
+    c[TASK + 1] = chunks;
+    c.set(args, TASK + 2);
     if (helpers <= 0) {
-      runSlice(this.k, c, 0, 1);
+      for (let i = 0; i < chunks; i++) runChunk(this.k, c, i);
       return;
     }
     this.splits++;
-    Atomics.store(c, ACTIVE, helpers);
-    Atomics.store(c, PENDING, helpers);
-    for (let w = 0; w < helpers; w++) {
-      Atomics.add(c, SLOT + w, 1);
-      Atomics.notify(c, SLOT + w);
+    Atomics.store(c, DONE, 0);
+    Atomics.store(c, CLAIM, 0);
+    Atomics.add(c, WAKE, 1);
+    Atomics.notify(c, WAKE, helpers);
+    let mine = 0;
+    for (let i = Atomics.add(c, CLAIM, 1); i < chunks; i = Atomics.add(c, CLAIM, 1), mine++) {
+      runChunk(this.k, c, i);
+      Atomics.add(c, DONE, 1);
     }
-    runSlice(this.k, c, 0, helpers + 1);
-    for (let v = Atomics.load(c, PENDING); v !== 0; v = Atomics.load(c, PENDING)) {
-      if (this.canBlock) Atomics.wait(c, PENDING, v);
+    // Every chunk is claimed: wait for those the workers still run.
+    let spins = 0;
+    for (let d = Atomics.load(c, DONE); d !== chunks; d = Atomics.load(c, DONE)) {
+      if (this.canBlock && ++spins > CALLER_SPIN) Atomics.wait(c, DONE, d);
     }
+    Atomics.store(c, CLAIM, CLOSED);
+    this.helped += chunks - mine;
   }
 }
