@@ -28,13 +28,14 @@ export function winograd4Fits(d: ConvDims): boolean {
 }
 
 /**
- * Where F(4×4, 3×3) is chosen over the direct/im2col conv (measured per shape, bench/winograd.mjs,
- * one thread): it needs enough channels for the 36 GEMMs to amortize the transforms (C ≥ 16,
- * Cout ≥ 16), and output planes of at least 8×8 (smaller ones waste most of each 4×4 tile row
- * group).
+ * Where F(4×4, 3×3) is chosen over the direct/im2col conv, from bench/winograd.mjs (one thread,
+ * CPU time, side by side): with fewer than 16 input or output channels the transforms cost more
+ * than the 4× fewer multiplications save (3→64 at 32×32: 0.8×; 8→8: ~1×); on narrow outputs
+ * (OW < 12) half of each row of 4 tiles is border, which only pays with C ≥ 64 (32→32 at 8×8:
+ * 0.77×, 64→64 at 8×8: 1.3×). Everywhere else measured 1.2–3× faster.
  */
 export function winograd4Applies(d: ConvDims): boolean {
-  return winograd4Fits(d) && d.C >= 16 && d.Cout >= 16 && d.OH >= 8 && d.OW >= 8;
+  return winograd4Fits(d) && d.C >= 16 && d.Cout >= 16 && (d.OW >= 12 || d.C >= 64);
 }
 
 /** Tile geometry: TH tile rows, TWp tiles per row (a multiple of 4), the padded plane Hp×Wp. */
