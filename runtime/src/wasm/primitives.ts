@@ -29,7 +29,10 @@ export function fastPrimitives(): FastPrimitives {
   } else {
     const pins = new PinnedArrays(heap);
     const g = new WasmGemm(heap, pins);
-    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap, pins), elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
+    // KILN_WINOGRAD=0 keeps constant 3×3 weights on the direct/im2col conv (benchmarks compare the two).
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+    const conv2d = env?.KILN_WINOGRAD === '0' ? wasmConv2d(heap, pins, () => false) : wasmConv2d(heap, pins);
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
   }
   return chosen;
 }

@@ -8,6 +8,7 @@ import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { PinnedArrays } from './pinned.js';
 import { wasmWinograd4, winograd4Applies, winograd4Fits } from './winograd.js';
+import { wasmConv2d } from './conv.js';
 import { randomFloats } from './test-helpers.js';
 
 interface Case { N: number; C: number; H: number; W: number; Cout: number; p: number; bias: boolean; relu: boolean }
@@ -57,6 +58,37 @@ describe('WebAssembly Winograd F(4×4, 3×3) conv2d', () => {
       expect(heap.liveBytes).toBe(before);
     });
   }
+
+  it('random shapes (seeded): sizes 1–23, channels 1–40, padding 0/1, batch 1–3, epilogue or none', () => {
+    if (!heap) throw new Error('no WebAssembly SIMD in this engine');
+    const r = randomFloats(12 * 8, 41).map((v) => (v + 1) / 2);
+    const pick = (u: number, lo: number, hi: number) => lo + Math.floor(u * (hi - lo + 1));
+    for (let i = 0; i < 12; i++) {
+      const u = r.subarray(i * 8, i * 8 + 8), p = u[0] < 0.5 ? 0 : 1;
+      const t: Case = { N: pick(u[1], 1, 3), C: pick(u[2], 1, 40), Cout: pick(u[3], 1, 40), H: pick(u[4], 3 - 2 * p, 23), W: pick(u[5], 3 - 2 * p, 23), p, bias: u[6] < 0.5, relu: u[7] < 0.5 };
+      const d = dims(t);
+      const x = randomFloats(t.N * t.C * t.H * t.W, 50 + i), w = randomFloats(t.Cout * t.C * 9, 70 + i), b = t.bias ? randomFloats(t.Cout, 90 + i) : null;
+      const epi = t.relu ? { relu: true } : undefined;
+      expectClose(wasmWinograd4(heap)(x, w, b, d, epi), REFERENCE_PRIMITIVES.conv2d(x, w, b, d, epi), t.C * 9);
+    }
+  });
+
+  it('conv2d dispatch: a pinned weight takes F(4×4) where winograd4Applies, an unpinned one or another shape does not', () => {
+    if (!heap) throw new Error('no WebAssembly SIMD in this engine');
+    const pins = new PinnedArrays(heap), conv = wasmConv2d(heap, pins);
+    const run = (t: Case, pin: boolean) => {
+      const d = dims(t), w = randomFloats(t.Cout * t.C * 9, 61), x = randomFloats(t.N * t.C * t.H * t.W, 62);
+      if (pin) pins.pin(w);
+      const before = heap.liveBytes;
+      expectClose(conv(x, w, null, d, { relu: true }), REFERENCE_PRIMITIVES.conv2d(x, w, null, d, { relu: true }), t.C * 9);
+      return { applies: winograd4Applies(d), kept: heap.liveBytes - before };
+    };
+    const big = { N: 1, C: 32, H: 16, W: 16, Cout: 24, p: 1, bias: false, relu: true };
+    // Kept: the 36 transformed slabs (F(4×4)), else the weight's plain copy (direct/im2col conv).
+    expect(run(big, true)).toEqual({ applies: true, kept: Math.ceil((36 * 24 * 32 * 4) / 64) * 64 });
+    expect(run(big, false)).toEqual({ applies: true, kept: 0 });
+    expect(run({ ...big, C: 3 }, true)).toEqual({ applies: false, kept: Math.ceil((24 * 3 * 9 * 4) / 64) * 64 });
+  });
 
   it('keeps a pinned weight’s transform (one block per constant and view) and frees nothing else', () => {
     if (!heap) throw new Error('no WebAssembly SIMD in this engine');

@@ -18,8 +18,11 @@ type ConvEpilogue = Parameters<Conv2dFn>[4];
 
 /** Bytes of the transforms' scratch block (runtime/wasm/winograd.ts WINOGRAD4_SCRATCH). */
 const SCRATCH = 48 * 16;
-/** Bytes of chunk scratch (V and M) to aim for: about a core's L2 share. */
-const CHUNK_BYTES = 1 << 19;
+/**
+ * Bytes of chunk scratch (V and M) to aim for, so they stay in L2 between the transforms and the
+ * GEMMs (measured on the seed CNN's conv2 and a 16-channel block: 2^18–2^19 alike, larger slower).
+ */
+const CHUNK_BYTES = 1 << 18;
 
 /** The shape conditions F(4×4, 3×3) needs at all. */
 export function winograd4Fits(d: ConvDims): boolean {
