@@ -7,10 +7,7 @@
 // winograd4Applies (the rule conv dispatch uses) picks F(4×4) for the shape.
 
 import os from 'node:os';
-import { wasmKernels, setNumThreads } from '../runtime/dist/wasm/heap.js';
-import { wasmConv2d } from '../runtime/dist/wasm/conv.js';
-import { wasmWinograd4, winograd4Applies } from '../runtime/dist/wasm/winograd.js';
-import { PinnedArrays } from '../runtime/dist/wasm/pinned.js';
+import { fastPrimitives, setNumThreads, winograd4Applies } from '@kiln/runtime';
 
 const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.split('=')[1] ?? 15);
 /** [label, N, C, H (= W), Cout, padding]: the seed CNN's and the small ResNet's convs, then a sweep. */
@@ -28,18 +25,17 @@ const rand = (n, seed) => { const a = new Float32Array(n); let s = seed; for (le
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 
 setNumThreads(1);
-const heap = wasmKernels();
-if (!heap) throw new Error('bench/winograd: no WebAssembly SIMD here');
-const pins = new PinnedArrays(heap);
-const current = wasmConv2d(heap, pins, () => false), wino = wasmWinograd4(heap, pins);
-console.log(`bench/winograd: ${heap.variant}, 1 thread, ${runs} runs each, alternating; uptime: ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
+const prims = fastPrimitives();
+if (!prims.conv3x3) throw new Error('bench/winograd: no WebAssembly SIMD here (or KILN_WASM=0)');
+const { direct: current, winograd4: wino } = prims.conv3x3;
+console.log(`bench/winograd: ${prims.kind}, 1 thread, ${runs} runs each, alternating; uptime: ${os.loadavg().map((v) => v.toFixed(2)).join(' ')}`);
 console.log('| shape | N | C→Cout | H×W | current ms | F(4×4) ms | current / F(4×4) | ratio of minima | max |Δ| | rule picks |');
 console.log('| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |');
 for (const [label, N, C, H, Cout, p] of SHAPES) {
   const OH = H + 2 * p - 2;
   const d = { N, C, H, W: H, Cout, G: 1, OH, OW: OH, win: { kh: 3, kw: 3, sh: 1, sw: 1, pt: p, pl: p, dh: 1, dw: 1 } };
   const x = rand(N * C * H * H, 1), w = rand(Cout * C * 9, 2).map((v) => v / Math.sqrt(C * 9)), b = rand(Cout, 3);
-  pins.pin(w);
+  prims.pin(w);
   const epi = { relu: true };
   const a = current(x, w, b, d, epi), c = wino(x, w, b, d, epi);
   let diff = 0;

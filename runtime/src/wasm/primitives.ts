@@ -2,12 +2,13 @@
 // the engine has it (runtime/src/wasm/heap.ts decides), ir-spec's JavaScript loops otherwise.
 // Invariant: one instance per process, so every model and eager op share one kernel memory.
 
-import { REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
+import { REFERENCE_PRIMITIVES, type Conv2dFn, type CpuPrimitives } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 
 export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
+import { wasmWinograd4 } from './winograd.js';
 import { wasmOps } from './ops.js';
 import { wasmElementBody } from './fused.js';
 import { PinnedArrays } from './pinned.js';
@@ -17,6 +18,11 @@ export interface FastPrimitives extends CpuPrimitives {
   readonly kind: 'relaxed-simd' | 'simd' | 'js';
   /** Marks an array as a constant (never written again): packed forms of it may be kept. */
   pin(data: object): void;
+  /**
+   * The two kernels conv2d chooses between for a pinned 3×3 stride-1 weight (absent with the
+   * JavaScript kernels), callable apart for benchmarks: `winograd4Applies(d)` is the choice.
+   */
+  readonly conv3x3?: { readonly direct: Conv2dFn; readonly winograd4: Conv2dFn };
 }
 
 let chosen: FastPrimitives | undefined;
@@ -31,8 +37,8 @@ export function fastPrimitives(): FastPrimitives {
     const g = new WasmGemm(heap, pins);
     // KILN_WINOGRAD=0 keeps constant 3×3 weights on the direct/im2col conv (benchmarks compare the two).
     const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-    const conv2d = env?.KILN_WINOGRAD === '0' ? wasmConv2d(heap, pins, () => false) : wasmConv2d(heap, pins);
-    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
+    const direct = wasmConv2d(heap, pins, () => false), conv2d = env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins);
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, conv3x3: { direct, winograd4: wasmWinograd4(heap, pins) }, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
   }
   return chosen;
 }
