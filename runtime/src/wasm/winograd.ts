@@ -5,7 +5,8 @@
 // call the image is copied into a zero border covering every 4×4 tile (padPlanes), then chunks of
 // tiles run input transform → 36 packed GEMMs → output transform with the epilogue (bias, relu;
 // folded BatchNorm arrives folded into the weight and bias). `winograd4Applies` is the measured
-// choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv.
+// choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv. It
+// runs on the calling thread only (conv.ts keeps products the GEMM splits over > 2 threads).
 // Invariant: results equal ir-spec's conv2dForward up to the transforms' float32 rounding
 // (F(4×4) loses ~1–2 more digits than the direct sum: tests/winograd*.test.ts bound it).
 
