@@ -134,7 +134,7 @@ export function winograd4OutputTiles(t0: i32, n: i32, Cout: i32, TH: i32, TWp: i
         outputRow(v128.load(q), v128.load(q + 6 * slabBytes), v128.load(q + 12 * slabBytes), v128.load(q + 18 * slabBytes),
           v128.load(q + 24 * slabBytes), v128.load(q + 30 * slabBytes), scratch + <usize>j * 64, 16);
       }
-      // … then along j for each row a: scratch[4 + a][b] (past the first 6·4 vectors).
+      // … then along j for each row a: row a's 4 vectors (pixel b) at scratch + 384 + 64a, past the 6×4 above.
       for (let a = 0; a < 4; a++) {
         const s = scratch + <usize>a * 16;
         outputRow(v128.load(s), v128.load(s, 64), v128.load(s, 128), v128.load(s, 192), v128.load(s, 256), v128.load(s, 320),
@@ -156,7 +156,7 @@ export function winograd4OutputTiles(t0: i32, n: i32, Cout: i32, TH: i32, TWp: i
           v128.store(dst, col(y0, y1, y2, y3, 0)); v128.store(dst, col(y0, y1, y2, y3, 1), 16);
           v128.store(dst, col(y0, y1, y2, y3, 2), 32); v128.store(dst, col(y0, y1, y2, y3, 3), 48);
         } else {
-          const tmp = scratch + 320;
+          const tmp = scratch + 320; // the j = 5 vectors, read already
           v128.store(tmp, col(y0, y1, y2, y3, 0)); v128.store(tmp, col(y0, y1, y2, y3, 1), 16);
           v128.store(tmp, col(y0, y1, y2, y3, 2), 32); v128.store(tmp, col(y0, y1, y2, y3, 3), 48);
           memory.copy(dst, tmp, <usize>left << 2);
