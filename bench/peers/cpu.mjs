@@ -3,7 +3,8 @@
 // (a subset by name), `--gap=ms` (pause before each timed run, default 20)). Rows: the seed
 // CNN at batch 1 and 32, an MLP 784-512-512-10 at batch 1 and 64, a small ResNet at batch 1 and
 // 16 (./cpu-models.mjs) — Kiln eager, the traced graph run by the runtime's CPU device at -O0,
-// -O2, and -O2 without its memory plan (every intermediate allocated per run, no arena) — then
+// -O2, -O2 without its memory plan (every intermediate allocated per run, no arena) and -O2 with
+// constant 3×3 weights kept off Winograd F(4×4, 3×3) (KILN_WINOGRAD=0) — then
 // each engine's peak RSS, Kiln's reported peak of intermediates with and without the arena, and
 // Kiln's matmul GFLOP/s (512³, 1024³) on 1 and 2 threads.
 // Invariants: every engine runs in its own child process (so peak RSS is per engine), the parent
@@ -24,19 +25,21 @@ const threads = arg('threads', 1), runs = arg('runs', 9), GAP_MS = arg('gap', 20
 /** `--models=a,b`: only the models whose name contains one of these (case-insensitive); default all. */
 const only = process.argv.find((a) => a.startsWith('--models='))?.split('=')[1]?.toLowerCase().split(',');
 // With --threads above 1, also Kiln -O2 on one thread, in the same sweep (does the second core help?).
-const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', ...(threads > 1 ? ['kiln-O2-1t'] : []), 'ort-wasm', 'tfjs-wasm', 'ort-node'];
+const ENGINES = ['kiln-eager', 'kiln-O0', 'kiln-O2', 'kiln-O2-no-plan', 'kiln-O2-no-winograd', ...(threads > 1 ? ['kiln-O2-1t'] : []), 'ort-wasm', 'tfjs-wasm', 'ort-node'];
 
 // ---- child: one engine --------------------------------------------------------------------
 
 /** The engine's runner per model: `load(name, weights)` then `run(name, x)` → flat output. */
 async function engine(kind) {
   if (kind.startsWith('kiln')) {
+    // Constant 3×3 weights on the direct/im2col conv instead of Winograd F(4×4, 3×3) (read when kiln loads).
+    if (kind === 'kiln-O2-no-winograd') process.env.KILN_WINOGRAD = '0';
     const { setNumThreads, getNumThreads } = await import('kiln');
     const { createModel } = await import('@kiln/runtime');
     const { LEVELS, runPipeline } = await import('@kiln/compiler');
     const { MODELS, eager, traceBatchDynamic } = await import('./cpu-models.mjs');
     setNumThreads(kind === 'kiln-O2-1t' ? 1 : threads);
-    const passes = { 'kiln-O0': LEVELS[0], 'kiln-O2': LEVELS[2], 'kiln-O2-1t': LEVELS[2], 'kiln-O2-no-plan': LEVELS[2].filter((p) => p !== 'plan-memory') }[kind];
+    const passes = { 'kiln-O0': LEVELS[0], 'kiln-O2': LEVELS[2], 'kiln-O2-1t': LEVELS[2], 'kiln-O2-no-winograd': LEVELS[2], 'kiln-O2-no-plan': LEVELS[2].filter((p) => p !== 'plan-memory') }[kind];
     const loaded = new Map();
     return {
       threads: getNumThreads(),
@@ -197,7 +200,7 @@ async function main() {
   const children = ENGINES.map(start);
   await Promise.all(children.map((c) => c.ready));
   const info = await Promise.all(children.map((c) => c.ask({ cmd: 'hello' })));
-  const label = (i) => ({ 'kiln-eager': 'Kiln eager', 'kiln-O0': 'Kiln -O0', 'kiln-O2': 'Kiln -O2', 'kiln-O2-no-plan': 'Kiln -O2, no plan', 'kiln-O2-1t': 'Kiln -O2, 1 thread' }[ENGINES[i]] ?? info[i].name);
+  const label = (i) => ({ 'kiln-eager': 'Kiln eager', 'kiln-O0': 'Kiln -O0', 'kiln-O2': 'Kiln -O2', 'kiln-O2-no-plan': 'Kiln -O2, no plan', 'kiln-O2-no-winograd': 'Kiln -O2, no Winograd', 'kiln-O2-1t': 'Kiln -O2, 1 thread' }[ENGINES[i]] ?? info[i].name);
   const col = (k) => ENGINES.indexOf(k);
   const results = [];
   const peaks = [];
@@ -246,19 +249,19 @@ async function main() {
 
   const ms = (v) => `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ms`;
   const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
-  console.log(`| model, batch | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager | no plan vs -O2 |${threads > 1 ? ` -O2 ${threads} threads vs 1 |` : ''}`);
-  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 6 + (threads > 1 ? 1 : 0))}`);
+  console.log(`| model, batch | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager | no plan vs -O2 | no Winograd vs -O2 |${threads > 1 ? ` -O2 ${threads} threads vs 1 |` : ''}`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 7 + (threads > 1 ? 1 : 0))}`);
   for (const { name, batch, med } of results) {
     const o2 = med[col('kiln-O2')];
-    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} |${threads > 1 ? ` ${ratio(med[col('kiln-O2-1t')], o2)} |` : ''}`);
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} | ${ratio(med[col('kiln-O2-no-plan')], o2)} | ${ratio(med[col('kiln-O2-no-winograd')], o2)} |${threads > 1 ? ` ${ratio(med[col('kiln-O2-1t')], o2)} |` : ''}`);
   }
   // CPU time of the engine's process per run (all its threads): on a loaded machine, where wall
   // time mostly measures waiting for a core, this is the steadier comparison (at --threads=1).
-  console.log(`\n| model, batch (CPU time per run) | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager |`);
-  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 5)}`);
+  console.log(`\n| model, batch (CPU time per run) | ${ENGINES.map((_, i) => label(i)).join(' | ')} | -O2 vs ort-web | -O2 vs tfjs-wasm | -O2 vs ort-node | -O2 vs -O0 | -O2 vs eager | no Winograd vs -O2 |`);
+  console.log(`| --- |${' ---: |'.repeat(ENGINES.length + 6)}`);
   for (const { name, batch, cpuMed: med } of results) {
     const o2 = med[col('kiln-O2')];
-    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} |`);
+    console.log(`| ${name}, ${batch} | ${med.map(ms).join(' | ')} | ${ratio(med[col('ort-wasm')], o2)} | ${ratio(med[col('tfjs-wasm')], o2)} | ${ratio(med[col('ort-node')], o2)} | ${ratio(med[col('kiln-O0')], o2)} | ${ratio(med[col('kiln-eager')], o2)} | ${ratio(med[col('kiln-O2-no-winograd')], o2)} |`);
   }
   const mib = (b) => (b / 2 ** 20).toFixed(1);
   console.log(`\n| engine | threads | peak RSS of its process (MiB) |\n| --- | ---: | ---: |`);

@@ -11,11 +11,13 @@
 // weight is the GEMM's A operand, read in place (OIHW rows are K-contiguous): a pinned weight (a
 // graph constant, or a block of one) is copied into the kernel memory once and kept (pinned.ts),
 // any other is copied per call. Invariant: same results as ir-spec's conv2dForward up to float32
-// rounding of the sums.
+// rounding of the sums. A pinned 3×3 stride-1 weight may run as Winograd F(4×4, 3×3) instead
+// (winograd.ts decides where).
 
 import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
-import type { WasmHeap } from './heap.js';
+import { getNumThreads, type WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
+import { wasmWinograd4, winograd4Applies } from './winograd.js';
 
 type ConvDims = Parameters<Conv2dFn>[3];
 
@@ -38,7 +40,8 @@ function tapOffsets(Cg: number, win: ConvDims['win'], plane: number, row: number
 /** Floats left readable past an image the direct kernel reads (a row's last columns read 8). */
 const SLACK = 8;
 
-export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
+/** `winograd4`: where a pinned weight runs as F(4×4, 3×3) (default: winograd.ts's measured rule). */
+export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = winograd4Applies): Conv2dFn {
   // Tap-offset tables by geometry, computed once (a model has a few); each call copies its
   // table into the kernel memory with the operands.
   const taps = new Map<string, Int32Array>();
@@ -48,7 +51,11 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
     if (t === undefined) taps.set(key, (t = tapOffsets(Cg, win, plane, row)));
     return t;
   };
+  const fast3x3 = wasmWinograd4(heap, pins);
   return (x, w, bias, d, epi) => {
+    // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster. It
+    // runs on one thread, so a product the GEMM would split over more than 2 threads stays there.
+    if (pins?.owner(w) && winograd4(d) && !(getNumThreads() > 2 && heap.wouldSplit(d.Cout * d.OH * d.OW * d.C * 9))) return fast3x3(x, w, bias, d, epi);
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);

@@ -35,6 +35,9 @@ export interface KernelExports {
   winogradInputTiles(N: number, C: number, H: number, W: number, pt: number, pl: number, TH: number, TW: number, TC: number, x: number, pad: number, V: number): void;
   winogradGradTiles(N: number, Cout: number, OH: number, OW: number, TH: number, TW: number, CT: number, gy: number, dM: number): void;
   adamStep(n: number, p: number, g: number, m: number, v: number, vmax: number, shrink: number, sign: number, l2: number, beta1: number, beta2: number, stepSize: number, bc2Sqrt: number, eps: number): void;
+  // runtime/wasm/winograd.ts (caller: runtime/src/wasm/winograd.ts)
+  winograd4Weights(Cout: number, C: number, w: number, U: number): void;
+  winograd4Conv(N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;
   // runtime/wasm/qgemm.ts (caller: runtime/src/wasm/qgemm.ts)
   qgemm(M: number, N: number, K: number, x: number, zp: number, w: number, acc: number): void;
 }

@@ -2,12 +2,13 @@
 // the engine has it (runtime/src/wasm/heap.ts decides), ir-spec's JavaScript loops otherwise.
 // Invariant: one instance per process, so every model and eager op share one kernel memory.
 
-import { REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
+import { REFERENCE_PRIMITIVES, type Conv2dFn, type CpuPrimitives } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 
 export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
+import { wasmWinograd4 } from './winograd.js';
 import { wasmOps } from './ops.js';
 import { wasmElementBody } from './fused.js';
 import { PinnedArrays } from './pinned.js';
@@ -22,6 +23,11 @@ export interface FastPrimitives extends CpuPrimitives {
    * ran (the rest ran on the calling thread) and workers started (all 0 where nothing splits).
    */
   threadStats(): { splitCalls: number; workerChunks: number; workersStarted: number };
+  /**
+   * The two kernels conv2d chooses between for a pinned 3×3 stride-1 weight (absent with the
+   * JavaScript kernels), callable apart for benchmarks: `winograd4Applies(d)` is the choice.
+   */
+  readonly conv3x3?: { readonly direct: Conv2dFn; readonly winograd4: Conv2dFn };
 }
 
 let chosen: FastPrimitives | undefined;
@@ -34,7 +40,10 @@ export function fastPrimitives(): FastPrimitives {
   } else {
     const pins = new PinnedArrays(heap);
     const g = new WasmGemm(heap, pins);
-    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap, pins), elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
+    // KILN_WINOGRAD=0 keeps constant 3×3 weights on the direct/im2col conv (benchmarks compare the two).
+    const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+    const direct = wasmConv2d(heap, pins, () => false), conv2d = env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins);
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, conv3x3: { direct, winograd4: wasmWinograd4(heap, pins) }, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
       threadStats: () => ({ splitCalls: heap.splitProducts, workerChunks: heap.workerChunks, workersStarted: heap.workersStarted }) };
   }
   return chosen;

@@ -1,0 +1,90 @@
+// conv2d as Winograd F(4×4, 3×3) in WebAssembly SIMD (kernels in runtime/wasm/winograd.ts) for
+// the runtime's 3×3, unit-stride, undilated, ungrouped convolutions with a constant (pinned)
+// weight: the weight's transform U = G g Gᵀ is made once per constant and view and kept in the
+// kernel memory (pinned.ts frees it with the constant), so the .tsgraph stays target-neutral; per
+// call the image is copied into a zero border covering every 4×4 tile (padPlanes), then chunks of
+// tiles run input transform → 36 packed GEMMs → output transform with the epilogue (bias, relu;
+// folded BatchNorm arrives folded into the weight and bias). `winograd4Applies` is the measured
+// choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv. It
+// runs on the calling thread only (conv.ts keeps products the GEMM splits over > 2 threads).
+// Invariant: results equal ir-spec's conv2dForward up to the transforms' float32 rounding
+// (F(4×4) loses ~1–2 more digits than the direct sum: tests/winograd*.test.ts bound it).
+
+import type { Conv2dFn } from '@kiln/ir-spec';
+import type { WasmHeap } from './heap.js';
+import type { PinnedArrays } from './pinned.js';
+
+type ConvDims = Parameters<Conv2dFn>[3];
+type ConvEpilogue = Parameters<Conv2dFn>[4];
+
+/** Bytes of the transforms' scratch block (runtime/wasm/winograd.ts WINOGRAD4_SCRATCH). */
+const SCRATCH = 48 * 16;
+/**
+ * Bytes of chunk scratch (V and M) to aim for, so they stay in L2 between the transforms and the
+ * GEMMs (measured on the seed CNN's conv2 and a 16-channel block: 2^18–2^19 alike, larger slower).
+ */
+const CHUNK_BYTES = 1 << 18;
+
+/** The shape conditions F(4×4, 3×3) needs at all. */
+export function winograd4Fits(d: ConvDims): boolean {
+  const w = d.win;
+  return w.kh === 3 && w.kw === 3 && w.sh === 1 && w.sw === 1 && w.dh === 1 && w.dw === 1 && d.G === 1;
+}
+
+/**
+ * Where F(4×4, 3×3) is chosen over the direct/im2col conv, from bench/winograd.mjs (one thread,
+ * CPU time, side by side): with fewer than 16 input or output channels the transforms cost more
+ * than the 4× fewer multiplications save (3→64 at 32×32: 0.8×; 8→8: ~1×); on narrow outputs
+ * (OW < 12) half of each row of 4 tiles is border, which only pays with C ≥ 64 (32→32 at 8×8:
+ * 0.77×, 64→64 at 8×8: 1.3×). Everywhere else measured 1.2–3× faster.
+ */
+export function winograd4Applies(d: ConvDims): boolean {
+  return winograd4Fits(d) && d.C >= 16 && d.Cout >= 16 && (d.OW >= 12 || d.C >= 64);
+}
+
+/** Tile geometry: TH tile rows, TWp tiles per row (a multiple of 4), the padded plane Hp×Wp. */
+export function winograd4Tiles(d: ConvDims): { TH: number; TWp: number; Hp: number; Wp: number } {
+  const TH = Math.ceil(d.OH / 4), TWp = Math.ceil(d.OW / 16) * 4;
+  return { TH, TWp, Hp: 4 * TH + 2, Wp: 4 * TWp + 4 };
+}
+
+/**
+ * The F(4×4, 3×3) conv2d over the kernel memory: `(x, w, bias, d, epi)` as Conv2dFn, for shapes
+ * with winograd4Fits. A weight the device pinned keeps its transform; any other is transformed
+ * per call.
+ */
+export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
+  const transform = (w: Float32Array, Cout: number, C: number): number => {
+    const src = heap.alloc(w.length * 4), U = heap.alloc(36 * Cout * C * 4);
+    heap.f32().set(w, src >> 2);
+    heap.k.winograd4Weights(Cout, C, src, U);
+    heap.free(src);
+    return U;
+  };
+  return (x, w, bias, d, epi?: ConvEpilogue) => {
+    if (!winograd4Fits(d)) throw new Error(`wasmWinograd4: needs a 3×3, stride-1, undilated, ungrouped conv (got ${JSON.stringify(d.win)}, groups ${d.G}); use conv2d`);
+    const { N, C, H, W, Cout, OH, OW, win } = d;
+    const k = heap.k;
+    const { TH, TWp, Hp, Wp } = winograd4Tiles(d);
+    const T = N * TH * TWp;
+    const Tc = Math.min(Math.ceil(T / 8) * 8, Math.max(8, Math.floor(CHUNK_BYTES / (36 * 4 * (C + Cout)) / 8) * 8));
+    const kept = pins?.form(w, `winograd4 ${Cout},${C}`, () => transform(w, Cout, C));
+    const U = kept ?? transform(w, Cout, C);
+    const out = N * Cout * OH * OW;
+    const xa = heap.alloc(x.length * 4), img = heap.alloc(N * C * Hp * Wp * 4);
+    const V = heap.alloc(36 * k.packedSize(C, Tc) * 4), M = heap.alloc(36 * Cout * Tc * 4);
+    const oa = heap.alloc(out * 4), ba = bias ? heap.alloc(Cout * 4) : 0, scratch = heap.alloc(SCRATCH);
+    try {
+      const f = heap.f32();
+      f.set(x, xa >> 2);
+      if (bias) f.set(bias, ba >> 2);
+      k.padPlanes(N * C, H, W, win.pt, win.pl, Hp, Wp, xa, img);
+      k.winograd4Conv(N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U, V, M, oa, ba, epi?.relu ? 1 : 0, scratch);
+      return heap.copyOutF32(oa, out, epi?.out);
+    } finally {
+      heap.free(xa); heap.free(img); heap.free(V); heap.free(M); heap.free(oa); heap.free(scratch);
+      if (bias) heap.free(ba);
+      if (kept === undefined) heap.free(U);
+    }
+  };
+}

@@ -1,0 +1,186 @@
+// AssemblyScript source of conv2d as Winograd F(4×4, 3×3) (JavaScript side:
+// runtime/src/wasm/winograd.ts): each 4×4 output tile is Aᵀ[(G g Gᵀ) ⊙ (Bᵀ d B)]A over a 6×6
+// input tile d, so a 3×3 unit-stride convolution becomes 36 GEMMs over the channels with 4×
+// fewer multiplications than the direct form.
+// Layouts: U [36][Cout][C] (transformed weights, the GEMMs' A operands, made once per constant
+// weight); tiles are numbered t = (n·TH + ty)·TWp + tx with TWp a multiple of 4 (tiles past the
+// image read its zero border and are never stored), so 4 consecutive tiles share one tile row
+// and one packed panel; per chunk of tiles, V [36] × gemm.ts's packed B layout of [C][tiles] and
+// M [36][Cout][tiles] (the products). ξ = 6i + j indexes a 6×6 transform position.
+// Invariant: no function writes memory other than its outputs and the chunk scratch it is
+// given; the input is read from a zero-bordered copy (padPlanes) of 4·TH + 2 rows of Wp ≥ 4·TWp
+// + 4 floats, so tiles need no bounds tests.
+
+import { gemmPacked, KC, packedSize } from './gemm';
+
+/**
+ * U[ξ][co][c] = (G g Gᵀ)[ξ] for every 3×3 filter g = w[co, c] (OIHW), computed in float64 and
+ * rounded once. G = [[¼, 0, 0], [−⅙, −⅙, −⅙], [−⅙, ⅙, −⅙], [1/24, 1/12, ⅙], [1/24, −1/12, ⅙], [0, 0, 1]].
+ */
+export function winograd4Weights(Cout: i32, C: i32, w: usize, U: usize): void {
+  const S = Cout * C, s = <usize>S << 2;
+  for (let f = 0; f < S; f++) {
+    const g = w + (<usize>(f * 9) << 2);
+    for (let i = 0; i < 6; i++) {
+      // Row i of G g (over the filter's columns j), then that row times Gᵀ.
+      const r0 = gRow(i, tap(g, 0), tap(g, 3), tap(g, 6)), r1 = gRow(i, tap(g, 1), tap(g, 4), tap(g, 7)), r2 = gRow(i, tap(g, 2), tap(g, 5), tap(g, 8));
+      const o = U + (<usize>(i * 6 * S + f) << 2);
+      for (let k = 0; k < 6; k++) store<f32>(o + <usize>k * s, <f32>gRow(k, r0, r1, r2));
+    }
+  }
+}
+
+@inline function tap(g: usize, k: i32): f64 {
+  return <f64>load<f32>(g + (<usize>k << 2));
+}
+
+/** Row i of G times (g0, g1, g2). */
+@inline function gRow(i: i32, g0: f64, g1: f64, g2: f64): f64 {
+  if (i == 0) return g0 / 4;
+  if (i == 1) return -(g0 + g1 + g2) / 6;
+  if (i == 2) return -(g0 - g1 + g2) / 6;
+  if (i == 3) return g0 / 24 + g1 / 12 + g2 / 6;
+  if (i == 4) return g0 / 24 - g1 / 12 + g2 / 6;
+  return g2;
+}
+
+/** Column s (0..3) of four consecutive 4-float vectors: lanes a[s], b[s], c[s], d[s] (a 4×4 transpose). */
+@inline function col(a: v128, b: v128, c: v128, d: v128, s: i32): v128 {
+  if (s == 0) return v128.shuffle<f32>(v128.shuffle<f32>(a, b, 0, 4, 1, 5), v128.shuffle<f32>(c, d, 0, 4, 1, 5), 0, 1, 4, 5);
+  if (s == 1) return v128.shuffle<f32>(v128.shuffle<f32>(a, b, 0, 4, 1, 5), v128.shuffle<f32>(c, d, 0, 4, 1, 5), 2, 3, 6, 7);
+  if (s == 2) return v128.shuffle<f32>(v128.shuffle<f32>(a, b, 2, 6, 3, 7), v128.shuffle<f32>(c, d, 2, 6, 3, 7), 0, 1, 4, 5);
+  return v128.shuffle<f32>(v128.shuffle<f32>(a, b, 2, 6, 3, 7), v128.shuffle<f32>(c, d, 2, 6, 3, 7), 2, 3, 6, 7);
+}
+
+/**
+ * Bᵀ applied to the 6 values d0..d5 (lanes: 4 tiles), result into scratch `dst` at stride
+ * `step` bytes. Bᵀ = [[4, 0, −5, 0, 1, 0], [0, −4, −4, 1, 1, 0], [0, 4, −4, −1, 1, 0],
+ * [0, −2, −1, 2, 1, 0], [0, 2, −1, −2, 1, 0], [0, 4, 0, −5, 0, 1]].
+ */
+@inline function inputRow(d0: v128, d1: v128, d2: v128, d3: v128, d4: v128, d5: v128, dst: usize, step: usize): void {
+  const four = f32x4.splat(4), five = f32x4.splat(5), two = f32x4.splat(2);
+  const a = f32x4.sub(d4, f32x4.mul(four, d2)), b = f32x4.sub(d3, f32x4.mul(four, d1));
+  const c = f32x4.sub(d4, d2), e = f32x4.mul(two, f32x4.sub(d3, d1));
+  v128.store(dst, f32x4.add(f32x4.sub(f32x4.mul(four, d0), f32x4.mul(five, d2)), d4));
+  v128.store(dst + step, f32x4.add(a, b));
+  v128.store(dst + 2 * step, f32x4.sub(a, b));
+  v128.store(dst + 3 * step, f32x4.add(c, e));
+  v128.store(dst + 4 * step, f32x4.sub(c, e));
+  v128.store(dst + 5 * step, f32x4.add(f32x4.sub(f32x4.mul(four, d1), f32x4.mul(five, d3)), d5));
+}
+
+/** Bytes of the scratch block the tile transforms take (one group's 6×6 vectors, and the output's 4×4 rows). */
+export const WINOGRAD4_SCRATCH: i32 = 48 * 16;
+
+/**
+ * V for tiles [t0, t0 + n) of the chunk (n a multiple of 4): slab ξ (packedSize(C, n) floats
+ * apart) holds (Bᵀ d B)[ξ] of tile t0 + l, channel c in gemm.ts's packed layout (K = C rows,
+ * l the column). `img` holds the N·C zero-bordered planes of Hp×Wp floats.
+ */
+export function winograd4InputTiles(t0: i32, n: i32, C: i32, TH: i32, TWp: i32, img: usize, Hp: i32, Wp: i32, V: usize, scratch: usize): void {
+  const slabBytes = <usize>packedSize(C, n) << 2, panels = (n + 7) >> 3;
+  const row = <usize>Wp << 2, plane = <usize>(Hp * Wp) << 2;
+  const per = TH * TWp;
+  for (let l = 0; l < n; l += 4) {
+    const t = t0 + l, img0 = t / per, r = t - img0 * per, ty = r / TWp, tx = r - ty * TWp;
+    let src = img + <usize>(img0 * C) * plane + (<usize>(4 * ty * Wp + 4 * tx) << 2);
+    for (let c = 0; c < C; c++, src += plane) {
+      // Rows: Bᵀ along x of each of the 6 input rows (a 4×4 transpose gives columns s across the 4 tiles).
+      for (let y = 0; y < 6; y++) {
+        const p = src + <usize>y * row;
+        const v0 = v128.load(p), v1 = v128.load(p, 16), v2 = v128.load(p, 32), v3 = v128.load(p, 48), v4 = v128.load(p, 64);
+        inputRow(col(v0, v1, v2, v3, 0), col(v0, v1, v2, v3, 1), col(v0, v1, v2, v3, 2), col(v0, v1, v2, v3, 3),
+          col(v1, v2, v3, v4, 0), col(v1, v2, v3, v4, 1), scratch + <usize>y * 16, 96);
+      }
+      // Columns: Bᵀ along y of each j, into the packed slabs at (c, l..l+3).
+      const k0 = (c / KC) * KC, kb = min(KC, C - k0);
+      const at = V + (<usize>(k0 * panels * 8 + (l >> 3) * kb * 8 + (c - k0) * 8 + (l & 7)) << 2);
+      for (let j = 0; j < 6; j++) {
+        const s = scratch + <usize>j * 96;
+        inputRow(v128.load(s), v128.load(s, 16), v128.load(s, 32), v128.load(s, 48), v128.load(s, 64), v128.load(s, 80),
+          scratch + <usize>j * 96, 16);
+      }
+      // scratch[j][i] now holds V[6i + j]: scatter into the slabs.
+      for (let j = 0; j < 6; j++) {
+        for (let i = 0; i < 6; i++) v128.store(at + <usize>(6 * i + j) * slabBytes, v128.load(scratch + <usize>(j * 96 + i * 16)));
+      }
+    }
+  }
+}
+
+/** Aᵀ = [[1, 1, 1, 1, 1, 0], [0, 1, −1, 2, −2, 0], [0, 1, 1, 4, 4, 0], [0, 1, −1, 8, −8, 1]] on m0..m5 into dst at stride `step`. */
+@inline function outputRow(m0: v128, m1: v128, m2: v128, m3: v128, m4: v128, m5: v128, dst: usize, step: usize): void {
+  const p = f32x4.add(m1, m2), q = f32x4.sub(m1, m2), s = f32x4.add(m3, m4), u = f32x4.sub(m3, m4);
+  v128.store(dst, f32x4.add(f32x4.add(m0, p), s));
+  v128.store(dst + step, f32x4.add(q, f32x4.mul(f32x4.splat(2), u)));
+  v128.store(dst + 2 * step, f32x4.add(p, f32x4.mul(f32x4.splat(4), s)));
+  v128.store(dst + 3 * step, f32x4.add(f32x4.add(q, f32x4.mul(f32x4.splat(8), u)), m5));
+}
+
+/**
+ * out[img, co, 4ty + a, 4tx + b] = act((Aᵀ m A)[a][b] + bias[co]) for tiles [t0, t0 + n) from M
+ * (slab ξ at ξ·Cout·n floats, [Cout][n]); the parts of tiles past OH×OW are not stored. bias = 0:
+ * none; relu != 0: max(·, 0) with NaN kept.
+ */
+export function winograd4OutputTiles(t0: i32, n: i32, Cout: i32, TH: i32, TWp: i32, OH: i32, OW: i32, M: usize, out: usize, bias: usize, relu: i32, scratch: usize): void {
+  const slabBytes = <usize>(Cout * n) << 2, per = TH * TWp, zero = f32x4.splat(0);
+  for (let co = 0; co < Cout; co++) {
+    const bv = f32x4.splat(bias != 0 ? load<f32>(bias + (<usize>co << 2)) : 0);
+    for (let l = 0; l < n; l += 4) {
+      const m = M + (<usize>(co * n + l) << 2);
+      // Aᵀ along i for each column j: scratch[j][a].
+      for (let j = 0; j < 6; j++) {
+        const q = m + <usize>j * slabBytes;
+        outputRow(v128.load(q), v128.load(q + 6 * slabBytes), v128.load(q + 12 * slabBytes), v128.load(q + 18 * slabBytes),
+          v128.load(q + 24 * slabBytes), v128.load(q + 30 * slabBytes), scratch + <usize>j * 64, 16);
+      }
+      // … then along j for each row a: row a's 4 vectors (pixel b) at scratch + 384 + 64a, past the 6×4 above.
+      for (let a = 0; a < 4; a++) {
+        const s = scratch + <usize>a * 16;
+        outputRow(v128.load(s), v128.load(s, 64), v128.load(s, 128), v128.load(s, 192), v128.load(s, 256), v128.load(s, 320),
+          scratch + 384 + <usize>a * 64, 16);
+      }
+      const t = t0 + l, img0 = t / per, r = t - img0 * per, ty = r / TWp, tx = r - ty * TWp;
+      const oy0 = 4 * ty, ox0 = 4 * tx;
+      if (ox0 >= OW) continue;
+      const plane = out + (<usize>((img0 * Cout + co) * OH * OW) << 2);
+      for (let a = 0; a < 4 && oy0 + a < OH; a++) {
+        const s = scratch + 384 + <usize>a * 64;
+        let y0 = f32x4.add(v128.load(s), bv), y1 = f32x4.add(v128.load(s, 16), bv);
+        let y2 = f32x4.add(v128.load(s, 32), bv), y3 = f32x4.add(v128.load(s, 48), bv);
+        if (relu != 0) { y0 = f32x4.max(y0, zero); y1 = f32x4.max(y1, zero); y2 = f32x4.max(y2, zero); y3 = f32x4.max(y3, zero); }
+        // Lane L of y_b is pixel b of tile L: transposed, each vector is one tile's 4 pixels.
+        const dst = plane + (<usize>((oy0 + a) * OW + ox0) << 2);
+        const left = OW - ox0;
+        if (left >= 16) {
+          v128.store(dst, col(y0, y1, y2, y3, 0)); v128.store(dst, col(y0, y1, y2, y3, 1), 16);
+          v128.store(dst, col(y0, y1, y2, y3, 2), 32); v128.store(dst, col(y0, y1, y2, y3, 3), 48);
+        } else {
+          const tmp = scratch + 320; // the j = 5 vectors, read already
+          v128.store(tmp, col(y0, y1, y2, y3, 0)); v128.store(tmp, col(y0, y1, y2, y3, 1), 16);
+          v128.store(tmp, col(y0, y1, y2, y3, 2), 32); v128.store(tmp, col(y0, y1, y2, y3, 3), 48);
+          memory.copy(dst, tmp, <usize>left << 2);
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The whole convolution over T = N·TH·TWp tiles, in chunks of Tc (a multiple of 8): per chunk
+ * the input tiles (V), the 36 products M_ξ = U_ξ·V_ξ (gemm.ts's micro-kernel) and the output
+ * tiles with the epilogue. V and M are scratch for one chunk (36·packedSize(C, Tc) and
+ * 36·Cout·Tc floats), `scratch` WINOGRAD4_SCRATCH bytes.
+ */
+export function winograd4Conv(N: i32, C: i32, Cout: i32, OH: i32, OW: i32, TH: i32, TWp: i32, Tc: i32, img: usize, Hp: i32, Wp: i32, U: usize, V: usize, M: usize, out: usize, bias: usize, relu: i32, scratch: usize): void {
+  const T = N * TH * TWp, uSlab = <usize>(Cout * C) << 2;
+  for (let t0 = 0; t0 < T; t0 += Tc) {
+    const n = min(Tc, T - t0);
+    winograd4InputTiles(t0, n, C, TH, TWp, img, Hp, Wp, V, scratch);
+    const vSlab = <usize>packedSize(C, n) << 2, mSlab = <usize>(Cout * n) << 2, panels = (n + 7) >> 3;
+    for (let xi = 0; xi < 36; xi++) {
+      gemmPacked(0, Cout, 0, panels, n, C, U + <usize>xi * uSlab, C, V + <usize>xi * vSlab, M + <usize>xi * mSlab, n, 0);
+    }
+    winograd4OutputTiles(t0, n, Cout, TH, TWp, OH, OW, M, out, bias, relu, scratch);
+  }
+}
