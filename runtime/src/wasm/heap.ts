@@ -36,6 +36,8 @@ export interface KernelExports {
   adamStep(n: number, p: number, g: number, m: number, v: number, vmax: number, shrink: number, sign: number, l2: number, beta1: number, beta2: number, stepSize: number, bc2Sqrt: number, eps: number): void;
   // runtime/wasm/qgemm.ts (caller: runtime/src/wasm/qgemm.ts)
   qgemm(M: number, N: number, K: number, x: number, zp: number, w: number, acc: number): void;
+  // runtime/wasm/depthwise.ts (caller: runtime/src/wasm/depthwise.ts)
+  depthwiseConv2d(N: number, C: number, H: number, W: number, M: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, w: number, bias: number, relu: number, scratch: number, out: number): void;
 }
 
 const ALIGN = 64;

@@ -8,6 +8,7 @@ import { wasmKernels } from './heap.js';
 export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
+import { wasmDepthwiseConv2d } from './depthwise.js';
 import { wasmOps } from './ops.js';
 import { wasmElementBody } from './fused.js';
 import { PinnedArrays } from './pinned.js';
@@ -29,7 +30,7 @@ export function fastPrimitives(): FastPrimitives {
   } else {
     const pins = new PinnedArrays(heap);
     const g = new WasmGemm(heap, pins);
-    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmConv2d(heap, pins), elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d: wasmDepthwiseConv2d(heap, pins, wasmConv2d(heap, pins)), elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d) };
   }
   return chosen;
 }
