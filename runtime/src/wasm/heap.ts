@@ -37,6 +37,8 @@ export interface KernelExports {
   // runtime/wasm/qgemm.ts (caller: runtime/src/wasm/qgemm.ts)
   qgemm(M: number, N: number, K: number, x: number, zp: number, w: number, acc: number): void;
   // runtime/wasm/depthwise.ts (caller: runtime/src/wasm/depthwise.ts)
+  // runtime/wasm/math.ts (caller: runtime/src/wasm/math.ts)
+  mathF32(fn: number, n: number, x: number, out: number): void;
   depthwiseConv2d(N: number, C: number, H: number, W: number, M: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, w: number, bias: number, relu: number, scratch: number, out: number): void;
 }
 
