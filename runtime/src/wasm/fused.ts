@@ -1,10 +1,11 @@
 // The WebAssembly element body of fused_elementwise (kernel in runtime/wasm/fused.ts) behind
 // ir-spec's ElementBodyFn: a body whose nodes are all float32 add/sub/mul/div/maximum/minimum/
-// neg/relu/abs or literals is compiled once into a register program (cached per Block), its
+// neg/relu/abs/exp/sigmoid/tanh or literals is compiled once into a register program (cached per Block), its
 // inputs copied into the kernel memory, run block by block in SIMD and the result copied into the
 // node's destination. Any other body, or fewer than MIN_ELEMENTS elements, returns false and
 // runs ir-spec's JavaScript loop. Invariant: each instruction is one float32 operation per lane,
-// so results equal the reference up to the float32 rounding of each body node.
+// so results equal the reference up to the float32 rounding of each body node (exp, sigmoid and
+// tanh: within 2 ulp of it, runtime/wasm/lib/expf.ts).
 
 import type { Block, ElementBodyFn, Value } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
@@ -14,6 +15,7 @@ import { MIN_ELEMENTS } from './elementwise.js';
 const CODES = new Map<string, [code: number, arity: number]>([
   ['add', [0, 2]], ['sub', [1, 2]], ['mul', [2, 2]], ['div', [3, 2]], ['maximum', [4, 2]], ['minimum', [5, 2]],
   ['neg', [6, 1]], ['relu', [7, 1]], ['abs', [8, 1]],
+  ['exp', [9, 1]], ['sigmoid', [10, 1]], ['tanh', [11, 1]],
 ]);
 /** Floats per block of the kernel (a temporary or constant register holds one block). */
 const BLOCK = 256;
