@@ -11,7 +11,7 @@ import { conv2dForward, conv2dWeightGrad } from './conv.js';
 export { applyConvEpilogue, type ConvEpilogue } from './conv.js';
 import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
-import { batchNormAffine, batchNormStats } from './norm.js';
+import { batchNormAffine, batchNormBackward, batchNormStats } from './norm.js';
 import { maxPool } from './pool.js';
 import { adamStep } from './adam.js';
 import { qgemm } from './quant.js';
@@ -66,6 +66,8 @@ export interface CpuPrimitives {
   readonly sum: SumFn;
   readonly batchNormStats: typeof batchNormStats;
   readonly batchNormAffine: typeof batchNormAffine;
+  /** batch_norm's backward (layer norm's too): dx in place, [dweight, dbias] returned (see kernels/norm.ts). */
+  readonly batchNormBackward: typeof batchNormBackward;
   /** max_pool2d's windows over N·C planes, values and winner offsets (see kernels/pool.ts). */
   readonly maxPool: typeof maxPool;
   /** One parameter's Adam/AdamW update in place (packages/core's optimizers). */
@@ -85,6 +87,7 @@ export const REFERENCE_PRIMITIVES: CpuPrimitives = {
   sum: (src, shape, dims, out) => reduceSum(src, planReduce(shape, dims), out),
   batchNormStats,
   batchNormAffine,
+  batchNormBackward,
   maxPool,
   adamStep,
   qgemm,

@@ -39,6 +39,8 @@ export interface KernelExports {
   // runtime/wasm/depthwise.ts (caller: runtime/src/wasm/depthwise.ts)
   // runtime/wasm/math.ts (caller: runtime/src/wasm/math.ts)
   mathF32(fn: number, n: number, x: number, out: number): void;
+  // runtime/wasm/norm-backward.ts (caller: runtime/src/wasm/norm-backward.ts)
+  batchNormBackward(N: number, C: number, inner: number, g: number, x: number, mean: number, variance: number, weight: number, relu: number, eps: number, dx: number, dw: number, db: number): void;
   depthwiseConv2d(N: number, C: number, H: number, W: number, M: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, w: number, bias: number, relu: number, scratch: number, out: number): void;
 }
 
