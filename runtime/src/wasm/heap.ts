@@ -41,6 +41,8 @@ export interface KernelExports {
   mathF32(fn: number, n: number, x: number, out: number): void;
   // runtime/wasm/norm-backward.ts (caller: runtime/src/wasm/norm-backward.ts)
   batchNormBackward(N: number, C: number, inner: number, g: number, x: number, mean: number, variance: number, weight: number, relu: number, eps: number, dx: number, dw: number, db: number): void;
+  // runtime/wasm/extreme.ts (caller: runtime/src/wasm/extreme.ts)
+  extremeF32(max: number, K0: number, R1: number, K1: number, R2: number, x: number, out: number): void;
   depthwiseConv2d(N: number, C: number, H: number, W: number, M: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, w: number, bias: number, relu: number, scratch: number, out: number): void;
 }
 
