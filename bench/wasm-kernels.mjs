@@ -2,15 +2,16 @@
 // process, through the op entries (the same call the runtime and eager dispatch make, with and
 // without the device's primitives): depthwise conv2d (MobileNet-like layers), e^x/sigmoid/tanh,
 // softmax and logSoftmax as eager mode composes them (amax, sub, exp, sum, div/log) along the last
-// and a middle dim, layer norm (batch_norm_stats + batch_norm over [1, rows, D]) and an LSTM and a
+// and a middle dim, layer norm (batch_norm_stats + batch_norm over [1, rows, D]) and its backward
+// (batch_norm_backward, also batch norm's training gradient), and an LSTM and a
 // GRU cell's gate math after the GEMMs (eager ops, and the fused_elementwise body a graph runs).
-// Each row prints the median ms of both, timed in interleaved pairs, and the median of the pairs'
-// ratios JS/wasm (> 1: the WebAssembly kernel is faster). Run `npm run build` first, then `node bench/wasm-kernels.mjs [--quick]`.
+// Each row prints the median CPU ms per call of both, timed in interleaved pairs, and the median
+// of the pairs' ratios JS/wasm (> 1: the WebAssembly kernel is faster). Run `npm run build` first, then `node bench/wasm-kernels.mjs [--quick]`.
 
 import os from 'node:os';
 import { getOp, programToBody } from '@kiln/ir-spec';
 import { fastPrimitives } from '@kiln/runtime';
-import { isMain, seededValues, summarize, timeRuns } from './stats.mjs';
+import { isMain, seededValues, summarize } from './stats.mjs';
 
 const t = (shape, seed, scale = 1) => {
   const data = seededValues(shape.reduce((a, d) => a * d, 1), seed);
@@ -48,6 +49,17 @@ function gruGates([xr, xz, xn, hr, hz, hn, h], prims) {
 // The same LSTM cell state update as one fused_elementwise body (what -O2's fusion makes of it): c2 from i, f, g, c.
 const LSTM_C_BODY = programToBody([['sigmoid', 'x1'], ['mul', 't0', 'x3'], ['sigmoid', 'x0'], ['tanh', 'x2'], ['mul', 't2', 't3'], ['add', 't1', 't4']], 4);
 
+/**
+ * CPU time of one call in ms (this process, user + system): on a machine shared with other jobs,
+ * wall time mostly measures waiting for a core. Every kernel here runs on the calling thread.
+ */
+function cpuMs(fn) {
+  const t0 = process.cpuUsage();
+  fn();
+  const d = process.cpuUsage(t0);
+  return (d.user + d.system) / 1000;
+}
+
 function rows(quick) {
   const prims = fastPrimitives();
   const dw = (N, C, H, s, M = 1) => {
@@ -57,6 +69,9 @@ function rows(quick) {
   const x1 = t([64, 1000], 4, 8), x3 = t([8, 1000, 16], 5, 8), ln = t([1, 256, 768], 6);
   const gates = (B, H, k, seed) => Array.from({ length: k }, (_, j) => t([B, H], seed + j, 3));
   const lstm = gates(32, 256, 5, 10), gru = gates(32, 256, 7, 20);
+  const [lnMean, lnVar] = getOp('batch_norm_stats').cpu([ln], {});
+  const lnGrad = t([1, 256, 768], 7), bn = t([32, 16, 32, 32], 8), bnGrad = t([32, 16, 32, 32], 9), [bnMean, bnVar] = getOp('batch_norm_stats').cpu([bn], {});
+  const bnBackward = (x, g, m, v, w, p) => getOp('batch_norm_backward').cpu([g, x, m, v, w, null], { eps: 1e-5 }, p ? { prims: p } : undefined)[0];
   return [
     dw(1, 32, 112, 1), dw(1, 64, 112, 2), dw(1, 128, 56, 1), dw(1, 256, 28, 2), dw(8, 64, 32, 1), dw(1, 32, 56, 1, 2),
     ['exp [64, 1000]', (p) => op('exp', [x1], {}, p)],
@@ -65,7 +80,10 @@ function rows(quick) {
     ['softmax [64, 1000] dim -1', (p) => softmax(x1, 1, false, p)],
     ['logSoftmax [64, 1000] dim -1', (p) => softmax(x1, 1, true, p)],
     ['softmax [8, 1000, 16] dim 1', (p) => softmax(x3, 1, false, p)],
+    ['amax [64, 1000] dim -1', (p) => op('amax', [x1], { dim: [1], keepdim: true }, p)],
     ['layer norm [256, 768] (stats + normalize)', (p) => layerNorm(ln, p)],
+    ['layer norm backward [256, 768] (batch_norm_backward)', (p) => bnBackward(ln, lnGrad, lnMean, lnVar, null, p)],
+    ['batch norm backward [32, 16, 32, 32]', (p) => bnBackward(bn, bnGrad, bnMean, bnVar, t([16], 10), p)],
     ['LSTM cell gates [32, 256] (eager ops)', (p) => lstmGates(lstm, p)],
     ['LSTM cell state as one fused_elementwise [32, 256]', (p) => op('fused_elementwise', [lstm[0], lstm[1], lstm[2], lstm[4]], {}, p, [LSTM_C_BODY])],
     ['GRU cell gates [32, 256] (eager ops)', (p) => gruGates(gru, p)],
@@ -76,8 +94,7 @@ function rows(quick) {
     const js = [], wasm = [], ratio = [];
     const pairs = quick ? 3 : 25;
     for (let r = 0; r < pairs; r++) {
-      const [a] = timeRuns(() => run(undefined), { warmup: 0, minRuns: 1, maxRuns: 1, budgetMs: 0 });
-      const [b] = timeRuns(() => run(prims), { warmup: 0, minRuns: 1, maxRuns: 1, budgetMs: 0 });
+      const a = cpuMs(() => run(undefined)), b = cpuMs(() => run(prims));
       js.push(a); wasm.push(b); ratio.push(a / b);
     }
     return { name, js: summarize(js).median, wasm: summarize(wasm).median, ratio: summarize(ratio).median };
@@ -87,6 +104,6 @@ function rows(quick) {
 if (isMain(import.meta.url)) {
   const quick = process.argv.includes('--quick');
   console.log(`CPU kernels: ${fastPrimitives().kind}; node ${process.version}; ${os.availableParallelism()} cores; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  console.log('| kernel | JS ms | wasm ms | JS/wasm |\n| --- | ---: | ---: | ---: |');
+  console.log('| kernel | JS CPU ms | wasm CPU ms | JS/wasm |\n| --- | ---: | ---: | ---: |');
   for (const r of rows(quick)) console.log(`| ${r.name} | ${r.js.toFixed(3)} | ${r.wasm.toFixed(3)} | ${r.ratio.toFixed(2)}× |`);
 }
