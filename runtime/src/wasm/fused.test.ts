@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { getOp, programToBody, type CpuTensor, type LegacyInstruction } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { MIN_ELEMENTS } from './elementwise.js';
+import { MIN_MATH_ELEMENTS } from './math.js';
 import { fastPrimitives } from './primitives.js';
 import { randomFloats } from './test-helpers.js';
 
@@ -90,6 +91,10 @@ describe('WebAssembly fused_elementwise body', () => {
     expect(body(programToBody([['add', 'x0', 'x1'], ['log', 't0']], 2), big, out, 4099)).toBe(false);
     const small = big.map((d) => d.slice(0, MIN_ELEMENTS - 1));
     expect(body(programToBody([['add', 'x0', 'x1']], 2), small, out.subarray(0, MIN_ELEMENTS - 1), MIN_ELEMENTS - 1)).toBe(false);
+    // A body with e^x, sigmoid or tanh takes the kernel from MIN_MATH_ELEMENTS.
+    const few = big.map((d) => d.slice(0, MIN_MATH_ELEMENTS));
+    expect(body(programToBody([['add', 'x0', 'x1'], ['tanh', 't0']], 2), few, out.subarray(0, MIN_MATH_ELEMENTS), MIN_MATH_ELEMENTS)).toBe(true);
+    expect(body(programToBody([['add', 'x0', 'x1'], ['tanh', 't0']], 2), few.map((d) => d.slice(1)), out.subarray(1, MIN_MATH_ELEMENTS), MIN_MATH_ELEMENTS - 1)).toBe(false);
     // A fallback body through the op still matches the reference exactly.
     const ins = [tensorOf([3, 19, 13, 11], 5), tensorOf([3, 19, 13, 11], 6)];
     const program: LegacyInstruction[] = [['add', 'x0', 'x1'], ['sqrt', 't0']];
