@@ -4,13 +4,18 @@
 // (addresses that advance with the block) or a temporary/constant block (fixed addresses).
 // Invariant: each instruction is one IEEE float32 operation per lane, so a body of one arithmetic
 // node (add, sub, mul, div) equals ir-spec's double-precision loop rounded once; a longer body
-// differs from it only by the float32 rounding of each intermediate.
+// differs from it only by the float32 rounding of each intermediate (and exp/sigmoid/tanh by
+// their ≤ 2 ulp, runtime/wasm/lib/expf.ts).
+
+import { expV, sigmoidV, tanhV } from './lib/expf';
 
 /** Floats per block: a few temporaries of 1 KiB stay in L1. */
 const BLOCK: i32 = 256;
 
 /** Instruction codes (runtime/src/wasm/fused.ts keeps the same table). */
 const ADD = 0, SUB = 1, MUL = 2, DIV = 3, MAX = 4, MIN = 5, NEG = 6, RELU = 7, ABS = 8;
+/** e^x, sigmoid and tanh (lib/expf.ts: within 2 ulp of the correctly rounded value, not one IEEE operation). */
+const EXP = 9, SIGMOID = 10, TANH = 11;
 
 /** One instruction over `bytes` bytes of each register (the op chosen once, outside the loop). */
 function step(op: i32, pd: usize, pa: usize, pb: usize, bytes: usize): void {
@@ -29,6 +34,9 @@ function step(op: i32, pd: usize, pa: usize, pb: usize, bytes: usize): void {
       for (; k < bytes; k += 16) { const x = v128.load(pa + k); v128.store(pd + k, v128.andnot(x, f32x4.lt(x, zero))); }
       break;
     }
+    case EXP: for (; k < bytes; k += 16) v128.store(pd + k, expV(v128.load(pa + k))); break;
+    case SIGMOID: for (; k < bytes; k += 16) v128.store(pd + k, sigmoidV(v128.load(pa + k))); break;
+    case TANH: for (; k < bytes; k += 16) v128.store(pd + k, tanhV(v128.load(pa + k))); break;
     default: for (; k < bytes; k += 16) v128.store(pd + k, f32x4.abs(v128.load(pa + k)));
   }
 }

@@ -36,3 +36,34 @@ export function batchNormAffine(x: Float32Array, N: number, C: number, inner: nu
   }
   return out;
 }
+
+/**
+ * batch_norm's backward from grad_output g (masked to relu_output > 0 when `relu` is given):
+ * writes dx into `dx` and returns [dweight, dbias]. Per channel, in float64: Σg and Σg·(x − mean),
+ * then dx = g·A + x·B + D with A = w·invstd, B = −A·invstd²·Σg(x − mean)/n, D = −A·Σg/n − B·mean
+ * (the three terms of dx: direct, through mean, through var).
+ */
+export function batchNormBackward(
+  G: Float32Array, X: Float32Array, M: ArrayLike<number>, V: ArrayLike<number>, Wd: ArrayLike<number> | undefined, R: Float32Array | undefined,
+  N: number, C: number, inner: number, eps: number, dx: Float32Array,
+): [Float32Array, Float32Array] {
+  const n = N * inner;
+  const dw = new Float32Array(C), db = new Float32Array(C);
+  for (let c = 0; c < C; c++) {
+    const m = M[c];
+    let sg = 0, sgx = 0;
+    for (let i = 0; i < N; i++) {
+      if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { const gv = R[o] > 0 ? G[o] : 0; sg += gv; sgx += gv * (X[o] - m); }
+      else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { sg += G[o]; sgx += G[o] * (X[o] - m); }
+    }
+    const invstd = 1 / Math.sqrt(V[c] + eps);
+    const A = (Wd ? Wd[c] : 1) * invstd, B = (-A * invstd * invstd * sgx) / n, D = (-A * sg) / n - B * m;
+    for (let i = 0; i < N; i++) {
+      if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = (R[o] > 0 ? G[o] : 0) * A + X[o] * B + D;
+      else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = G[o] * A + X[o] * B + D;
+    }
+    dw[c] = sgx * invstd;
+    db[c] = sg;
+  }
+  return [dw, db];
+}

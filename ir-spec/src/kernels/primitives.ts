@@ -11,8 +11,8 @@ import { conv2dForward, conv2dWeightGrad } from './conv.js';
 export { applyConvEpilogue, type ConvEpilogue } from './conv.js';
 export { applyGemmEpilogue, type GemmEpilogue } from './gemm.js';
 import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
-import { planReduce, reduceSum } from './reduce.js';
-import { batchNormAffine, batchNormStats } from './norm.js';
+import { planReduce, reduceExtreme, reduceSum } from './reduce.js';
+import { batchNormAffine, batchNormBackward, batchNormStats } from './norm.js';
 import { maxPool } from './pool.js';
 import { adamStep } from './adam.js';
 import { qgemm } from './quant.js';
@@ -43,6 +43,8 @@ export type MapUnaryFn = (op: string, ...args: Parameters<typeof mapUnary>) => R
 export type MapTernaryFn = (op: string, ...args: Parameters<typeof mapTernary>) => ReturnType<typeof mapTernary>;
 /** out = Σ of a dense tensor `src` of `shape` over `dims` (sorted, distinct), accumulated in float64. */
 export type SumFn = (src: TypedArray, shape: readonly number[], dims: readonly number[], out: TypedArray) => void;
+/** out = max (or min) of a dense tensor `src` of `shape` over `dims` (sorted, distinct, none empty); NaN propagates (amax/amin). */
+export type ExtremeFn = (src: TypedArray, shape: readonly number[], dims: readonly number[], out: TypedArray, max: boolean) => void;
 
 /** conv2d's weight gradient dW [Cout, C/G, kh, kw] from x and the output gradient gy (see kernels/conv.ts). */
 export type Conv2dWeightGradFn = (x: Float32Array, gy: Float32Array, d: Parameters<Conv2dFn>[3]) => Float32Array;
@@ -65,8 +67,11 @@ export interface CpuPrimitives {
   readonly mapUnary: MapUnaryFn;
   readonly mapTernary: MapTernaryFn;
   readonly sum: SumFn;
+  readonly extreme: ExtremeFn;
   readonly batchNormStats: typeof batchNormStats;
   readonly batchNormAffine: typeof batchNormAffine;
+  /** batch_norm's backward (layer norm's too): dx in place, [dweight, dbias] returned (see kernels/norm.ts). */
+  readonly batchNormBackward: typeof batchNormBackward;
   /** max_pool2d's windows over N·C planes, values and winner offsets (see kernels/pool.ts). */
   readonly maxPool: typeof maxPool;
   /** One parameter's Adam/AdamW update in place (packages/core's optimizers). */
@@ -84,8 +89,10 @@ export const REFERENCE_PRIMITIVES: CpuPrimitives = {
   mapUnary: (_op, ...args) => mapUnary(...args),
   mapTernary: (_op, ...args) => mapTernary(...args),
   sum: (src, shape, dims, out) => reduceSum(src, planReduce(shape, dims), out),
+  extreme: (src, shape, dims, out, max) => reduceExtreme(src, planReduce(shape, dims), out, max),
   batchNormStats,
   batchNormAffine,
+  batchNormBackward,
   maxPool,
   adamStep,
   qgemm,

@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { defineOp } from '../op-def.js';
 import { normDim, normDims, numel, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
 import { allocate, type DType } from '../dtype.js';
-import { argExtreme, cumsumKernel, planReduce, reduceExtreme, reduceProd } from '../kernels/reduce.js';
+import { argExtreme, cumsumKernel, planReduce, reduceProd } from '../kernels/reduce.js';
 import { primitivesOf } from '../kernels/primitives.js';
 import { splitAt } from '../kernels/strided.js';
 import type { GradBuilder } from '../grad-builder.js';
@@ -59,14 +59,14 @@ function defineExtreme(name: 'amax' | 'amin', max: boolean) {
     name, doc: `${max ? 'maximum' : 'minimum'} over dims (NaN propagates); ties share the gradient evenly`,
     inputs: ['x'], attrs: reduceAttrs,
     infer([x], { dim, keepdim }) { return [reducedType(name, x, dim, keepdim)]; },
-    cpu([x], { dim, keepdim }) {
+    cpu([x], { dim, keepdim }, ctx) {
       const t = reducedType(name, x, dim, keepdim);
-      const plan = planReduce(x!.shape, normDims(name, dim, x!.shape.length));
-      if (plan.redSize === 0 && plan.outSize > 0) {
+      const dims = normDims(name, dim, x!.shape.length), outSize = numel(t.shape as number[]);
+      if (dims.some((d) => x!.shape[d] === 0) && outSize > 0) {
         throw new OpError(name, `cannot reduce an empty dimension of shape ${fmtShape(x!.shape)} (dim ${JSON.stringify(dim)}): there is no identity for ${name}`);
       }
-      const out = allocate(t.dtype, plan.outSize);
-      reduceExtreme(x!.data, plan, out, max);
+      const out = allocate(t.dtype, outSize);
+      if (outSize > 0) primitivesOf(ctx).extreme(x!.data, x!.shape, dims, out, max);
       return [{ data: out, shape: t.shape as number[], dtype: t.dtype }];
     },
     grad: {

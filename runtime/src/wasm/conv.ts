@@ -7,7 +7,8 @@
 // count, so neither do the results); bias and relu are applied in one
 // pass over the output while it is still in the kernel memory (convEpilogue), which is then copied
 // once into the epilogue's destination (an arena slot) or a fresh array. Convolutions with
-// fewer than 4 output channels per group (depthwise) or too little work stay in JavaScript. The
+// fewer than 4 output channels per group or too little work stay in JavaScript (depthwise.ts
+// takes depthwise ones of enough work first). The
 // weight is the GEMM's A operand, read in place (OIHW rows are K-contiguous): a pinned weight (a
 // graph constant, or a block of one) is copied into the kernel memory once and kept (pinned.ts),
 // any other is copied per call. Invariant: same results as ir-spec's conv2dForward up to float32

@@ -1,5 +1,5 @@
 // The WebAssembly element body of fused_elementwise against ir-spec's JavaScript loop, through
-// the op entry: add+relu (the residual block's body), chains with literals, every op the kernel
+// the op entry: add+relu (the residual block's body), chains with literals and with exp/sigmoid/tanh, every op the kernel
 // has, on ragged sizes (not multiples of 4 or of its 256-float block), batch 1, odd channel
 // counts, a broadcast input and NaN/±0/±inf values. A body of one node must be bit-identical; a
 // chain equal up to float32 rounding of its intermediates; a body with an op the kernel lacks, or
@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { getOp, programToBody, type CpuTensor, type LegacyInstruction } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { MIN_ELEMENTS } from './elementwise.js';
+import { MIN_MATH_ELEMENTS } from './math.js';
 import { fastPrimitives } from './primitives.js';
 import { randomFloats } from './test-helpers.js';
 
@@ -49,6 +50,10 @@ const CHAINS: LegacyInstruction[][] = [
   [['mul', 'x0', 0.5], ['add', 't0', 'x1'], ['relu', 't1']],
   [['sub', 'x0', 'x1'], ['abs', 't0'], ['maximum', 't1', 0.25], ['div', 't2', 3], ['neg', 't3']],
   [['minimum', 'x0', 'x1'], ['mul', 't0', 't0'], ['add', 't1', 'x0']], // a temporary read twice
+  // exp, sigmoid and tanh (within 2 ulp each): softmax's shifted exponential, an LSTM cell's h
+  [['sub', 'x0', 'x1'], ['exp', 't0']],
+  [['sigmoid', 'x0'], ['mul', 'x1', 3], ['tanh', 't1'], ['mul', 't0', 't2']],
+  [['exp', 'x0'], ['neg', 'x1'], ['sigmoid', 't1'], ['tanh', 't0'], ['add', 't2', 't3']],
 ];
 
 describe('WebAssembly fused_elementwise body', () => {
@@ -83,12 +88,16 @@ describe('WebAssembly fused_elementwise body', () => {
     const body = fastPrimitives().elementBody!;
     const big = [tensorOf([4099], 1).data, tensorOf([4099], 2).data], out = new Float32Array(4099);
     expect(body(programToBody([['add', 'x0', 'x1'], ['relu', 't0']], 2), big, out, 4099)).toBe(true);
-    expect(body(programToBody([['add', 'x0', 'x1'], ['exp', 't0']], 2), big, out, 4099)).toBe(false);
+    expect(body(programToBody([['add', 'x0', 'x1'], ['log', 't0']], 2), big, out, 4099)).toBe(false);
     const small = big.map((d) => d.slice(0, MIN_ELEMENTS - 1));
     expect(body(programToBody([['add', 'x0', 'x1']], 2), small, out.subarray(0, MIN_ELEMENTS - 1), MIN_ELEMENTS - 1)).toBe(false);
+    // A body with e^x, sigmoid or tanh takes the kernel from MIN_MATH_ELEMENTS.
+    const few = big.map((d) => d.slice(0, MIN_MATH_ELEMENTS));
+    expect(body(programToBody([['add', 'x0', 'x1'], ['tanh', 't0']], 2), few, out.subarray(0, MIN_MATH_ELEMENTS), MIN_MATH_ELEMENTS)).toBe(true);
+    expect(body(programToBody([['add', 'x0', 'x1'], ['tanh', 't0']], 2), few.map((d) => d.slice(1)), out.subarray(1, MIN_MATH_ELEMENTS), MIN_MATH_ELEMENTS - 1)).toBe(false);
     // A fallback body through the op still matches the reference exactly.
     const ins = [tensorOf([3, 19, 13, 11], 5), tensorOf([3, 19, 13, 11], 6)];
-    const program: LegacyInstruction[] = [['add', 'x0', 'x1'], ['tanh', 't0']];
+    const program: LegacyInstruction[] = [['add', 'x0', 'x1'], ['sqrt', 't0']];
     expect(run(program, ins, true)).toEqual(run(program, ins, false));
   });
 });

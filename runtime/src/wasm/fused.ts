@@ -1,19 +1,23 @@
 // The WebAssembly element body of fused_elementwise (kernel in runtime/wasm/fused.ts) behind
 // ir-spec's ElementBodyFn: a body whose nodes are all float32 add/sub/mul/div/maximum/minimum/
-// neg/relu/abs or literals is compiled once into a register program (cached per Block), its
+// neg/relu/abs/exp/sigmoid/tanh or literals is compiled once into a register program (cached per Block), its
 // inputs copied into the kernel memory, run block by block in SIMD and the result copied into the
-// node's destination. Any other body, or fewer than MIN_ELEMENTS elements, returns false and
+// node's destination. Any other body, or fewer than MIN_ELEMENTS elements (MIN_MATH_ELEMENTS for a
+// body with exp/sigmoid/tanh), returns false and
 // runs ir-spec's JavaScript loop. Invariant: each instruction is one float32 operation per lane,
-// so results equal the reference up to the float32 rounding of each body node.
+// so results equal the reference up to the float32 rounding of each body node (exp, sigmoid and
+// tanh: within 2 ulp of it, runtime/wasm/lib/expf.ts).
 
 import type { Block, ElementBodyFn, Value } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import { MIN_ELEMENTS } from './elementwise.js';
+import { MATH_CODES, MIN_MATH_ELEMENTS } from './math.js';
 
 /** Instruction codes (runtime/wasm/fused.ts keeps the same table) and each op's arity. */
 const CODES = new Map<string, [code: number, arity: number]>([
   ['add', [0, 2]], ['sub', [1, 2]], ['mul', [2, 2]], ['div', [3, 2]], ['maximum', [4, 2]], ['minimum', [5, 2]],
   ['neg', [6, 1]], ['relu', [7, 1]], ['abs', [8, 1]],
+  ['exp', [9, 1]], ['sigmoid', [10, 1]], ['tanh', [11, 1]],
 ]);
 /** Floats per block of the kernel (a temporary or constant register holds one block). */
 const BLOCK = 256;
@@ -24,6 +28,8 @@ interface Program {
   readonly inputs: number;
   readonly constants: readonly number[];
   readonly temps: number;
+  /** Whether it computes e^x, sigmoid or tanh. */
+  readonly transcendental: boolean;
 }
 
 /** The body's program, or null when a node is not one the kernel has. */
@@ -50,16 +56,17 @@ function compile(body: Block): Program | null {
     reg.set(p.out, d);
     code.set([p.code, d, a, b], q * 4);
   });
-  return { code, inputs: nIn, constants, temps };
+  return { code, inputs: nIn, constants, temps, transcendental: body.nodes.some((n) => MATH_CODES.has(n.op)) };
 }
 
 export function wasmElementBody(heap: WasmHeap): ElementBodyFn {
   const programs = new WeakMap<Block, Program | null>();
   return (body, srcs, dst, n) => {
-    if (n < MIN_ELEMENTS || !srcs.every((s) => s instanceof Float32Array && s.length === n)) return false;
+    if (n < MIN_MATH_ELEMENTS || !srcs.every((s) => s instanceof Float32Array && s.length === n)) return false;
     let p = programs.get(body);
     if (p === undefined) programs.set(body, (p = compile(body)));
-    if (!p) return false;
+    // A body with e^x, sigmoid or tanh pays for the copies from fewer elements (see math.ts).
+    if (!p || n < (p.transcendental ? MIN_MATH_ELEMENTS : MIN_ELEMENTS)) return false;
     const n4 = (n + 3) & ~3, nRegs = p.inputs + 1 + p.constants.length + p.temps;
     const blocks: number[] = [];
     const take = (bytes: number) => { const at = heap.alloc(bytes); blocks.push(at); return at; };

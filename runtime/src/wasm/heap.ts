@@ -40,6 +40,14 @@ export interface KernelExports {
   winograd4Conv(N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;
   // runtime/wasm/qgemm.ts (caller: runtime/src/wasm/qgemm.ts)
   qgemm(M: number, N: number, K: number, x: number, zp: number, w: number, acc: number): void;
+  // runtime/wasm/depthwise.ts (caller: runtime/src/wasm/depthwise.ts)
+  // runtime/wasm/math.ts (caller: runtime/src/wasm/math.ts)
+  mathF32(fn: number, n: number, x: number, out: number): void;
+  // runtime/wasm/norm-backward.ts (caller: runtime/src/wasm/norm-backward.ts)
+  batchNormBackward(N: number, C: number, inner: number, g: number, x: number, mean: number, variance: number, weight: number, relu: number, eps: number, dx: number, dw: number, db: number): void;
+  // runtime/wasm/extreme.ts (caller: runtime/src/wasm/extreme.ts)
+  extremeF32(max: number, K0: number, R1: number, K1: number, R2: number, x: number, out: number): void;
+  depthwiseConv2d(N: number, C: number, H: number, W: number, M: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, w: number, bias: number, relu: number, scratch: number, out: number): void;
 }
 
 const ALIGN = 64;

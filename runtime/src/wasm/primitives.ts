@@ -9,6 +9,7 @@ export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
 import { wasmWinograd4 } from './winograd.js';
+import { wasmDepthwiseConv2d } from './depthwise.js';
 import { wasmOps } from './ops.js';
 import { wasmElementBody } from './fused.js';
 import { PinnedArrays } from './pinned.js';
@@ -42,7 +43,7 @@ export function fastPrimitives(): FastPrimitives {
     const g = new WasmGemm(heap, pins);
     // KILN_WINOGRAD=0 keeps constant 3×3 weights on the direct/im2col conv (benchmarks compare the two).
     const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-    const direct = wasmConv2d(heap, pins, () => false), conv2d = env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins);
+    const direct = wasmConv2d(heap, pins, () => false), conv2d = wasmDepthwiseConv2d(heap, pins, env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins));
     chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, conv3x3: { direct, winograd4: wasmWinograd4(heap, pins) }, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
       threadStats: () => ({ splitCalls: heap.splitProducts, workerChunks: heap.workerChunks, workersStarted: heap.workersStarted }) };
   }

@@ -1,0 +1,33 @@
+// The WebAssembly e^x, sigmoid and tanh (kernel in runtime/wasm/math.ts, formulas in
+// runtime/wasm/lib/expf.ts) in front of the mapUnary primitive: float32 exp/sigmoid/tanh of at
+// least MIN_MATH_ELEMENTS elements run there (softmax's exponentials, the LSTM/GRU gates in
+// eager mode); other ops, dtypes and sizes go to `next`.
+// Invariant: within 2 ulp of ir-spec's float64 Math.exp/Math.tanh/sigmoid rounded to float32
+// (not bit-identical: WebAssembly has no exp instruction); NaN, ±inf and ±0 map as they do there.
+
+import type { MapUnaryFn } from '@kiln/ir-spec';
+import type { WasmHeap } from './heap.js';
+
+/** Function codes (runtime/wasm/math.ts keeps the same table). */
+export const MATH_CODES = new Map([['exp', 0], ['sigmoid', 1], ['tanh', 2]]);
+
+/**
+ * Below this many elements the JavaScript loop runs: Math.exp costs far more per element than an
+ * add, so the kernel wins from a few hundred elements, copies included (bench/kernels.mjs).
+ */
+export const MIN_MATH_ELEMENTS = 256;
+
+export function wasmMapMath(heap: WasmHeap, next: MapUnaryFn): MapUnaryFn {
+  return (op, x, outDtype, f, loop) => {
+    const fn = MATH_CODES.get(op);
+    if (fn === undefined || x.dtype !== 'float32' || outDtype !== 'float32' || x.data.length < MIN_MATH_ELEMENTS) return next(op, x, outDtype, f, loop);
+    const n = x.data.length, px = heap.alloc(n * 4);
+    try {
+      heap.f32().set(x.data, px >> 2);
+      heap.k.mathF32(fn, n, px, px);
+      return { data: heap.copyOutF32(px, n), shape: x.shape, dtype: outDtype };
+    } finally {
+      heap.free(px);
+    }
+  };
+}
