@@ -36,3 +36,56 @@ export function batchNormAffine(x: Float32Array, N: number, C: number, inner: nu
   }
   return out;
 }
+
+/**
+ * batch_norm_backward over x [N, C, inner] (mean and variance the forward's batch statistics):
+ * writes dx into `dx` and returns [dweight, dbias]. With `relu` (the relu of the batch norm's
+ * output), g counts only where relu > 0. Per channel, in float64: Σg and Σg·(x − mean), then
+ * dx = g·A + x·B + D with A = w·invstd, B = −A·invstd²·Σg(x − mean)/n, D = −A·Σg/n − B·mean (the
+ * three terms of dx: direct, through mean, through var), rounded once.
+ */
+export function batchNormBackward(
+  g: Float32Array, x: Float32Array, relu: Float32Array | null, N: number, C: number, inner: number,
+  mean: Float32Array, variance: Float32Array, weight: Float32Array | null, eps: number, dx: Float32Array,
+): [Float32Array, Float32Array] {
+  const sums = new Float64Array(2 * C);
+  for (let c = 0; c < C; c++) {
+    const m = mean[c];
+    let sg = 0, sgx = 0;
+    for (let i = 0; i < N; i++) {
+      for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) {
+        const gv = relu && !(relu[o] > 0) ? 0 : g[o];
+        sg += gv;
+        sgx += gv * (x[o] - m);
+      }
+    }
+    sums[c] = sg;
+    sums[C + c] = sgx;
+  }
+  const coef = batchNormBackwardCoefficients(sums, N * inner, mean, variance, weight, eps);
+  for (let c = 0; c < C; c++) {
+    const A = coef[c], B = coef[C + c], D = coef[2 * C + c];
+    for (let i = 0; i < N; i++) {
+      for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = (relu && !(relu[o] > 0) ? 0 : g[o]) * A + x[o] * B + D;
+    }
+  }
+  const dw = new Float32Array(C), db = new Float32Array(C);
+  for (let c = 0; c < C; c++) {
+    dw[c] = sums[C + c] * (1 / Math.sqrt(variance[c] + eps));
+    db[c] = sums[c];
+  }
+  return [dw, db];
+}
+
+/** The per-channel A, B, D of batchNormBackward ([3C], float64) from its sums Σg [C] and Σg·(x − mean) [C]. */
+export function batchNormBackwardCoefficients(sums: Float64Array, n: number, mean: Float32Array, variance: Float32Array, weight: Float32Array | null, eps: number): Float64Array {
+  const C = mean.length, coef = new Float64Array(3 * C);
+  for (let c = 0; c < C; c++) {
+    const invstd = 1 / Math.sqrt(variance[c] + eps);
+    const A = (weight ? weight[c] : 1) * invstd, B = (-A * invstd * invstd * sums[C + c]) / n;
+    coef[c] = A;
+    coef[C + c] = B;
+    coef[2 * C + c] = (-A * sums[c]) / n - B * mean[c];
+  }
+  return coef;
+}

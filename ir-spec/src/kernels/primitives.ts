@@ -11,7 +11,9 @@ import { conv2dForward, conv2dWeightGrad } from './conv.js';
 export { applyConvEpilogue, type ConvEpilogue } from './conv.js';
 import { mapBinary, mapTernary, mapUnary } from './broadcast.js';
 import { planReduce, reduceSum } from './reduce.js';
-import { batchNormAffine, batchNormStats } from './norm.js';
+import { batchNormAffine, batchNormBackward, batchNormStats } from './norm.js';
+
+export { batchNormBackward, batchNormBackwardCoefficients } from './norm.js';
 import { maxPool } from './pool.js';
 import { adamStep } from './adam.js';
 import { qgemm } from './quant.js';
@@ -66,6 +68,8 @@ export interface CpuPrimitives {
   readonly sum: SumFn;
   readonly batchNormStats: typeof batchNormStats;
   readonly batchNormAffine: typeof batchNormAffine;
+  /** Optional: without it batch_norm_backward (jit.compile's training graphs) runs the reference loops. */
+  readonly batchNormBackward?: typeof batchNormBackward;
   /** max_pool2d's windows over N·C planes, values and winner offsets (see kernels/pool.ts). */
   readonly maxPool: typeof maxPool;
   /** One parameter's Adam/AdamW update in place (packages/core's optimizers). */

@@ -13,7 +13,7 @@
 
 import * as z from 'zod';
 import { defineOp, outputBuffer } from '../op-def.js';
-import { primitivesOf } from '../kernels/primitives.js';
+import { batchNormBackward, primitivesOf } from '../kernels/primitives.js';
 import { fmtShape, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 
 const attrs = z.object({ eps: z.number().min(0).default(1e-5) }).strict();
@@ -142,30 +142,11 @@ export const batch_norm_backward = defineOp({
   cpu([g, x, mean, v, w, r], { eps }, ctx) {
     checkTypes(x, [mean, v, w, null], 'batch_norm_backward');
     const shape = x!.shape, N = shape[0], C = shape[1];
-    const inner = shape.slice(2).reduce((a, d) => a * d, 1), n = N * inner;
-    const X = x!.data as Float32Array, M = mean!.data, V = v!.data, Wd = w?.data;
-    const G = g!.data as Float32Array, R = r?.data as Float32Array | undefined;
-    const dx = outputBuffer(ctx, 0, 'float32', X.length) as Float32Array;
-    const dw = new Float32Array(C), db = new Float32Array(C);
-    // Per channel, in double precision: Σg and Σg·(x − mean), then dx = g·A + x·B + D with
-    // A = w·invstd, B = −A·invstd²·Σg(x − mean)/n, D = −A·Σg/n − B·mean (the three terms of
-    // dx: direct, through mean, through var).
-    for (let c = 0; c < C; c++) {
-      const m = M[c];
-      let sg = 0, sgx = 0;
-      for (let i = 0; i < N; i++) {
-        if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { const gv = R[o] > 0 ? G[o] : 0; sg += gv; sgx += gv * (X[o] - m); }
-        else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) { sg += G[o]; sgx += G[o] * (X[o] - m); }
-      }
-      const invstd = 1 / Math.sqrt(V[c] + eps);
-      const A = (Wd ? Wd[c] : 1) * invstd, B = (-A * invstd * invstd * sgx) / n, D = (-A * sg) / n - B * m;
-      for (let i = 0; i < N; i++) {
-        if (R) for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = (R[o] > 0 ? G[o] : 0) * A + X[o] * B + D;
-        else for (let o = (i * C + c) * inner, e = o + inner; o < e; o++) dx[o] = G[o] * A + X[o] * B + D;
-      }
-      dw[c] = sgx * invstd;
-      db[c] = sg;
-    }
+    const inner = shape.slice(2).reduce((a, d) => a * d, 1);
+    const dx = outputBuffer(ctx, 0, 'float32', x!.data.length) as Float32Array;
+    const kernel = primitivesOf(ctx).batchNormBackward ?? batchNormBackward;
+    const f32 = (t: typeof x) => (t ? (t.data as Float32Array) : null);
+    const [dw, db] = kernel(f32(g)!, f32(x)!, f32(r), N, C, inner, f32(mean)!, f32(v)!, f32(w), eps, dx);
     return [{ data: dx, shape, dtype: 'float32' }, { data: dw, shape: [C], dtype: 'float32' }, { data: db, shape: [C], dtype: 'float32' }];
   },
   grad: null,

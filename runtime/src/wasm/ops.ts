@@ -12,12 +12,13 @@ import { wasmMaxPool } from './pool.js';
 import { wasmAdamStep } from './optim.js';
 import { wasmConv2dWeightGrad } from './winograd-grad.js';
 import { wasmQgemm } from './qgemm.js';
+import { wasmBatchNormBackward } from './norm-grad.js';
 
 export function wasmOps(heap: WasmHeap): Omit<CpuPrimitives, 'gemm' | 'conv2d'> {
   return {
     mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), mapTernary: wasmMapTernary(heap),
     sum: wasmSum(heap), batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap),
     maxPool: wasmMaxPool(heap), adamStep: wasmAdamStep(heap), conv2dWeightGrad: wasmConv2dWeightGrad(heap),
-    qgemm: wasmQgemm(heap),
+    qgemm: wasmQgemm(heap), batchNormBackward: wasmBatchNormBackward(heap),
   };
 }
