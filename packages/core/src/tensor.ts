@@ -101,9 +101,16 @@ export class Tensor {
     this.outputIndex = index;
   }
 
+  /**
+   * @internal Set on a gradient whose storage nothing else references (a compiled backward
+   * graph's fresh output): the first accumulation into a leaf takes it as `.grad` instead of a
+   * copy, as PyTorch's AccumulateGrad steals a gradient no one else holds.
+   */
+  _ownedGrad = false;
+
   /** @internal adds `g` into `.grad` (backward's accumulation rule). */
   _accumulateGrad(g: Tensor, createGraph: boolean): void {
-    if (!this.grad) this.grad = createGraph ? g : g.detach().clone();
+    if (!this.grad) this.grad = createGraph ? g : g._ownedGrad && !g.gradFn && g.dtype === this.dtype ? g : g.detach().clone();
     else if (createGraph) this.grad = this.grad.add(g);
     else noGrad(() => this.grad!.add_(g));
   }

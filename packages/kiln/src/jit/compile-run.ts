@@ -155,7 +155,13 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
     });
     const res: (Tensor | null)[] = all.map(() => null);
     const got = bm.runSync(inputs);
-    bm.outputs.forEach((io, k) => { res[t.nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))] = toTensor(got[k]); });
+    const shared = sharedBuffers(inputs, got);
+    bm.outputs.forEach((io, k) => {
+      const g = toTensor(got[k]);
+      // A gradient in a buffer of its own (no input's, no other output's) goes to .grad without a copy.
+      g._ownedGrad = !shared.has(got[k].data.buffer);
+      res[t.nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))] = g;
+    });
     return res;
   };
   outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
@@ -173,6 +179,20 @@ export function hostCalls(g: Graph): { reason: string; where?: string }[] {
 function run(graph: Capture['graph'], c: Capture): Run {
   // shareArrays: the parameters, inputs and saved values go in and the results come out without copies.
   return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator, shareArrays: true }) };
+}
+
+/** The array buffers of `outs` that an input or another output also uses (views share them under shareArrays). */
+function sharedBuffers(inputs: readonly InputValue[], outs: readonly Output[]): Set<ArrayBufferLike> {
+  const seen = new Set<ArrayBufferLike>(), shared = new Set<ArrayBufferLike>();
+  for (const v of inputs) {
+    const data: unknown = v instanceof Tensor ? v._storage.data : typeof v === 'object' && v && 'data' in v ? v.data : undefined;
+    if (ArrayBuffer.isView(data)) seen.add(data.buffer);
+  }
+  for (const o of outs) {
+    if (seen.has(o.data.buffer)) shared.add(o.data.buffer);
+    seen.add(o.data.buffer);
+  }
+  return shared;
 }
 
 function sourceValue(s: InputSource, args: readonly unknown[]): InputValue {
