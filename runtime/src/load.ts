@@ -8,6 +8,7 @@ import { createDevice, type BackendChoice } from './backend.js';
 import { RuntimeError } from './errors.js';
 import { checkKernelBindings } from './webgpu/check-kernels.js';
 import { Model, type ModelOptions } from './model.js';
+import { wasmKernels } from './wasm/heap.js';
 
 /** What load() reads: the file's bytes, or a path (Node) / URL (browsers, and http(s) in Node). */
 export type ModelSource = Uint8Array | ArrayBuffer | string;
@@ -35,23 +36,66 @@ export interface LoadOptions extends Omit<ModelOptions, 'device' | 'verify'> {
 /** load()'s default maxRunMs: a run of a loaded file fails with TIME_LIMIT after a minute. */
 export const LOAD_MAX_RUN_MS = 60_000;
 
-/** Reads the bytes a string source names; throws a SOURCE RuntimeError when it cannot. */
-export type ReadSource = (source: string) => Promise<Uint8Array>;
+/**
+ * Reads the bytes a string source names; throws a SOURCE RuntimeError when it cannot. A reader
+ * that knows the size first may read into `into(size)` when it gives a buffer.
+ */
+export type ReadSource = (source: string, into?: (size: number) => Uint8Array | undefined) => Promise<Uint8Array>;
+
+/** Files at least this big are read straight into the CPU kernels' memory (weights used in place). */
+const RESIDENT_MIN_BYTES = 1 << 20;
+
+/**
+ * Reads a string source for the CPU: a big file goes straight into a block of the WebAssembly
+ * kernel memory (where the engine shares that memory), so its weights are read once into their
+ * final place and the kernels use them there instead of copying each on first use. `done`
+ * hands the block's lifetime to the decoded tensors (or frees it when decoding failed).
+ */
+async function readResident(source: string, read: ReadSource): Promise<{ bytes: Uint8Array; done: (arrays: readonly ArrayBufferView[] | null) => void }> {
+  const heap = wasmKernels();
+  let block: Uint8Array | undefined;
+  const into = (size: number) => (heap && size >= RESIDENT_MIN_BYTES ? (block = heap.residentBlock(size)) : undefined);
+  let bytes: Uint8Array;
+  try {
+    bytes = await read(source, into);
+  } catch (e) {
+    if (block) heap!.free(block.byteOffset);
+    throw e;
+  }
+  const done = (arrays: readonly ArrayBufferView[] | null) => {
+    if (!block || bytes !== block) return;
+    if (arrays === null) heap!.free(block.byteOffset);
+    else heap!.freeWhenCollected(block.byteOffset, arrays.filter((a) => a.buffer === block!.buffer));
+  };
+  return { bytes, done };
+}
 
 /** load() with the string reader of the platform. */
 export async function loadWith(source: ModelSource, opts: LoadOptions, read: ReadSource): Promise<Model> {
   let bytes: Uint8Array;
   // Bytes this function read itself belong to nobody else: the weights stay views into them.
   let owned = false;
+  let settle: (arrays: readonly ArrayBufferView[] | null) => void = () => {};
   if (source instanceof Uint8Array) bytes = source;
   else if (source instanceof ArrayBuffer) bytes = new Uint8Array(source);
-  else if (typeof source === 'string') { bytes = await read(source); owned = true; }
-  else {
+  else if (typeof source === 'string') {
+    // WebGPU uploads the weights: only a run that may be on the CPU reads them into its memory.
+    ({ bytes, done: settle } = opts.backend === 'webgpu' ? { bytes: await read(source), done: settle } : await readResident(source, read));
+    owned = true;
+  } else {
     const what = source === null ? 'null' : typeof source === 'object' ? (source as object).constructor?.name ?? 'an object' : typeof source;
     throw new RuntimeError('SOURCE', `load() takes a Uint8Array, an ArrayBuffer, or a path/URL string; got ${what}`);
   }
   const { verifyChecksum, backend, profile, ...modelOpts } = opts;
-  const { graph, header } = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned }); // checks the file and verifies the graph
+  let decoded;
+  try {
+    decoded = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned }); // checks the file and verifies the graph
+  } catch (e) {
+    settle(null);
+    throw e;
+  }
+  const { graph, header } = decoded;
+  settle([...graph.tensors.values()].map((t) => t.data));
   // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
   // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
   checkKernelBindings(graph, header.kernels);

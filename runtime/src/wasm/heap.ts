@@ -68,10 +68,44 @@ export class WasmHeap {
   private top: number;
   private view = new Float32Array(0);
   private readonly pool: ThreadPool | null;
+  /** The memory's buffers that resident blocks' views were made over (see residentBlock). */
+  private readonly residentBuffers = new WeakSet<ArrayBufferLike>();
+  /** Frees a resident block when the last array viewing it is garbage collected. */
+  private readonly residentRelease = new FinalizationRegistry<{ at: number; left: number }>((b) => { if (--b.left === 0) this.free(b.at); });
 
   constructor(readonly memory: WebAssembly.Memory, base: number, readonly variant: 'simd' | 'relaxed', readonly k: KernelExports, module: WebAssembly.Module, shared: boolean) {
     this.top = base;
     this.pool = shared ? new ThreadPool(module, memory, this.alloc(CONTROL_BYTES), k) : null;
+    this.shared = shared;
+  }
+
+  private readonly shared: boolean;
+
+  /**
+   * A block of `bytes` bytes as a byte view that stays valid however the memory grows (a shared
+   * memory's buffer is never detached), for data read straight into the kernel memory (a loaded
+   * file's weights): kernels then read arrays viewing it in place (addressOf), no copy. Undefined
+   * on a private memory, whose buffer a grow detaches. Free it with free(), or hand its lifetime
+   * to the arrays viewing it (freeWhenCollected).
+   */
+  residentBlock(bytes: number): Uint8Array | undefined {
+    if (!this.shared) return undefined;
+    const at = this.alloc(bytes);
+    const view = new Uint8Array(this.memory.buffer, at, bytes);
+    this.residentBuffers.add(view.buffer);
+    return view;
+  }
+
+  /** The kernel-memory address of an array viewing a resident block, else undefined. */
+  addressOf(v: ArrayBufferView): number | undefined {
+    return this.residentBuffers.has(v.buffer) ? v.byteOffset : undefined;
+  }
+
+  /** Frees resident block `at` once every one of `arrays` (views into it) is garbage collected. */
+  freeWhenCollected(at: number, arrays: readonly object[]): void {
+    if (!arrays.length) { this.free(at); return; }
+    const held = { at, left: arrays.length };
+    for (const a of arrays) this.residentRelease.register(a, held);
   }
 
   /** Whether products can be split over worker threads here. */
