@@ -3,8 +3,9 @@
 // about where strings come from — each entry point (index.ts for Node, browser.ts for
 // browsers) passes its own reader, so the browser bundle never references a Node built-in.
 
-import { decodeTsgraph } from '@kiln/ir-spec';
+import { decodeTsgraph, Graph, type TensorData } from '@kiln/ir-spec';
 import { createDevice, type BackendChoice } from './backend.js';
+import type { Device } from './device.js';
 import { RuntimeError } from './errors.js';
 import { checkKernelBindings } from './webgpu/check-kernels.js';
 import { Model, type ModelOptions } from './model.js';
@@ -70,6 +71,12 @@ async function readResident(source: string, read: ReadSource): Promise<{ bytes: 
   return { bytes, done };
 }
 
+/** `g` with every tensor that views `bytes` copied into its own array. */
+function withOwnTensors(g: Graph, bytes: Uint8Array): Graph {
+  const own = (t: TensorData): TensorData => (t.data.buffer === bytes.buffer ? { ...t, data: t.data.slice() } : t);
+  return new Graph(g.name, g.inputs, g.body, g.outputs, new Map([...g.tensors].map(([k, t]) => [k, own(t)])), g.metadata);
+}
+
 /** load() with the string reader of the platform. */
 export async function loadWith(source: ModelSource, opts: LoadOptions, read: ReadSource): Promise<Model> {
   let bytes: Uint8Array;
@@ -80,26 +87,30 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
   else if (source instanceof ArrayBuffer) bytes = new Uint8Array(source);
   else if (typeof source === 'string') {
     // WebGPU uploads the weights: only a run that may be on the CPU reads them into its memory.
-    ({ bytes, done: settle } = opts.backend === 'webgpu' ? { bytes: await read(source), done: settle } : await readResident(source, read));
+    if (opts.backend === 'webgpu') bytes = await read(source);
+    else ({ bytes, done: settle } = await readResident(source, read));
     owned = true;
   } else {
     const what = source === null ? 'null' : typeof source === 'object' ? (source as object).constructor?.name ?? 'an object' : typeof source;
     throw new RuntimeError('SOURCE', `load() takes a Uint8Array, an ArrayBuffer, or a path/URL string; got ${what}`);
   }
   const { verifyChecksum, backend, profile, ...modelOpts } = opts;
-  let decoded;
+  let graph: Graph, device: Device;
   try {
-    decoded = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned }); // checks the file and verifies the graph
+    const decoded = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned }); // checks the file and verifies the graph
+    // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
+    // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
+    checkKernelBindings(decoded.graph, decoded.header.kernels);
+    device = await createDevice(backend ?? 'auto', { kernels: decoded.header.kernels, graph: decoded.graph, ...(profile ? { profile } : {}) });
+    // A GPU (which `auto` may pick) is handed plain arrays: Dawn's writeBuffer does not read
+    // views of a shared memory. The copies then free the kernel-memory block at once.
+    const shared = typeof SharedArrayBuffer === 'function' && bytes.buffer instanceof SharedArrayBuffer;
+    graph = device.backend === 'cpu' || !shared ? decoded.graph : withOwnTensors(decoded.graph, bytes);
   } catch (e) {
     settle(null);
     throw e;
   }
-  const { graph, header } = decoded;
   settle([...graph.tensors.values()].map((t) => t.data));
-  // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
-  // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
-  checkKernelBindings(graph, header.kernels);
-  const device = await createDevice(backend ?? 'auto', { kernels: header.kernels, graph, ...(profile ? { profile } : {}) });
   // A file's graph may loop for ever within the trip limit (a matmul per trip): runs of loaded
   // files are bounded in time unless the caller says otherwise.
   return new Model(graph, device, { ...modelOpts, maxRunMs: modelOpts.maxRunMs ?? LOAD_MAX_RUN_MS });

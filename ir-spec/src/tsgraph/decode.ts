@@ -147,18 +147,14 @@ function truncated(have: number, need: number, what: string): TsgraphError {
   return new TsgraphError('TRUNCATED', `the file is ${have} bytes but ${what} ends at byte ${need}: it was cut short (an interrupted download or copy?); copy the file again or ${REEXPORT}`);
 }
 
-function isAscii(raw: Uint8Array): boolean {
-  let any = 0;
-  for (let i = 0; i < raw.length; i++) any |= raw[i];
-  return any < 0x80;
-}
-
 function parseHeader(raw: Uint8Array, major: number, minor: number): TsgraphHeader {
   let text: string;
   try {
-    // An all-ASCII header (what Kiln writes: JSON escapes the rest) is valid UTF-8: it skips the
-    // validating decoder, which any other byte goes through.
-    text = new TextDecoder('utf-8', { fatal: !isAscii(raw), ignoreBOM: true }).decode(raw);
+    // The lenient decoder marks every invalid sequence with U+FFFD: a text without one came from
+    // valid UTF-8 (what Kiln writes is all ASCII), and only a text with one — invalid bytes or a
+    // real U+FFFD — is decoded again by the validating decoder. No JavaScript pass over the bytes.
+    text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(raw);
+    if (text.includes('\uFFFD')) new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(raw);
   } catch (e) {
     throw new TsgraphError('BAD_JSON', `the header (bytes ${PREFIX_BYTES}..${PREFIX_BYTES + raw.length}) is not valid UTF-8: the file is corrupt; ${REEXPORT}`, { cause: e });
   }
