@@ -9,6 +9,7 @@ import type { Device } from './device.js';
 import { RuntimeError } from './errors.js';
 import { checkKernelBindings } from './webgpu/check-kernels.js';
 import { Model, type ModelOptions } from './model.js';
+import { wasmXxh32Stripes } from './wasm/checksum.js';
 import { wasmKernels } from './wasm/heap.js';
 
 /** What load() reads: the file's bytes, or a path (Node) / URL (browsers, and http(s) in Node). */
@@ -97,7 +98,10 @@ export async function loadWith(source: ModelSource, opts: LoadOptions, read: Rea
   const { verifyChecksum, backend, profile, ...modelOpts } = opts;
   let graph: Graph, device: Device;
   try {
-    const decoded = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned }); // checks the file and verifies the graph
+    const heap = wasmKernels();
+    // Bytes in the kernel memory are checksummed there (the same XXH32, its loop in SIMD).
+    const checksumStripes = heap?.addressOf(bytes) !== undefined ? wasmXxh32Stripes(heap!) : undefined;
+    const decoded = decodeTsgraph(bytes, { verifyChecksum, adoptBytes: owned, checksumStripes }); // checks the file and verifies the graph
     // Stored WGSL is checked whichever backend runs: a file whose kernels would bind other
     // buffers than their nodes' is refused at load, not when a WebGPU device meets it.
     checkKernelBindings(decoded.graph, decoded.header.kernels);

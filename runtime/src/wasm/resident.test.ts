@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeTsgraph, GraphBuilder, tensorType, TsgraphError } from '@kiln/ir-spec';
+import { encodeTsgraph, GraphBuilder, tensorType, TsgraphError, xxh32, xxh32StripesJs } from '@kiln/ir-spec';
+import { wasmXxh32Stripes } from './checksum.js';
 import { loadWith } from '../load.js';
 import { readNodeSource } from '../source-node.js';
 import { wasmKernels } from './heap.js';
@@ -44,6 +45,23 @@ describe.runIf(shared)('files read into the kernel memory', () => {
     const [b] = await fromBytes.run([input]);
     expect(a.data).toEqual(b.data);
     expect(a.data.some((v) => v > 0)).toBe(true);
+  });
+
+  it('the WebAssembly checksum loop gives the JavaScript one\'s accumulators and hash', () => {
+    const stripes = wasmXxh32Stripes(heap!);
+    for (const n of [0, 15, 16, 17, 1000, 65_537, 1 << 20]) {
+      const block = heap!.residentBlock(n + 3)!;
+      try {
+        const bytes = block.subarray(3 * (n % 2)); // aligned and unaligned starts
+        const data = randomFloats(Math.ceil(bytes.length / 4), n);
+        bytes.set(new Uint8Array(data.buffer, 0, bytes.length));
+        const plain = bytes.slice();
+        expect(stripes(bytes, bytes.length >>> 4), `${n} bytes`).toEqual(xxh32StripesJs(plain, plain.length >>> 4));
+        expect(xxh32(bytes, stripes), `${n} bytes`).toBe(xxh32(plain));
+      } finally {
+        heap!.free(block.byteOffset);
+      }
+    }
   });
 
   it('a corrupt file is refused before use and its block is freed', async () => {
