@@ -26,6 +26,16 @@ const FIX = 're-export the model with `jit.save` / `kiln compile`, or report a b
 const NO_REGIONS: readonly Block[] = Object.freeze([]);
 const NO_META: NodeMeta = Object.freeze({});
 
+/** typeEquals, without printing both types when they are tensors of one dtype and the same dims (nearly every node). */
+function sameType(a: IRType, b: IRType): boolean {
+  if (a.kind === 'tensor' && b.kind === 'tensor' && a.dtype === b.dtype && a.shape.length === b.shape.length) {
+    let same = true;
+    for (let i = 0; i < a.shape.length && same; i++) same = a.shape[i] === b.shape[i];
+    if (same) return true;
+  }
+  return typeEquals(a, b);
+}
+
 /** A node's meta as the Graph holds it: only the fields the file sets. */
 function nodeMeta(mj: NodeJson['meta']): NodeMeta {
   if (mj === undefined || (mj.fused === undefined && mj.scope === undefined && mj.loc === undefined)) return NO_META;
@@ -97,7 +107,7 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
     }
     const outputs = nj.outputs.map((o, i) => {
       const declared = declaredType(o.type);
-      if (!typeEquals(declared, inferred.types[i])) {
+      if (!sameType(declared, inferred.types[i])) {
         throw verifyError(`${desc()}: output ${i} (%${o.id}) is declared ${o.type} but the op gives ${typeToString(inferred.types[i])}`);
       }
       // The declared type equals the inferred one: values of one type share its parsed object
