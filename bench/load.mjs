@@ -8,11 +8,15 @@
 // threads: steadier than wall time on a shared machine). Invariant: the files are built once per
 // invocation into a temporary folder and removed at exit; nothing here asserts a time.
 //
-// `node bench/load.mjs [--runs N] [--only resnet18|chain|script]`; `--child FILE KIND` is the
+// With `--only webgpu` (not in the default set: slow on SwiftShader): the same ResNet-18 file on
+// WebGPU — load, first and second run, and every pipeline's compile time and whether it was
+// compiled at load (in parallel) or at first use (a stall of the first run).
+//
+// `node bench/load.mjs [--runs N] [--only resnet18|chain|script|webgpu]`; `--child FILE KIND` is the
 // measuring child's entry (internal).
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,9 +64,33 @@ async function scriptChild() {
   process.exit(0);
 }
 
+/**
+ * The WebGPU child (Dawn; SwiftShader where there is no GPU): load, the first run and a second,
+ * and the device's pipeline compile times — were all compiled at load, in parallel, or did the
+ * first run wait for some (`when: 'first-use'`)?
+ */
+async function webgpuChild(file) {
+  process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
+  process.env.XDG_RUNTIME_DIR ??= '/tmp/kiln-xdg';
+  mkdirSync(process.env.XDG_RUNTIME_DIR, { recursive: true });
+  const { load } = await import('@kiln/runtime');
+  const input = { data: seededValues(3 * 224 * 224, 7), shape: [1, 3, 224, 224], dtype: 'float32' };
+  const t0 = performance.now();
+  const model = await load(file, { backend: 'webgpu', maxRunMs: 600_000 });
+  const t1 = performance.now();
+  await model.run([input]);
+  const t2 = performance.now();
+  await model.run([input]);
+  const t3 = performance.now();
+  const s = model.device.stats;
+  console.log(JSON.stringify({ loadMs: t1 - t0, firstRunMs: t2 - t1, secondRunMs: t3 - t2, compileMs: s.compileMs, compileTimes: s.compileTimes }));
+  process.exit(0);
+}
+
 /** The measuring child: imports first (not timed), then load (+ the first run for a model). */
 async function child(file, kind) {
   if (kind === 'script') return scriptChild();
+  if (kind === 'webgpu') return webgpuChild(file);
   const { load } = await import('@kiln/runtime');
   const input = kind === 'resnet18'
     ? { data: seededValues(3 * 224 * 224, 7), shape: [1, 3, 224, 224], dtype: 'float32' }
@@ -97,6 +125,9 @@ function measureChild(file, kind, runs) {
   };
 }
 
+/** The per-pipeline compile times of the last `--only webgpu` measurement (one sample's), slowest first. */
+let perKernel = [];
+
 export async function measure({ runs = 5, only } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'kiln-load-'));
   const rows = {};
@@ -111,6 +142,23 @@ export async function measure({ runs = 5, only } = {}) {
       rows['ResNet-18: first run (ms)'] = m.first;
       rows['ResNet-18: load + first run (ms)'] = m.total;
       rows['ResNet-18: load + first run, CPU time (ms)'] = m.totalCpu;
+    }
+    if (only === 'webgpu') {
+      const file = join(dir, 'resnet18.tsgraph');
+      writeFileSync(file, await resnet18Bytes());
+      const samples = childSamples(file, 'webgpu', runs);
+      const med = (f) => summarize(samples.map(f)).median;
+      rows['ResNet-18 WebGPU: load (ms)'] = med((r) => r.loadMs);
+      rows['ResNet-18 WebGPU: first run (ms)'] = med((r) => r.firstRunMs);
+      rows['ResNet-18 WebGPU: second run (ms)'] = med((r) => r.secondRunMs);
+      rows['ResNet-18 WebGPU: pipeline compile, wall (ms)'] = med((r) => r.compileMs);
+      const times = samples[samples.length >> 1].compileTimes;
+      const atLoad = times.filter((t) => t.when === 'load'), atFirst = times.filter((t) => t.when === 'first-use');
+      rows['ResNet-18 WebGPU: pipelines compiled at load (count)'] = atLoad.length;
+      rows['ResNet-18 WebGPU: pipelines compiled at first use (count)'] = atFirst.length;
+      rows['ResNet-18 WebGPU: per-pipeline compile, sum (ms)'] = atLoad.reduce((a, t) => a + t.ms, 0);
+      rows['ResNet-18 WebGPU: per-pipeline compile, median (ms)'] = summarize(atLoad.map((t) => t.ms)).median;
+      perKernel = [...times].sort((a, b) => b.ms - a.ms);
     }
     if (!only || only === 'chain') {
       const file = join(dir, 'chain.tsgraph');
@@ -143,6 +191,7 @@ if (isMain(import.meta.url)) {
   } else {
     const arg = (name) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
     const rows = await measure({ runs: Number(arg('--runs') ?? 5), only: arg('--only') });
-    for (const [k, v] of Object.entries(rows)) console.log(`${k.padEnd(48)} ${v.toFixed(k.includes('MB') ? 2 : 1)}`);
+    for (const [k, v] of Object.entries(rows)) console.log(`${k.padEnd(48)} ${v.toFixed(k.includes('MB') ? 2 : k.includes('count') ? 0 : 1)}`);
+    if (perKernel.length) console.log(`per pipeline (name, when, ms), slowest first:\n${perKernel.map((t) => `  ${t.name.padEnd(40)} ${t.when.padEnd(9)} ${t.ms.toFixed(1)}`).join('\n')}`);
   }
 }

@@ -9,7 +9,7 @@ import { createModel, load, RuntimeError, type Model } from '@kiln/runtime';
 import { jit } from 'kiln';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
 import { assemble, disassemble, type Json } from './fixtures/tsgraph-craft.js';
-import { chainGraph, countedLoopGraph, endlessLoopGraph, hugeExpandGraph } from './fixtures/untrusted-graphs.js';
+import { chainGraph, countedLoopGraph, loopChainGraph, endlessLoopGraph, hugeExpandGraph } from './fixtures/untrusted-graphs.js';
 
 /** Every object in a JSON tree. */
 function* objects(v: Json): Generator<{ [k: string]: Json }> {
@@ -85,6 +85,11 @@ describe('finding 2: loading is linear in the file', () => {
     await time(small); // warm up
     const a = await time(small), b = await time(large);
     expect(b / a, `1,500 nodes: ${a.toFixed(0)} ms, 6,000 nodes: ${b.toFixed(0)} ms`).toBeLessThan(8);
+    // The same inside a region (a loop body): its values are scoped, then hidden when it closes.
+    const inSmall = encodeTsgraph(loopChainGraph(1500)), inLarge = encodeTsgraph(loopChainGraph(6000));
+    await time(inSmall);
+    const c = await time(inSmall), d = await time(inLarge);
+    expect(d / c, `in a loop body: 1,500 nodes: ${c.toFixed(0)} ms, 6,000 nodes: ${d.toFixed(0)} ms`).toBeLessThan(8);
   });
 });
 

@@ -91,10 +91,12 @@ export interface VerifyOptions {
 }
 
 class Verifier {
-  /** Every value defined so far (for "defined twice"). */
-  private readonly defined = new Set<Value>();
-  /** Visible values: one set per open block, innermost last. */
-  private readonly scopes: Set<Value>[] = [];
+  /** The values visible here (one set whatever the nesting: one probe per use). */
+  private readonly shown = new Set<Value>();
+  /** Values defined in regions already closed (for "defined twice" and "not visible here"). */
+  private readonly hidden = new Set<Value>();
+  /** The values each open region defined, innermost last (the top level's are never hidden). */
+  private readonly inner: Value[][] = [];
   private names?: ReadonlyMap<Value, string>;
 
   constructor(private readonly g: Graph, private readonly opts: VerifyOptions) {}
@@ -102,7 +104,6 @@ class Verifier {
   run(): void {
     const g = this.g;
     const top = `graph @${g.name}`;
-    this.scopes.push(new Set());
     this.graphInputs(top);
     if (g.body.args.length || g.body.yields.length) {
       this.fail(`graph @${g.name}`, 'the graph body must have no block arguments and no yields (graph inputs and outputs name those values)', top);
@@ -193,7 +194,7 @@ class Verifier {
     n.regions.forEach((r, k) => {
       const name = rule ? rule.regionNames?.[k] : 'body';
       const rw = `region ${k}${name ? ` (${name})` : ''} of ${at()}, in ${where}`;
-      this.scopes.push(new Set());
+      this.inner.push([]);
       r.args.forEach((a, j) => {
         const p = typeProblem(a.type);
         if (p) this.fail(at(), `argument ${j} of region ${k}: ${p}`, where);
@@ -203,7 +204,7 @@ class Verifier {
       r.yields.forEach((v, j) => {
         if (!this.visible(v)) this.fail(`yield ${r.yields.map((y) => this.ref(y)).join(', ')}`, `yielded value ${j} (${this.ref(v)}) ${this.whyInvisible(v)}`, rw);
       });
-      this.scopes.pop();
+      for (const v of this.inner.pop()!) { this.shown.delete(v); this.hidden.add(v); }
     });
 
     // Types: the op's rule (with the parsed attributes) must give exactly the stored results.
@@ -247,19 +248,18 @@ class Verifier {
 
   /** `at` prints the place, called only for an error (printing every node would cost more than the walk). */
   private define(v: Value, at: () => string, where: string): void {
-    if (this.defined.has(v)) this.fail(at(), `${this.ref(v)} is defined twice; every value is defined exactly once (SSA)`, where);
-    this.defined.add(v);
-    this.scopes[this.scopes.length - 1].add(v);
+    if (this.shown.has(v) || this.hidden.has(v)) this.fail(at(), `${this.ref(v)} is defined twice; every value is defined exactly once (SSA)`, where);
+    this.shown.add(v);
+    if (this.inner.length) this.inner[this.inner.length - 1].push(v);
   }
 
   private visible(v: Value): boolean {
-    for (let i = this.scopes.length - 1; i >= 0; i--) if (this.scopes[i].has(v)) return true;
-    return false;
+    return this.shown.has(v);
   }
 
   /** Why a use of `v` is not dominated by its definition. */
   private whyInvisible(v: Value): string {
-    if (this.defined.has(v)) return 'is defined inside a region that does not enclose this use (values leave a region only through its yields)';
+    if (this.hidden.has(v)) return 'is defined inside a region that does not enclose this use (values leave a region only through its yields)';
     return this.allDefinitions().has(v)
       ? 'is used before its definition (or by the node that defines it); move the use after it'
       : 'is not defined anywhere in the graph (a graph input, node result or region argument)';

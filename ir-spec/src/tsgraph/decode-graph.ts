@@ -22,6 +22,30 @@ import { parseTypeString } from './type-string.js';
 
 const FIX = 're-export the model with `jit.save` / `kiln compile`, or report a bug if this Kiln wrote the file';
 
+/** Shared by every node without regions or meta (both are read-only): one object each, not one per node. */
+const NO_REGIONS: readonly Block[] = Object.freeze([]);
+const NO_META: NodeMeta = Object.freeze({});
+
+/** typeEquals, without printing both types when they are tensors of one dtype and the same dims (nearly every node). */
+function sameType(a: IRType, b: IRType): boolean {
+  if (a.kind === 'tensor' && b.kind === 'tensor' && a.dtype === b.dtype && a.shape.length === b.shape.length) {
+    let same = true;
+    for (let i = 0; i < a.shape.length && same; i++) same = a.shape[i] === b.shape[i];
+    if (same) return true;
+  }
+  return typeEquals(a, b);
+}
+
+/** A node's meta as the Graph holds it: only the fields the file sets. */
+function nodeMeta(mj: NodeJson['meta']): NodeMeta {
+  if (mj === undefined || (mj.fused === undefined && mj.scope === undefined && mj.loc === undefined)) return NO_META;
+  const meta: { scope?: string; loc?: string; fused?: NodeMeta['fused'] } = {};
+  if (mj.fused !== undefined) meta.fused = mj.fused;
+  if (mj.scope !== undefined) meta.scope = mj.scope;
+  if (mj.loc !== undefined) meta.loc = mj.loc;
+  return meta;
+}
+
 const verifyError = (msg: string, cause?: unknown) => new TsgraphError('VERIFY', `${msg}; ${FIX}`, cause === undefined ? undefined : { cause });
 
 /** Rebuilds and checks the graph of a header whose schema and tensor table are already checked. */
@@ -83,16 +107,14 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
     }
     const outputs = nj.outputs.map((o, i) => {
       const declared = declaredType(o.type);
-      if (!typeEquals(declared, inferred.types[i])) {
+      if (!sameType(declared, inferred.types[i])) {
         throw verifyError(`${desc()}: output ${i} (%${o.id}) is declared ${o.type} but the op gives ${typeToString(inferred.types[i])}`);
       }
-      return define(o, inferred.types[i], desc);
+      // The declared type equals the inferred one: values of one type share its parsed object
+      // (types are immutable), so a long graph keeps one type object per distinct type.
+      return define(o, declared, desc);
     });
-    const meta: { scope?: string; loc?: string; fused?: NodeMeta['fused'] } = {};
-    if (nj.meta?.fused !== undefined) meta.fused = nj.meta.fused;
-    if (nj.meta?.scope !== undefined) meta.scope = nj.meta.scope;
-    if (nj.meta?.loc !== undefined) meta.loc = nj.meta.loc;
-    return new Node(nj.op, inputs, inferred.attrs, outputs, regions, meta as NodeMeta);
+    return new Node(nj.op, inputs, inferred.attrs, outputs, regions.length ? regions : NO_REGIONS, nodeMeta(nj.meta));
   };
 
   const decodeBlock = (bj: BlockJson, path: () => string): Block => {

@@ -18,7 +18,7 @@ import {
 import { checkJsonShape } from './json.js';
 import { formatPath, headerSchema, nodesWellFormed } from './schema.js';
 import { rebuildGraph } from './decode-graph.js';
-import { xxh32Hex } from './checksum.js';
+import { xxh32Hex, type Xxh32Stripes } from './checksum.js';
 
 export interface DecodedTsgraph {
   readonly graph: Graph;
@@ -48,6 +48,12 @@ export interface DecodeOptions {
    * so the graph never aliases the caller's memory.
    */
   readonly adoptBytes?: boolean;
+  /**
+   * A faster loop for the bulk of the checksum, computing exactly what the JavaScript one does
+   * (checksum.ts Xxh32Stripes): the CPU runtime passes its WebAssembly SIMD loop when it read the
+   * file into its kernel memory. The check itself is the same either way.
+   */
+  readonly checksumStripes?: Xxh32Stripes;
 }
 
 /**
@@ -62,7 +68,7 @@ export interface DecodeOptions {
  */
 export function decodeTsgraph(bytes: Uint8Array, opts: DecodeOptions = {}): DecodedTsgraph {
   const layout = readTsgraphHeader(bytes);
-  if (opts.verifyChecksum ?? true) verifyChecksum(bytes, layout);
+  if (opts.verifyChecksum ?? true) verifyChecksum(bytes, layout, opts.checksumStripes);
   const tensors = readTensors(bytes, layout, opts.adoptBytes ?? false);
   try {
     const graph = rebuildGraph(layout.header, tensors);
@@ -120,13 +126,13 @@ export function readTsgraphHeader(bytes: Uint8Array): TsgraphLayout {
  * Checks the blob against `header.checksum` (SPEC.md §13.5 step 12). A 1.0 file has none and
  * passes; a checksum of an algorithm this reader does not know (a newer minor) is refused.
  */
-export function verifyChecksum(bytes: Uint8Array, layout: TsgraphLayout): void {
+export function verifyChecksum(bytes: Uint8Array, layout: TsgraphLayout, stripes?: Xxh32Stripes): void {
   const c = layout.header.checksum;
   if (!c) return;
   if (c.algorithm !== CHECKSUM_ALGORITHM) {
     throw new TsgraphError('UNSUPPORTED_VERSION', `the header's checksum uses algorithm '${c.algorithm}', which this reader does not know (it checks '${CHECKSUM_ALGORITHM}'): upgrade Kiln, or load with { verifyChecksum: false } to skip the check`);
   }
-  const got = xxh32Hex(bytes.subarray(layout.blobOffset));
+  const got = xxh32Hex(bytes.subarray(layout.blobOffset), stripes);
   if (got !== c.blob) {
     throw new TsgraphError('CHECKSUM_MISMATCH', `the tensor data (blob bytes ${layout.blobOffset}..${bytes.length}) has ${CHECKSUM_ALGORITHM} checksum ${got} but the header records ${c.blob}: the weights were changed or corrupted after the file was written (a bad disk, download or copy?); copy the file again or ${REEXPORT}. To load it anyway, pass { verifyChecksum: false }`);
   }
@@ -147,18 +153,14 @@ function truncated(have: number, need: number, what: string): TsgraphError {
   return new TsgraphError('TRUNCATED', `the file is ${have} bytes but ${what} ends at byte ${need}: it was cut short (an interrupted download or copy?); copy the file again or ${REEXPORT}`);
 }
 
-function isAscii(raw: Uint8Array): boolean {
-  let any = 0;
-  for (let i = 0; i < raw.length; i++) any |= raw[i];
-  return any < 0x80;
-}
-
 function parseHeader(raw: Uint8Array, major: number, minor: number): TsgraphHeader {
   let text: string;
   try {
-    // An all-ASCII header (what Kiln writes: JSON escapes the rest) is valid UTF-8: it skips the
-    // validating decoder, which any other byte goes through.
-    text = new TextDecoder('utf-8', { fatal: !isAscii(raw), ignoreBOM: true }).decode(raw);
+    // The lenient decoder marks every invalid sequence with U+FFFD: a text without one came from
+    // valid UTF-8 (what Kiln writes is all ASCII), and only a text with one — invalid bytes or a
+    // real U+FFFD — is decoded again by the validating decoder. No JavaScript pass over the bytes.
+    text = new TextDecoder('utf-8', { ignoreBOM: true }).decode(raw);
+    if (text.includes('\uFFFD')) new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(raw);
   } catch (e) {
     throw new TsgraphError('BAD_JSON', `the header (bytes ${PREFIX_BYTES}..${PREFIX_BYTES + raw.length}) is not valid UTF-8: the file is corrupt; ${REEXPORT}`, { cause: e });
   }

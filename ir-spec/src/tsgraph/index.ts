@@ -8,5 +8,5 @@ export {
 } from './format.js';
 export { encodeTsgraph, type EncodeOptions } from './encode.js';
 export { decodeTsgraph, readTsgraphHeader, verifyChecksum, type DecodeOptions, type DecodedTsgraph, type TsgraphLayout } from './decode.js';
-export { xxh32, xxh32Hex } from './checksum.js';
+export { xxh32, xxh32Hex, xxh32StripesJs, XXH32_LANES0, type Xxh32Stripes } from './checksum.js';
 export { MEMORY_PLAN_KEY, memoryPlanSchema, readMemoryPlan, valueIds, type MemoryPlan } from './memory-plan.js';

@@ -38,15 +38,17 @@ export interface KernelExports {
   // runtime/wasm/winograd.ts (caller: runtime/src/wasm/winograd.ts)
   winograd4Weights(Cout: number, C: number, w: number, U: number): void;
   winograd4Conv(N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;
+  // runtime/wasm/checksum.ts (caller: runtime/src/wasm/checksum.ts)
+  xxh32Stripes(p: number, stripes: number, acc: number): void;
   // runtime/wasm/qgemm.ts (caller: runtime/src/wasm/qgemm.ts)
   qgemm(M: number, N: number, K: number, x: number, zp: number, w: number, acc: number): void;
-  // runtime/wasm/depthwise.ts (caller: runtime/src/wasm/depthwise.ts)
   // runtime/wasm/math.ts (caller: runtime/src/wasm/math.ts)
   mathF32(fn: number, n: number, x: number, out: number): void;
   // runtime/wasm/norm-backward.ts (caller: runtime/src/wasm/norm-backward.ts)
   batchNormBackward(N: number, C: number, inner: number, g: number, x: number, mean: number, variance: number, weight: number, relu: number, eps: number, dx: number, dw: number, db: number): void;
   // runtime/wasm/extreme.ts (caller: runtime/src/wasm/extreme.ts)
   extremeF32(max: number, K0: number, R1: number, K1: number, R2: number, x: number, out: number): void;
+  // runtime/wasm/depthwise.ts (caller: runtime/src/wasm/depthwise.ts)
   depthwiseConv2d(N: number, C: number, H: number, W: number, M: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, w: number, bias: number, relu: number, scratch: number, out: number): void;
 }
 
@@ -90,10 +92,44 @@ export class WasmHeap {
   private top: number;
   private view = new Float32Array(0);
   private readonly pool: ThreadPool | null;
+  /** The memory's buffers that resident blocks' views were made over (see residentBlock). */
+  private readonly residentBuffers = new WeakSet<ArrayBufferLike>();
+  /** Frees a resident block when the last array viewing it is garbage collected. */
+  private readonly residentRelease = new FinalizationRegistry<{ at: number; left: number }>((b) => { if (--b.left === 0) this.free(b.at); });
 
   constructor(readonly memory: WebAssembly.Memory, base: number, readonly variant: 'simd' | 'relaxed', readonly k: KernelExports, module: WebAssembly.Module, shared: boolean) {
     this.top = base;
     this.pool = shared ? new ThreadPool(module, memory, this.alloc(CONTROL_BYTES), k) : null;
+    this.shared = shared;
+  }
+
+  private readonly shared: boolean;
+
+  /**
+   * A block of `bytes` bytes as a byte view that stays valid however the memory grows (a shared
+   * memory's buffer is never detached), for data read straight into the kernel memory (a loaded
+   * file's weights): kernels then read arrays viewing it in place (addressOf), no copy. Undefined
+   * on a private memory, whose buffer a grow detaches. Free it with free(), or hand its lifetime
+   * to the arrays viewing it (freeWhenCollected).
+   */
+  residentBlock(bytes: number): Uint8Array | undefined {
+    if (!this.shared) return undefined;
+    const at = this.alloc(bytes);
+    const view = new Uint8Array(this.memory.buffer, at, bytes);
+    this.residentBuffers.add(view.buffer);
+    return view;
+  }
+
+  /** The kernel-memory address of an array viewing a resident block, else undefined. */
+  addressOf(v: ArrayBufferView): number | undefined {
+    return this.residentBuffers.has(v.buffer) ? v.byteOffset : undefined;
+  }
+
+  /** Frees resident block `at` once every one of `arrays` (views into it) is garbage collected. */
+  freeWhenCollected(at: number, arrays: readonly object[]): void {
+    if (!arrays.length) { this.free(at); return; }
+    const held = { at, left: arrays.length };
+    for (const a of arrays) this.residentRelease.register(a, held);
   }
 
   /** Whether products can be split over worker threads here. */

@@ -57,8 +57,14 @@ export class PinnedArrays {
     return at;
   }
 
-  /** Form 'copy' of a pinned view: its elements copied into the kernel memory once. */
+  /**
+   * Form 'copy' of a pinned view: its elements copied into the kernel memory once; a view that
+   * lies in the kernel memory already (a file read there, heap.residentBlock) is used in place.
+   */
   copy(v: Float32Array): number | undefined {
+    if (!this.owner(v)) return undefined;
+    const inPlace = this.heap.addressOf(v);
+    if (inPlace !== undefined) return inPlace;
     return this.form(v, 'copy', () => {
       const at = this.heap.alloc(v.length * 4);
       this.heap.f32().set(v, at >> 2);
