@@ -34,8 +34,12 @@ export interface KernelExports {
   winogradInputTiles(N: number, C: number, H: number, W: number, pt: number, pl: number, TH: number, TW: number, TC: number, x: number, pad: number, V: number): void;
   winogradGradTiles(N: number, Cout: number, OH: number, OW: number, TH: number, TW: number, CT: number, gy: number, dM: number): void;
   adamStep(n: number, p: number, g: number, m: number, v: number, vmax: number, shrink: number, sign: number, l2: number, beta1: number, beta2: number, stepSize: number, bc2Sqrt: number, eps: number): void;
-  // runtime/wasm/qgemm.ts (caller: runtime/src/wasm/qgemm.ts)
-  qgemm(M: number, N: number, K: number, x: number, zp: number, w: number, acc: number): void;
+  // runtime/wasm/qlinear.ts (caller: runtime/src/wasm/qlinear.ts)
+  packedWeightBytes(N: number, K: number): number;
+  packWeight(N: number, K: number, w: number, dst: number): void;
+  rangeF32(n: number, x: number, out: number): void;
+  quantizeRows(M: number, K: number, K16: number, x: number, inv: number, zp: number, dst: number): void;
+  qlinear(M: number, N: number, K16: number, xq: number, wp: number, xScale: number, ws: number, perChannel: number, bias: number, out: number): void;
 }
 
 const ALIGN = 64;

@@ -1,5 +1,5 @@
 // The WebAssembly primitives beyond the forward products (gemm, conv2d): elementwise maps, sums,
-// batch norm, max pool, the Adam update, conv2d's Winograd weight gradient and the int8 qgemm, one factory per
+// batch norm, max pool, the Adam update, conv2d's Winograd weight gradient and the int8 quantized linear, one factory per
 // file beside this one. fastPrimitives() (primitives.ts) spreads them into the CpuPrimitives.
 // Invariant: each takes its fallback from ir-spec's REFERENCE_PRIMITIVES, so adding one here never
 // changes what the JavaScript-only build computes.
@@ -11,13 +11,13 @@ import { wasmBatchNormAffine, wasmBatchNormStats, wasmSum } from './reduce.js';
 import { wasmMaxPool } from './pool.js';
 import { wasmAdamStep } from './optim.js';
 import { wasmConv2dWeightGrad } from './winograd-grad.js';
-import { wasmQgemm } from './qgemm.js';
+import { wasmQuantizedLinear } from './qlinear.js';
 
 export function wasmOps(heap: WasmHeap): Omit<CpuPrimitives, 'gemm' | 'conv2d'> {
   return {
     mapBinary: wasmMapBinary(heap), mapUnary: wasmMapUnary(heap), mapTernary: wasmMapTernary(heap),
     sum: wasmSum(heap), batchNormStats: wasmBatchNormStats(heap), batchNormAffine: wasmBatchNormAffine(heap),
     maxPool: wasmMaxPool(heap), adamStep: wasmAdamStep(heap), conv2dWeightGrad: wasmConv2dWeightGrad(heap),
-    qgemm: wasmQgemm(heap),
+    quantizedLinear: wasmQuantizedLinear(heap),
   };
 }
