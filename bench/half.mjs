@@ -3,7 +3,7 @@
 // and the seed CNN (examples/seed ProductionModel, seeded random weights; the 8×8 digits
 // upsampled to 3×32×32). Variants: `.tsgraph` files with float16 / bfloat16 weights run by the
 // CPU runtime, and autocast float16 / bfloat16 (eager, and traced + optimized + saved).
-// Run: npm run bench:half   (agreement is deterministic; no timings are reported)
+// Run: npm run bench:half   (agreement is deterministic; each table says how long it took)
 
 import { load } from '@kiln/runtime';
 import { autocast, F, jit, manualSeed, noGrad, tensor } from 'kiln';
@@ -33,10 +33,13 @@ async function runFile(bytes, x) {
 }
 
 async function report(name, model, x) {
+  const t0 = performance.now();
   model.eval();
   const n = x.shape[0];
   const ref = top1(noGrad(() => model.forward(x)).toArray(), n);
-  const traced = jit.trace(model, [x], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
+  // Traced on 4 images (the batch dim symbolic): tracing runs the model once, on its example.
+  const example = x.narrow(0, 0, 4).contiguous();
+  const traced = jit.trace(model, [example], { dynamicAxes: { 0: { 0: 'N' } }, warn: false });
   const f32 = jit.optimizeForInference(traced).toBytes({ kernels: [] });
   const rows = [['float32 weights (file)', f32.length, agree(await runFile(f32, x), ref)]];
   for (const weights of ['float16', 'bfloat16']) {
@@ -46,11 +49,11 @@ async function report(name, model, x) {
   for (const dtype of ['float16', 'bfloat16']) {
     const eager = autocast(() => noGrad(() => model.forward(x)), { dtype });
     rows.push([`autocast ${dtype} (eager)`, null, agree(top1(eager.float().toArray(), n), ref)]);
-    const t = autocast(() => jit.trace(model, [x], { dynamicAxes: { 0: { 0: 'N' } }, warn: false }), { dtype });
+    const t = autocast(() => jit.trace(model, [example], { dynamicAxes: { 0: { 0: 'N' } }, warn: false }), { dtype });
     const bytes = jit.optimizeForInference(t).toBytes({ kernels: [] });
     rows.push([`autocast ${dtype} (file)`, bytes.length, agree(await runFile(bytes, x), ref)]);
   }
-  console.log(`\n${name} (${n} digits test images; CPU-only .tsgraph files, no WGSL)`);
+  console.log(`\n${name} (${n} digits test images; CPU-only .tsgraph files, no WGSL; ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   console.log('| variant | file | size vs float32 | top-1 agreement with float32 |');
   console.log('| --- | ---: | ---: | ---: |');
   for (const [v, size, a] of rows) console.log(`| ${v} | ${size === null ? '—' : kb(size)} | ${size === null ? '—' : `${(size / f32.length).toFixed(3)}×`} | ${pct(a)} |`);

@@ -6,7 +6,7 @@
 import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import {
-  decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType, typeToString, fromHalfBits, fromBFloat16Bits, toHalfBits, toBFloat16Bits,
+  decodeTsgraph, encodeTsgraph, GraphBuilder, tensorType, typeToString, fromHalfBits, fromBFloat16Bits, toHalfBits, toBFloat16Bits, toBits16,
   roundToDType, roundInPlace, convertArray, promoteTypes, scalarDType, TsgraphError,
 } from '@kiln/ir-spec';
 import { parseTypeString } from '../ir-spec/src/tsgraph/type-string.js';
@@ -37,6 +37,15 @@ describe('float16 / bfloat16 bits', () => {
       if (Number.isNaN(v)) expect(Number.isNaN(fromHalfBits(toHalfBits(v)))).toBe(true);
       else expect(toHalfBits(v)).toBe(h);
     }
+  });
+  it('toBits16 (the bulk writer of files) gives toHalfBits\'s bits: every float16 value, and float32 patterns of every kind', () => {
+    const values = new Float32Array(65536 + 200_000), u = new Uint32Array(values.buffer);
+    for (let h = 0; h < 65536; h++) values[h] = fromHalfBits(h);
+    let s = 12345;
+    for (let i = 65536; i < values.length; i++) { s = (Math.imul(s, 1103515245) + 12345) >>> 0; u[i] = (s ^ (s << 7)) >>> 0; }
+    values.set([65519.99, 65520, -65520, 2 ** -25, 3 * 2 ** -26, 2 ** -14 - 2 ** -25, 1e-10, -0, Infinity, -Infinity, NaN], 65536);
+    const bits = toBits16(values, 'float16');
+    for (let i = 0; i < values.length; i++) if (bits[i] !== toHalfBits(values[i])) expect([values[i], bits[i]]).toEqual([values[i], toHalfBits(values[i])]);
   });
   it('known values: max, smallest subnormal, bfloat16 as the top half of a float32', () => {
     expect(fromHalfBits(0x7bff)).toBe(65504);

@@ -150,8 +150,22 @@ export function roundInPlace(data: Float32Array, dtype: 'float16' | 'bfloat16'):
 
 /** The 16-bit patterns of float16/bfloat16 values (file storage). */
 export function toBits16(data: Float32Array, dtype: 'float16' | 'bfloat16'): Uint16Array {
-  const out = new Uint16Array(data.length), conv = dtype === 'float16' ? toHalfBits : toBFloat16Bits;
-  for (let i = 0; i < data.length; i++) out[i] = conv(data[i]);
+  const out = new Uint16Array(data.length);
+  if (dtype === 'bfloat16') {
+    for (let i = 0; i < data.length; i++) out[i] = toBFloat16Bits(data[i]);
+    return out;
+  }
+  // toHalfBits on the float32 bits (a weight table of millions: no log2 per element): NaN is
+  // 0x7e00, ≥ 65520 infinity, normal values keep 10 fraction bits (ties to even, the carry
+  // moves into the exponent), subnormal ones are multiples of 2^-24.
+  const u = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  for (let i = 0; i < u.length; i++) {
+    const v = u[i], abs = v & 0x7fffffff, sign = (v >>> 16) & 0x8000;
+    if (abs > 0x7f800000) out[i] = 0x7e00;
+    else if (abs >= 0x477ff000) out[i] = sign | 0x7c00;
+    else if (abs >= 0x38800000) out[i] = sign | (((abs + 0xfff + ((abs >>> 13) & 1)) >>> 13) - 0x1c000);
+    else out[i] = sign | rint(Math.abs(data[i]) * 2 ** 24);
+  }
   return out;
 }
 

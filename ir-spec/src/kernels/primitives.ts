@@ -15,7 +15,7 @@ import { planReduce, reduceExtreme, reduceSum } from './reduce.js';
 import { batchNormAffine, batchNormBackward, batchNormStats } from './norm.js';
 import { maxPool } from './pool.js';
 import { adamStep } from './adam.js';
-import { qgemm } from './quant.js';
+import { quantizedLinear } from './quant.js';
 
 export type { AdamScalars } from './adam.js';
 import type { TypedArray } from '../dtype.js';
@@ -76,8 +76,8 @@ export interface CpuPrimitives {
   readonly maxPool: typeof maxPool;
   /** One parameter's Adam/AdamW update in place (packages/core's optimizers). */
   readonly adamStep: typeof adamStep;
-  /** int32 acc[M,N] = Σ_k (xq[m,k] − zp)·w[n,k] over uint8 activations and int8 weights (kernels/quant.ts). */
-  readonly qgemm: typeof qgemm;
+  /** quantized_linear's float32 [M,N] from float32 activations and an int8 weight (kernels/quant.ts). */
+  readonly quantizedLinear: typeof quantizedLinear;
 }
 
 /** The plain-JavaScript primitives (ir-spec's own kernels). */
@@ -95,7 +95,7 @@ export const REFERENCE_PRIMITIVES: CpuPrimitives = {
   batchNormBackward,
   maxPool,
   adamStep,
-  qgemm,
+  quantizedLinear,
 };
 
 /** The primitives a kernel context carries, else the reference ones. */

@@ -120,3 +120,15 @@ export function requantizeToFloat(acc: Int32Array, M: number, N: number, xScale:
     }
   }
 }
+
+/**
+ * The whole of quantized_linear on row-major arrays, the reference of the `quantizedLinear`
+ * primitive: x float32 [M,K] quantized over its range (one scale for the call), int32 sums with
+ * w int8 [N,K], out float32 [M,N] = requantized sums + bias.
+ */
+export function quantizedLinear(M: number, N: number, K: number, x: Float32Array, reduceRange: boolean, w: Int8Array, wScale: Float32Array, bias: Float32Array | null, out: Float32Array): void {
+  const { q, params } = quantizeActivations(x.subarray(0, M * K), reduceRange);
+  const acc = new Int32Array(M * N);
+  qgemm(M, N, K, q, params.zeroPoint, w, acc);
+  requantizeToFloat(acc, M, N, params.scale, wScale, bias, out);
+}

@@ -8,7 +8,6 @@ import * as z from 'zod';
 import { defineOp, outputBuffer } from '../op-def.js';
 import { fmtShape, numel, OpError, sameDim, type TensorType } from '../shape.js';
 import { primitivesOf } from '../kernels/primitives.js';
-import { quantizeActivations, requantizeToFloat } from '../kernels/quant.js';
 
 function need(t: TensorType | null, name: string, dtype: string): TensorType {
   if (!t) throw new OpError('quantized_linear', `input '${name}' is required`);
@@ -44,11 +43,8 @@ export const quantized_linear = defineOp({
   cpu([x, w, s, bias], { reduceRange }, ctx) {
     const t = quantizedLinearType(x, w, s, bias);
     const N = w!.shape[0], K = w!.shape[1], M = numel(x!.shape.slice(0, -1));
-    const { q, params } = quantizeActivations(x!.data as Float32Array, reduceRange);
-    const acc = new Int32Array(M * N);
-    primitivesOf(ctx).qgemm(M, N, K, q, params.zeroPoint, w!.data as Int8Array, acc);
     const out = outputBuffer(ctx, 0, 'float32', M * N) as Float32Array;
-    requantizeToFloat(acc, M, N, params.scale, s!.data as Float32Array, bias ? bias.data as Float32Array : null, out);
+    primitivesOf(ctx).quantizedLinear(M, N, K, x!.data as Float32Array, reduceRange, w!.data as Int8Array, s!.data as Float32Array, bias ? bias.data as Float32Array : null, out);
     return [{ data: out, shape: t.shape as number[], dtype: 'float32' }];
   },
   grad: null,

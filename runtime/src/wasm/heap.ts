@@ -40,8 +40,6 @@ export interface KernelExports {
   winograd4Conv(N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;
   // runtime/wasm/checksum.ts (caller: runtime/src/wasm/checksum.ts)
   xxh32Stripes(p: number, stripes: number, acc: number): void;
-  // runtime/wasm/qgemm.ts (caller: runtime/src/wasm/qgemm.ts)
-  qgemm(M: number, N: number, K: number, x: number, zp: number, w: number, acc: number): void;
   // runtime/wasm/math.ts (caller: runtime/src/wasm/math.ts)
   mathF32(fn: number, n: number, x: number, out: number): void;
   // runtime/wasm/norm-backward.ts (caller: runtime/src/wasm/norm-backward.ts)
@@ -50,6 +48,12 @@ export interface KernelExports {
   extremeF32(max: number, K0: number, R1: number, K1: number, R2: number, x: number, out: number): void;
   // runtime/wasm/depthwise.ts (caller: runtime/src/wasm/depthwise.ts)
   depthwiseConv2d(N: number, C: number, H: number, W: number, M: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, w: number, bias: number, relu: number, scratch: number, out: number): void;
+  // runtime/wasm/qlinear.ts (caller: runtime/src/wasm/qlinear.ts)
+  packedWeightBytes(N: number, K: number): number;
+  packWeight(N: number, K: number, w: number, dst: number): void;
+  rangeF32(n: number, x: number, out: number): void;
+  quantizeRows(M: number, K: number, K16: number, x: number, inv: number, zp: number, dst: number): void;
+  qlinear(M: number, N: number, K16: number, xq: number, wp: number, xScale: number, ws: number, perChannel: number, bias: number, out: number): void;
 }
 
 const ALIGN = 64;

@@ -7,7 +7,7 @@
 // rounding, same buffer updates and random draws) or runs the module eagerly; parameters are
 // read from the live module on every call, so optimizers and loadStateDict are seen.
 
-import { isGradEnabled, nn, Tensor, trace as tracer } from '@kiln/core';
+import { amp, isGradEnabled, nn, Tensor, trace as tracer } from '@kiln/core';
 import { ScriptError } from '@kiln/compiler';
 import { describeFailure, GuardedCache, GuardSet } from './guards.js';
 import { captureWithScript, captureWithTrace, type Capture, type Target } from './compile-capture.js';
@@ -76,7 +76,7 @@ export class Compiler {
   private scriptable = true;
   private lastKey: string | undefined;
   /** mode 'reduce-overhead': the last call's graph and signature. */
-  private last: { readonly entry: Entry; readonly signature: CallSignature } | undefined;
+  private last: { readonly entry: Entry; readonly signature: CallSignature; readonly autocast: string } | undefined;
   private fastCalls = 0;
   /** Compilers of the direct submodules, used while forward runs eagerly around a graph break. */
   private readonly parts = new Map<nn.Module, { readonly name: string; readonly compiler: Compiler }>();
@@ -90,7 +90,7 @@ export class Compiler {
 
   call(args: unknown[]): unknown {
     if (this.opts.backend === 'eager' || tracer.traceHooks.listener) return this.eager(args); // inside jit.trace: record the eager ops
-    if (this.last && this.last.signature.matches(args) && this.last.entry.guards.holds()) {
+    if (this.last && this.last.autocast === autocastKey() && this.last.signature.matches(args) && this.last.entry.guards.holds()) {
       this.fastCalls++;
       return this.runEntry(this.last.entry, args);
     }
@@ -115,7 +115,7 @@ export class Compiler {
       }
     }
     this.lastKey = key;
-    if (this.opts.mode === 'reduce-overhead' && e.kind === 'graph') this.last = { entry: e, signature: new CallSignature(args, this.scriptable) };
+    if (this.opts.mode === 'reduce-overhead' && e.kind === 'graph') this.last = { entry: e, signature: new CallSignature(args, this.scriptable), autocast: autocastKey() };
     return this.runEntry(e, args);
   }
 
@@ -155,7 +155,7 @@ export class Compiler {
     return this.target.kind === 'module' ? this.target.module.constructor.name : this.target.fn.name || 'function';
   }
 
-  /** Input structure, dtypes, shapes (symbolic dims as `?`), grad mode; numbers by kind (by value when traced). */
+  /** Input structure, dtypes, shapes (symbolic dims as `?`), grad mode, autocast state; numbers by kind (by value when traced). */
   private keyOf(args: readonly unknown[]): string {
     const grad = isGradEnabled();
     let k = grad ? 'g' : 'n';
@@ -169,7 +169,7 @@ export class Compiler {
       else if (typeof a === 'boolean' && this.scriptable) k += '|bool';
       else k += `|${JSON.stringify(a) ?? typeof a}`;
     }
-    return k;
+    return k + autocastKey();
   }
 
   /** Why `key` missed: a guard of an entry for it failed, or a dim changed (then maybe made symbolic), or first call. */
@@ -192,6 +192,8 @@ export class Compiler {
       });
     });
     if (changed.length) return changed.join('; ');
+    const was = this.lastKey?.match(AUTOCAST_KEY)?.[1], now = key.match(AUTOCAST_KEY)?.[1];
+    if (this.lastKey && was !== now) return `autocast changed (${now ? `now autocast ${now}` : 'now outside autocast'})`;
     if (this.lastKey && this.lastKey[0] !== key[0]) return `grad mode changed (${key[0] === 'g' ? 'gradients now enabled' : 'now under noGrad'})`;
     return `the inputs changed (${this.lastKey?.slice(2) ?? ''} → ${key.slice(2)})`;
   }
@@ -357,4 +359,13 @@ export function compile(target: nn.Module | ((...args: any[]) => any), opts: Com
   const fn = target;
   const compiler = new Compiler({ kind: 'function', fn }, opts, (args) => fn(...args));
   return Object.assign((...args: unknown[]) => compiler.call(args), { explain: () => compiler.explain() });
+}
+
+const AUTOCAST_KEY = /\|autocast (\w+)$/;
+/**
+ * The autocast state as the last part of a cache key: a graph captured inside amp.autocast holds
+ * its casts, so calls inside and outside autocast (or with another dtype) get their own graphs.
+ */
+function autocastKey(): string {
+  return amp.isAutocastEnabled() ? `|autocast ${amp.getAutocastDType()}` : '';
 }
