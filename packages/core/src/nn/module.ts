@@ -213,10 +213,10 @@ export abstract class Module {
   /** Drops (default) or zeroes the gradients of all parameters. */
   zeroGrad(opts: { setToNone?: boolean } = {}): void {
     for (const p of this.parameters()) {
-      if (!p.grad) continue;
-      if (opts.setToNone ?? true) p.grad = null;
+      if (!p._grad) continue;
+      if (opts.setToNone ?? true) p.zeroGrad(); // frees a gradient nobody was handed (Tensor.zeroGrad)
       else {
-        const g = p.grad;
+        const g = p._grad;
         noGrad(() => g.zero_());
       }
     }
@@ -231,7 +231,9 @@ export abstract class Module {
     checkDeviceName(device, 'Module.to');
     for (const t of [...this.parameters(), ...this.buffers()]) {
       if (t.device === device) continue;
-      t._storage = t._toDevice(device)._storage;
+      const moved = t._toDevice(device);
+      t._replaceStorage(moved._storage);
+      moved.dispose(); // the parameter holds the storage now
       if (t.grad) t.grad = t.grad.detach()._toDevice(device);
     }
     return this;
@@ -241,7 +243,9 @@ export abstract class Module {
     checkDeviceName(device, 'Module.toAsync');
     for (const t of [...this.parameters(), ...this.buffers()]) {
       if (t.device === device) continue;
-      t._storage = (await t.detach().toAsync(device))._storage;
+      const moved = await t.detach().toAsync(device);
+      t._replaceStorage(moved._storage);
+      moved.dispose();
       if (t.grad) t.grad = await t.grad.detach().toAsync(device);
     }
     return this;

@@ -4,9 +4,20 @@
 // computes the per-step constants (bias corrections, 1 − β) once in double precision.
 
 import { numel } from '@kiln/ir-spec';
-import type { Tensor } from '../tensor.js';
-import { deviceTensor, webGpuDevice } from '../device.js';
-import { zeros } from '../creation.js';
+import { Tensor } from '../tensor.js';
+import { deviceTensor, gpuStorage, webGpuDevice } from '../device.js';
+
+/**
+ * Zeros for optimizer state in a new GPU buffer: state made at the first step lives as long as the
+ * optimizer, so it must not take the cached buffers that the next step's temporaries will need
+ * (with them the second step would create buffers again).
+ */
+export function stateZerosGpu(shape: readonly number[]): Tensor {
+  const dev = webGpuDevice();
+  const dt = dev.alloc('float32', shape, { fresh: true });
+  dev.upload(dt, new Float32Array(numel(shape)));
+  return new Tensor(gpuStorage(dt.buffer), shape, 'float32');
+}
 
 /** WGSL of a kernel over `n` elements: uniform `s` (fields), storage arrays, and the per-element body. */
 function kernel(fields: readonly string[], arrays: readonly [name: string, writable: boolean][], body: string): string {
@@ -59,7 +70,7 @@ export function sgdStepGpu(p: Tensor, g: Tensor, buf: Tensor | null, o: SgdScala
     return null;
   }
   const first = buf === null;
-  const b = buf ?? zeros(p.shape, { device: 'webgpu' });
+  const b = buf ?? stateZerosGpu(p.shape);
   dev.runKernel(SGD_MOMENTUM, [buffer(p), buffer(g), buffer(b)],
     params([o.lr, o.sign, o.wd, o.momentum, o.dampening, o.nesterov ? 1 : 0, first ? 1 : 0], n), n);
   return b;
