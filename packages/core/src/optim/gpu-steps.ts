@@ -103,3 +103,44 @@ export function adamStepGpu(p: Tensor, g: Tensor, m: Tensor, v: Tensor, vmax: Te
   const buffers = [buffer(p), buffer(g), buffer(m), buffer(v), ...(vmax ? [buffer(vmax)] : [])];
   webGpuDevice().runKernel(vmax ? ADAM_AMSGRAD : ADAM, buffers, params(values, n), n);
 }
+
+// GradScaler's unscale on the GPU (PyTorch's _amp_foreach_non_finite_check_and_unscale_): g *= inv
+// in float32, and a flag word set when any result is inf or NaN (exponent bits all ones).
+const UNSCALE = {
+  key: 'amp.unscale_check',
+  wgsl: `struct Params {
+  inv: f32,
+  n: u32,
+}
+@group(0) @binding(0) var<uniform> s: Params;
+@group(0) @binding(1) var<storage, read_write> g: array<f32>;
+@group(0) @binding(2) var<storage, read_write> found: array<atomic<u32>>;
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let i = (wg.y * nw.x + wg.x) * 64u + li;
+  if (i >= s.n) { return; }
+  let v = g[i] * s.inv;
+  g[i] = v;
+  if ((bitcast<u32>(v) & 0x7f800000u) == 0x7f800000u) { atomicStore(&found[0], 1u); }
+}
+`,
+};
+
+/**
+ * Multiplies every gradient by `inv` in place on the GPU and resolves whether any result is
+ * inf/NaN: one flag for all of them, so the whole check costs one read.
+ */
+export async function unscaleGpu(grads: readonly Tensor[], inv: number): Promise<boolean> {
+  const dev = webGpuDevice();
+  const flag = dev.alloc('int32', [1]);
+  dev.upload(flag, new Int32Array(1));
+  for (const g of grads) {
+    const n = numel(g.shape);
+    dev.runKernel(UNSCALE, [buffer(g), flag.buffer], params([inv], n), n);
+  }
+  try {
+    return (await dev.read(flag))[0] !== 0;
+  } finally {
+    dev.free(flag.buffer);
+  }
+}
