@@ -7,10 +7,11 @@
 // size class, so a steady loop stops creating buffers; every op of a kernel signature is
 // compiled once (pipelines cached by the runtime under the kernel key).
 
-import { allocate, isViewNode, numel, type DType, type KernelContext, type OpDef, type TensorType, type TypedArray } from '@kiln/ir-spec';
+import { allocate, isReducedFloat, isViewNode, numel, type DType, type KernelContext, type OpDef, type TensorType, type TypedArray } from '@kiln/ir-spec';
 import { createWebGpuDevice, kernelKey, type DeviceTensor, type KernelRecord, type PoolMemory, type WebGpuDevice, type WebGpuDeviceOptions } from '@kiln/runtime';
 import type { Storage, Tensor } from './tensor.js';
 import { disposedError, DisposedError } from './lifetime.js';
+import { roundReducedGpu } from './amp/round-gpu.js';
 
 export type DeviceName = 'cpu' | 'webgpu';
 
@@ -233,6 +234,8 @@ export function dispatchGpu(def: OpDef, inputs: readonly (Tensor | null)[], attr
   } catch (e) {
     throw new DeviceError(`op ${def.name} on 'webgpu': ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
+  // float16/bfloat16 results: computed in f32, rounded to 16 bits as the CPU dispatch rounds them.
+  if (!view) for (const o of outs) if (isReducedFloat(o.dtype)) roundReducedGpu(dev, o.buffer, o.dtype, numel(o.shape));
   // Commands run in order, so the pool may hand a temporary scalar to a later op at once.
   for (const dt of temps) dev.free(dt.buffer);
   return outs.map((o) => {
