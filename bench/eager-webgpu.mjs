@@ -10,7 +10,7 @@
 
 import { mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { F, initWebGpu, manualSeed, memory, optim, tensor, tidy, webGpuDevice } from 'kiln';
+import { amp, F, initWebGpu, manualSeed, memory, optim, tensor, tidy, webGpuDevice } from 'kiln';
 import { digitsModel, loadDigits } from '../examples/digits/train.mjs';
 
 process.env.VK_ICD_FILENAMES ??= '/usr/lib/chromium/vk_swiftshader_icd.json';
@@ -30,10 +30,13 @@ const batch = (s) => ({
 await initWebGpu();
 const dev = webGpuDevice();
 
-async function train(where) {
+/** `mixed`: autocast (float16) forward and GradScaler, whose inf check is one read per step (stepAsync). */
+async function train(where, mixed = false) {
   manualSeed(0);
   const model = digitsModel().to(where);
   const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
+  const scaler = new amp.GradScaler();
+  if (where === 'webgpu') memory.resetPeakStats('webgpu');
   const rows = [];
   for (let s = 0; s < STEPS; s++) {
     const b = batch(s % 40);
@@ -41,11 +44,17 @@ async function train(where) {
     const t0 = performance.now();
     const loss = tidy(() => {
       opt.zeroGrad();
-      const l = F.crossEntropy(model.forward(b.x.to(where)), b.y.to(where));
-      l.backward();
-      opt.step();
+      if (!mixed) {
+        const l = F.crossEntropy(model.forward(b.x.to(where)), b.y.to(where));
+        l.backward();
+        opt.step();
+        return l;
+      }
+      const l = amp.autocast(() => F.crossEntropy(model.forward(b.x.to(where)), b.y.to(where)));
+      scaler.scale(l).backward();
       return l;
     });
+    if (mixed) { await scaler.stepAsync(opt); scaler.update(); }
     const value = await loss.itemAsync();
     loss.dispose();
     const ms = performance.now() - t0;
@@ -58,6 +67,7 @@ async function train(where) {
 // Alternate the devices so machine load hits both alike.
 const cpu = await train('cpu');
 const gpu = await train('webgpu');
+const half = await train('webgpu', true);
 const steady = (rows) => rows.slice(2);
 const cpuMs = median(steady(cpu).map((r) => r.ms)), gpuMs = median(steady(gpu).map((r) => r.ms));
 const maxDiff = Math.max(...cpu.map((r, i) => Math.abs(r.loss - gpu[i].loss)));
@@ -66,6 +76,11 @@ console.log('| device | median step ms | vs CPU | submits/step | maps/step | poo
 console.log('| --- | --- | --- | --- | --- | --- |');
 console.log(`| cpu | ${cpuMs.toFixed(1)} | 1.00× | – | – | – |`);
 console.log(`| webgpu (${dev.gpu.adapterInfo?.description || dev.gpu.adapterInfo?.vendor || 'adapter'}) | ${gpuMs.toFixed(1)} | ${(gpuMs / cpuMs).toFixed(2)}× the time | ${median(steady(gpu).map((r) => r.submits))} | ${median(steady(gpu).map((r) => r.maps))} | ${gpu.map((r) => r.created).join(', ')} |`);
-console.log(`largest per-step loss difference CPU vs WebGPU: ${maxDiff.toExponential(2)}`);
-console.log(`WebGPU bytes allocated between steps: ${gpu.map((r) => r.allocated).join(', ')}; peak ${gpu[gpu.length - 1].peak}; reserved ${memory.stats('webgpu').reserved}`);
+const halfMs = median(steady(half).map((r) => r.ms));
+console.log(`| webgpu, autocast float16 + GradScaler | ${halfMs.toFixed(1)} | ${(halfMs / cpuMs).toFixed(2)}× the time | ${median(steady(half).map((r) => r.submits))} | ${median(steady(half).map((r) => r.maps))} | ${half.map((r) => r.created).join(', ')} |`);
+console.log(`largest per-step loss difference CPU vs WebGPU: ${maxDiff.toExponential(2)}; float32 vs autocast on WebGPU: ${Math.max(...gpu.map((r, i) => Math.abs(r.loss - half[i].loss))).toExponential(2)}`);
+for (const [name, rows] of [['webgpu', gpu], ['webgpu autocast', half]]) {
+  console.log(`${name}: bytes allocated between steps ${rows[rows.length - 1].allocated}; peak during its run ${rows[rows.length - 1].peak}`);
+}
+console.log(`reserved by the pool at the end: ${memory.stats('webgpu').reserved} bytes`);
 process.exit(0);

@@ -91,6 +91,14 @@ describe('deterministic GPU buffer lifetimes', () => {
     expect(allocated()).toBe(a0);
   });
 
+  it('a model built inside tidy() keeps its parameters and buffers (as tfjs keeps variables)', async () => {
+    const model = tidy(() => new nn.Sequential(new nn.Linear(3, 4), new nn.BatchNorm1d(4)).to('webgpu'));
+    for (const t of [...model.parameters(), ...model.buffers()]) expect(t.isDisposed).toBe(false);
+    const y = tidy(() => model.forward(randn([5, 3], { device: 'webgpu' })));
+    expect((await y.toArrayAsync()).length).toBe(20);
+    expect((await model.buffers()[0].toArrayAsync()).length).toBe(4); // running_mean updated in place
+  });
+
   it('tidy() keeps what the graph of a returned tensor needs, so backward works after it', async () => {
     const w = randn([8, 4], { device: 'webgpu' }).requiresGrad_();
     const x = randn([2, 8], { device: 'webgpu' });

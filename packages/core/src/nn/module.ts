@@ -10,6 +10,7 @@ import { fmtShape } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { checkDeviceName, type DeviceName } from '../device.js';
 import { noGrad } from '../autograd/grad-mode.js';
+import { keep } from '../lifetime.js';
 import { loadSafetensors } from '../safetensors.js';
 import { noteModuleClass } from './module-scope.js';
 
@@ -21,6 +22,7 @@ import { noteModuleClass } from './module-scope.js';
 export class Parameter extends Tensor {
   constructor(data: Tensor, requiresGrad = true) {
     super(data._storage, data.shape, data.dtype);
+    keep(this); // a model's parameter outlives any tidy() it was made in (as tfjs's variables)
     if (requiresGrad) this.requiresGrad_(true);
   }
   override toString(): string { return `Parameter containing:\n${super.toString()}`; }
@@ -99,6 +101,7 @@ export abstract class Module {
   registerBuffer(name: string, t: Tensor | null, opts: { persistent?: boolean } = {}): void {
     this.#checkName('registerBuffer', name);
     if (t !== null && !(t instanceof Tensor)) throw new Error(`registerBuffer('${name}'): expected a Tensor or null`);
+    if (t) keep(t); // module state outlives any tidy() it was made in
     this.#define(name, t);
     this.#kinds.set(name, 'buffer');
     if (opts.persistent === false) this.#nonPersistent.add(name);
