@@ -111,7 +111,7 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
   protected *withGrads(group: ParamGroup<O>): Generator<[p: Tensor, pd: Float32Array, gd: Float32Array]> {
     for (const p of group.params) {
       if (!p._grad || (this.gpuSteps && p.device === 'webgpu')) continue;
-      if (p.device === 'webgpu') throw new DeviceError(`${this.name}: this optimizer has no WebGPU step; SGD, Adam and AdamW do (or move the model to the CPU with await model.toAsync('cpu'))`);
+      if (p.device === 'webgpu') throw new DeviceError(`${this.name}: this optimizer has no WebGPU step; SGD, Adam, AdamW, Adagrad and RMSprop do (or move the model to the CPU with await model.toAsync('cpu'))`);
       yield [p, f32(p, `${this.name}: a parameter`), gradData(this.name, p, p._grad)];
     }
   }
