@@ -129,6 +129,19 @@ describe('deterministic GPU buffer lifetimes', () => {
     expect((await held.toArrayAsync()).length).toBe(16 * 32);
   });
 
+  it('a gradient a hook holds, and tensors a hook makes, survive backward\'s freeing', async () => {
+    const w = randn([4], { device: 'webgpu' }).requiresGrad_();
+    const h = w.mul(3);
+    let seen: Tensor | null = null, made: Tensor | null = null;
+    h.registerHook((g) => { seen = g; made = g.mul(2); });
+    h.retainGrad();
+    h.sum().backward();
+    expect(Array.from(await seen!.toArrayAsync())).toEqual([1, 1, 1, 1]);
+    expect(Array.from(await made!.toArrayAsync())).toEqual([2, 2, 2, 2]);
+    expect(Array.from(await h.grad!.toArrayAsync())).toEqual([1, 1, 1, 1]);
+    expect(Array.from(await w.grad!.toArrayAsync())).toEqual([3, 3, 3, 3]);
+  });
+
   it('retainGraph and autograd.grad results survive backward\'s freeing', async () => {
     const w = randn([5], { device: 'webgpu' }).requiresGrad_();
     const y = w.exp().mul(w).sum();
