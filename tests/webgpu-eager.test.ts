@@ -164,7 +164,7 @@ describe('eager WebGPU', () => {
     }
   });
 
-  it('Adam (amsgrad) and AdamW (fused WGSL steps) match the CPU update', async () => {
+  it('Adam (amsgrad), AdamW, Adagrad and RMSprop (fused WGSL steps) match the CPU update', async () => {
     const run = async (dev: 'cpu' | 'webgpu', make: (ps: ReturnType<nn.Module['parameters']>) => { zeroGrad(): void; step(): void }) => {
       manualSeed(4);
       const m = new nn.Sequential(new nn.Linear(5, 7), new nn.ReLU(), new nn.Linear(7, 3)).to(dev);
@@ -183,6 +183,9 @@ describe('eager WebGPU', () => {
     const makers = [
       (ps: ReturnType<nn.Module['parameters']>) => new optim.Adam(ps, { lr: 0.01, amsgrad: true, weightDecay: 0.1 }),
       (ps: ReturnType<nn.Module['parameters']>) => new optim.AdamW(ps, { lr: 0.01 }),
+      (ps: ReturnType<nn.Module['parameters']>) => new optim.Adagrad(ps, { lr: 0.05, lrDecay: 0.1, weightDecay: 0.01, initialAccumulatorValue: 0.1 }),
+      (ps: ReturnType<nn.Module['parameters']>) => new optim.RMSprop(ps, { lr: 0.01 }),
+      (ps: ReturnType<nn.Module['parameters']>) => new optim.RMSprop(ps, { lr: 0.01, momentum: 0.9, centered: true, weightDecay: 0.01, maximize: true }),
     ];
     for (const make of makers) {
       const c = await run('cpu', make), g = await run('webgpu', make);

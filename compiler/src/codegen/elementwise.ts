@@ -19,7 +19,7 @@ const numericOf = (d: DType): Wt => (isFloating(d) ? 'f32' : 'i32');
 export function operandType(op: string, ins: readonly DType[], out: DType): Wt {
   const own = TEMPLATES.get(op)?.operand;
   if (own) return own(ins, out);
-  if (out === 'bool') return ins.includes('float32') ? 'f32' : 'i32';
+  if (out === 'bool') return ins.some(isFloating) ? 'f32' : 'i32'; // float16/bfloat16 compare as f32 too
   return numericOf(out);
 }
 

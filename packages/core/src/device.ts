@@ -7,9 +7,11 @@
 // size class, so a steady loop stops creating buffers; every op of a kernel signature is
 // compiled once (pipelines cached by the runtime under the kernel key).
 
-import { allocate, isViewNode, numel, type DType, type KernelContext, type OpDef, type TensorType, type TypedArray } from '@kiln/ir-spec';
+import { allocate, isReducedFloat, isViewNode, numel, type DType, type KernelContext, type OpDef, type TensorType, type TypedArray } from '@kiln/ir-spec';
 import { createWebGpuDevice, kernelKey, type DeviceTensor, type KernelRecord, type PoolMemory, type WebGpuDevice, type WebGpuDeviceOptions } from '@kiln/runtime';
 import type { Storage, Tensor } from './tensor.js';
+import { disposedError, DisposedError } from './lifetime.js';
+import { roundReducedGpu } from './amp/round-gpu.js';
 
 export type DeviceName = 'cpu' | 'webgpu';
 
@@ -83,8 +85,9 @@ export function placeOf(opt: DeviceName | undefined): DeviceName {
 }
 
 /**
- * A storage over a GPU buffer, which goes back to the pool when the storage is collected
- * (unless `owned` is false: a buffer of the scalar cache, kept for the device's life).
+ * A storage over a GPU buffer, which goes back to the pool when its last tensor is disposed
+ * (`free`) or else when the storage is collected (unless `owned` is false: a buffer of the scalar
+ * cache, kept for the device's life).
  */
 export function gpuStorage(buffer: GPUBuffer, owned = true): GpuStorage {
   const dev = webGpuDevice();
@@ -95,7 +98,14 @@ export function gpuStorage(buffer: GPUBuffer, owned = true): GpuStorage {
       throw new DeviceError("this tensor lives on 'webgpu': read it with `await t.toArrayAsync()` / `await t.itemAsync()`, or move it with `await t.toAsync('cpu')`");
     },
   };
-  if (owned) released.register(s, { device: dev, buffer });
+  if (!owned) return s;
+  released.register(s, { device: dev, buffer }, s);
+  s.free = () => {
+    released.unregister(s);
+    // The buffer now serves other tensors: this storage must never reach a kernel again.
+    Object.defineProperty(s, 'gpu', { get: () => { throw new DisposedError('a disposed WebGPU tensor was used (its buffer went back to the pool)'); } });
+    if (dev === gpu) dev.free(buffer);
+  };
   return s;
 }
 
@@ -175,6 +185,7 @@ export function deviceOfOp(op: string, inputs: readonly (Tensor | null)[]): Devi
   let gpuAt = -1, cpuAt = -1;
   inputs.forEach((t, i) => {
     if (!t) return;
+    if (t._disposed) throw disposedError(t, `op ${op}: input ${i}`);
     if ((t._storage as Partial<GpuStorage>).gpu) { if (gpuAt < 0) gpuAt = i; } else if (cpuAt < 0 && !(t.ndim === 0 && !t.requiresGrad)) cpuAt = i;
   });
   if (gpuAt < 0) return 'cpu';
@@ -223,6 +234,8 @@ export function dispatchGpu(def: OpDef, inputs: readonly (Tensor | null)[], attr
   } catch (e) {
     throw new DeviceError(`op ${def.name} on 'webgpu': ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
+  // float16/bfloat16 results: computed in f32, rounded to 16 bits as the CPU dispatch rounds them.
+  if (!view) for (const o of outs) if (isReducedFloat(o.dtype)) roundReducedGpu(dev, o.buffer, o.dtype, numel(o.shape));
   // Commands run in order, so the pool may hand a temporary scalar to a later op at once.
   for (const dt of temps) dev.free(dt.buffer);
   return outs.map((o) => {

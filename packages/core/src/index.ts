@@ -1,5 +1,6 @@
 // @kiln/core: the eager library — Tensor, the dispatch, autograd, nn, optim.
 export { Tensor, type TensorOrScalar, type IndexItem } from './tensor.js';
+export { tidy, keep, DisposedError } from './lifetime.js';
 export { dispatch, dispatch1, withObserver, addObserver, type DispatchObserver } from './dispatch.js';
 export { initWebGpu, destroyWebGpu, webGpuDevice, device, synchronize, DeviceError, type DeviceName } from './device.js';
 export { getNumThreads, setNumThreads } from '@kiln/runtime';

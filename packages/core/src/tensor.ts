@@ -17,16 +17,34 @@ import { formatTensor } from './format.js';
 import { traceHooks } from './trace/hooks.js';
 import { checkDeviceName, DeviceError, registerTensorClass, readGpu, uploadArray, type DeviceName } from './device.js';
 import { noteStorage } from './memory.js';
+import { adopt, disposedError, disposeTensor, keep, registerTensorTest, releaseStorage, type Scope } from './lifetime.js';
 
-/** A tensor's elements and version counter; a 'webgpu' storage also has `gpu` (device.ts), and its `data` throws. */
-export interface Storage { readonly data: TypedArray; version: number }
+/**
+ * A tensor's elements and version counter; a 'webgpu' storage also has `gpu` (device.ts), and its
+ * `data` throws. `refs` counts the tensors made on it, `free` returns its buffer (lifetime.ts).
+ */
+export interface Storage {
+  readonly data: TypedArray;
+  version: number;
+  refs?: number;
+  disposed?: boolean;
+  free?: () => void;
+}
 
 export type TensorOrScalar = Tensor | number;
 export type IndexItem = number | null | '...' | string | { start?: number | null; stop?: number | null; step?: number | null } | Tensor;
 
 export class Tensor {
-  /** Gradient accumulated by backward() (leaves, and non-leaves after retainGrad()). */
-  grad: Tensor | null = null;
+  /** @internal the gradient, read without handing it out (optimizers); see `grad`. */
+  _grad: Tensor | null = null;
+  /** @internal `_grad` was made by backward and never handed out, so zeroGrad() may dispose it. */
+  _gradOwned = false;
+  /** @internal the tidy() scope this tensor belongs to (lifetime.ts); null when none or kept. */
+  _scope: Scope | null = null;
+  /** @internal disposed: any use throws a DisposedError. */
+  _disposed = false;
+  /** @internal creation order (lifetime.ts's tensorsMade). */
+  _seq = 0;
   /** The node that produced this tensor, or null for leaves. */
   gradFn: Node | null = null;
   /** Which output of `gradFn` this tensor is. */
@@ -45,6 +63,37 @@ export class Tensor {
   ) {
     this.isInference = isInferenceMode();
     noteStorage(_storage);
+    adopt(this);
+  }
+
+  /** Gradient accumulated by backward() (leaves, and non-leaves after retainGrad()). */
+  get grad(): Tensor | null {
+    this._gradOwned = false; // the caller may hold it now: zeroGrad() no longer disposes it
+    return this._grad;
+  }
+  set grad(g: Tensor | null) {
+    this._grad = g;
+    this._gradOwned = false;
+  }
+
+  /**
+   * Releases this tensor now (tfjs's dispose): its GPU buffer goes back to the pool as soon as no
+   * other live tensor (a view) shares it, instead of when JavaScript collects it. Using it after
+   * throws a DisposedError. Idempotent. @example const y = x.mul(2); x.dispose();
+   */
+  dispose(): void { disposeTensor(this); }
+  /** Whether dispose() (or the end of its tidy()) released this tensor. */
+  get isDisposed(): boolean { return this._disposed; }
+  /** @internal throws a DisposedError naming `where` when this tensor was disposed. */
+  _checkLive(where: string): void {
+    if (this._disposed) throw disposedError(this, where);
+  }
+  /** @internal puts this tensor on storage `s` (Module.to moving a parameter): counts it there, not on the old one. */
+  _replaceStorage(s: Storage): void {
+    const old = this._storage;
+    s.refs = (s.refs ?? 0) + 1;
+    this._storage = s;
+    releaseStorage(old);
   }
 
   /** @internal */
@@ -110,9 +159,10 @@ export class Tensor {
 
   /** @internal adds `g` into `.grad` (backward's accumulation rule). */
   _accumulateGrad(g: Tensor, createGraph: boolean): void {
-    if (!this.grad) this.grad = createGraph ? g : g._ownedGrad && !g.gradFn && g.dtype === this.dtype ? g : g.detach().clone();
-    else if (createGraph) this.grad = this.grad.add(g);
-    else noGrad(() => this.grad!.add_(g));
+    // A gradient made here is private to this tensor (kept out of tidy scopes; zeroGrad may dispose it).
+    if (createGraph) this.grad = this._grad ? this._grad.add(g) : g;
+    else if (!this._grad) { this._grad = keep(g._ownedGrad && !g.gradFn && g.dtype === this.dtype ? g : g.detach().clone()); this._gradOwned = true; }
+    else { const gd = this._grad; noGrad(() => gd.add_(g)); }
   }
 
   /** Registers a hook called with this tensor's gradient; it may return a replacement. */
@@ -140,6 +190,7 @@ export class Tensor {
 
   /** @internal throws for a GPU tensor read synchronously. */
   private _hostOnly(what: string): void {
+    this._checkLive(what);
     if ('gpu' in this._storage) {
       throw new DeviceError(`${what} on a 'webgpu' tensor would wait for the GPU, which JavaScript cannot do synchronously: use \`await t.${what === 'item()' ? 'itemAsync()' : 'toArrayAsync()'}\` (or \`await t.toAsync('cpu')\`)`);
     }
@@ -190,6 +241,7 @@ export class Tensor {
    * @example const probs = await model.forward(x).softmax(1).toArrayAsync();
    */
   async toArrayAsync(): Promise<TypedArray> {
+    this._checkLive('toArrayAsync()');
     if (!('gpu' in this._storage)) return this.toArray();
     traceHooks.listener?.onValueRead('toArrayAsync()', this);
     return readGpu(this);
@@ -207,6 +259,7 @@ export class Tensor {
    */
   _toDevice(device: DeviceName): Tensor {
     if (device === this.device) return this;
+    this._checkLive(`to('${device}')`);
     if (device === 'cpu') throw new DeviceError("to('cpu') on a 'webgpu' tensor would wait for the GPU: use `await t.toAsync('cpu')`");
     if (this.gradFn) throw new DeviceError("to('webgpu'): moving a tensor with autograd history between devices is not differentiable here; detach() it, or create it on 'webgpu' (factories take { device })");
     const t = new Tensor(uploadArray(this._storage.data, this.shape, this.dtype), this.shape, this.dtype);
@@ -217,6 +270,7 @@ export class Tensor {
   async toAsync(device: DeviceName): Promise<Tensor> {
     checkDeviceName(device, 'toAsync()');
     if (device === this.device || device === 'webgpu') return this._toDevice(device);
+    this._checkLive("toAsync('cpu')");
     const data = await readGpu(this);
     const t = new Tensor({ data, version: 0 }, this.shape, this.dtype);
     if (this.requiresGrad && !this.gradFn) t.requiresGrad_(true);
@@ -230,7 +284,10 @@ export class Tensor {
   /** A copy with its own storage (differentiable). */
   clone(): Tensor { return E.clone(this); }
   /** Zeroes (drops) the accumulated gradient. */
-  zeroGrad(): void { this.grad = null; }
+  zeroGrad(): void {
+    if (this._gradOwned) this._grad?.dispose();
+    this.grad = null;
+  }
   /** A cast to `dtype`, or a move to a device ('cpu' | 'webgpu'; see _toDevice and toAsync). */
   to(dtypeOrDevice: DType | DeviceName): Tensor {
     return dtypeOrDevice === 'cpu' || dtypeOrDevice === 'webgpu' ? this._toDevice(dtypeOrDevice) : E.cast(this, dtypeOrDevice);
@@ -391,6 +448,7 @@ export class Tensor {
 }
 
 registerTensorClass(Tensor);
+registerTensorTest((x): x is Tensor => x instanceof Tensor);
 
 /** True when grad recording applies to an op on these inputs (used by in-place checks). */
 export function recordsGrad(...ts: (Tensor | null | undefined)[]): boolean {

@@ -106,6 +106,8 @@ export interface WebGpuDevice extends Device<GPUBuffer> {
    * instead submits the pending kernels first and writes through the queue).
    */
   upload(t: DeviceTensor<GPUBuffer>, data: TypedArray): void;
+  /** A buffer from the pool (Device.alloc); `fresh`: a new one even when one is cached (long-lived tensors, BufferPool.take). */
+  alloc(dtype: DType, shape: readonly number[], opts?: { fresh?: boolean }): DeviceTensor<GPUBuffer>;
   /** Records a copy of `bytes` bytes from `src` to `dst` after the kernels recorded so far. */
   copy(src: GPUBuffer, dst: GPUBuffer, bytes: number): void;
   /**
@@ -375,14 +377,14 @@ class GpuDevice implements WebGpuDevice {
 
   memory(): PoolMemory { return this.pool.memory(); }
   resetPeakMemory(): void { this.pool.resetPeak(); }
-  emptyCache(): void { this.pool.trim(); }
+  emptyCache(): void { this.flush(); this.pool.trim(); } // recorded commands may still use pooled buffers: submit them before destroying
 
-  alloc(dtype: DType, shape: readonly number[]): DeviceTensor<GPUBuffer> {
+  alloc(dtype: DType, shape: readonly number[], opts: { fresh?: boolean } = {}): DeviceTensor<GPUBuffer> {
     const bytes = numel(shape) * BYTES_PER_ELEMENT;
     if (bytes > this.maxBinding) {
       throw new RuntimeError('TOO_LARGE', `a ${dtype} tensor of shape [${shape.join(',')}] needs ${bytes} bytes, over this WebGPU device's maxStorageBufferBindingSize of ${this.maxBinding}; use a smaller batch or backend: 'cpu'`);
     }
-    const buffer = this.pool.take(bytes);
+    const buffer = this.pool.take(bytes, opts.fresh);
     this.stats.buffersCreated = this.pool.created;
     return { buffer, shape: [...shape], dtype };
   }

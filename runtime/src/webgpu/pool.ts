@@ -37,12 +37,16 @@ export class BufferPool {
 
   constructor(private readonly device: GPUDevice) {}
 
-  /** A STORAGE | COPY_SRC | COPY_DST buffer of at least `bytes`. */
-  take(bytes: number): GPUBuffer {
+  /**
+   * A STORAGE | COPY_SRC | COPY_DST buffer of at least `bytes`. `fresh`: a new buffer even when one
+   * is cached — for long-lived tensors (optimizer state) made in the middle of a loop, which would
+   * otherwise take the buffers the loop's temporaries need at the next iteration.
+   */
+  take(bytes: number, fresh = false): GPUBuffer {
     const size = sizeClass(bytes);
     this.inUse += size;
     this.peak = Math.max(this.peak, this.inUse);
-    const reuse = this.free.get(size)?.pop();
+    const reuse = fresh ? undefined : this.free.get(size)?.pop();
     if (reuse) return reuse;
     this.created++;
     this.bytes += size;

@@ -9,6 +9,23 @@ import { noGrad } from '../autograd/grad-mode.js';
 import { Tensor } from '../tensor.js';
 import { mul } from '../ops/elementwise.js';
 import type { Optimizer } from '../optim/optimizer.js';
+import { DeviceError, scalarTensorGpu } from '../device.js';
+import { unscaleGpu } from '../optim/gpu-steps.js';
+
+/** Unscales CPU gradients in place; whether any is inf/NaN. */
+function unscaleCpu(grads: readonly Tensor[], inv: number): boolean {
+  let found = false;
+  noGrad(() => {
+    for (const g of grads) {
+      const d = g.data as Float32Array;
+      for (let i = 0; i < d.length; i++) {
+        if (!Number.isFinite(d[i])) found = true;
+        d[i] = d[i] * inv;
+      }
+    }
+  });
+  return found;
+}
 
 export interface GradScalerOptions {
   /** The first scale (default 2**16). */
@@ -79,7 +96,7 @@ export class GradScaler {
     if (this.scaleValue === null) this.scaleValue = Math.fround(this.initScale);
     const s = this.scaleValue;
     const apply = (o: Scalable): Scalable => {
-      if (o instanceof Tensor) return mul(o, Tensor._scalar(s, 'float32'));
+      if (o instanceof Tensor) return mul(o, o.device === 'webgpu' ? scalarTensorGpu(s, 'float32') : Tensor._scalar(s, 'float32'));
       if (Array.isArray(o)) return o.map(apply);
       throw new Error('GradScaler.scale: outputs must be a Tensor or an array of Tensors');
     };
@@ -92,30 +109,45 @@ export class GradScaler {
    */
   unscale_(optimizer: AnyOptimizer): void {
     if (!this.enabled) return;
-    const st = this.stateOf(optimizer);
-    if (st.stage === 'unscaled') throw new Error('GradScaler.unscale_: unscale_() has already been called on this optimizer since the last update()');
-    if (st.stage === 'stepped') throw new Error('GradScaler.unscale_: unscale_() is being called after step()');
-    const s = this.requireScale('unscale_');
-    // PyTorch: inv_scale = scale.double().reciprocal().float(); grads *= inv_scale in float32.
-    const inv = Math.fround(1 / s);
-    let foundInf = false, seen = 0;
-    noGrad(() => {
-      for (const g of optimizer.paramGroups) {
-        for (const p of g.params) {
-          if (!p.grad) continue;
-          const d = p.grad.data;
-          if (!(d instanceof Float32Array)) throw new Error(`GradScaler.unscale_: gradient of a ${p.dtype} parameter is ${p.grad.dtype}; keep parameters float32 (autocast casts inside ops)`);
-          if (p.grad.dtype !== 'float32') throw new Error(`GradScaler.unscale_: attempting to unscale ${p.grad.dtype} gradients; keep parameters float32 (PyTorch refuses FP16 gradients too)`);
-          seen++;
-          for (let i = 0; i < d.length; i++) {
-            if (!Number.isFinite(d[i])) foundInf = true;
-            d[i] = d[i] * inv;
-          }
-        }
-      }
-    });
-    st.foundInf = seen > 0 ? foundInf : null;
+    const { st, inv, grads } = this.beginUnscale(optimizer, 'unscale_');
+    if (grads.some((g) => g.device === 'webgpu')) {
+      throw new DeviceError("GradScaler.unscale_: the gradients live on 'webgpu', and checking them for inf/NaN waits for the GPU: use `await scaler.unscaleAsync_(optimizer)` / `await scaler.stepAsync(optimizer)`");
+    }
+    st.foundInf = grads.length > 0 ? unscaleCpu(grads, inv) : null;
     st.stage = 'unscaled';
+  }
+
+  /**
+   * unscale_ for gradients on any device: on 'webgpu' the unscaling and the inf/NaN check run as
+   * one kernel per gradient, and the check's flag is the one value read back (one map).
+   */
+  async unscaleAsync_(optimizer: AnyOptimizer): Promise<void> {
+    if (!this.enabled) return;
+    const { st, inv, grads } = this.beginUnscale(optimizer, 'unscaleAsync_');
+    const onGpu = grads.filter((g) => g.device === 'webgpu');
+    let found = unscaleCpu(grads.filter((g) => g.device !== 'webgpu'), inv);
+    if (onGpu.length) found = (await unscaleGpu(onGpu, inv)) || found;
+    st.foundInf = grads.length > 0 ? found : null;
+    st.stage = 'unscaled';
+  }
+
+  /** The checks before unscaling, PyTorch's inverse scale, and the gradients to unscale. */
+  private beginUnscale(optimizer: AnyOptimizer, where: string): { st: { stage: Stage; foundInf: boolean | null }; inv: number; grads: Tensor[] } {
+    const st = this.stateOf(optimizer);
+    if (st.stage === 'unscaled') throw new Error(`GradScaler.${where}: unscale_() has already been called on this optimizer since the last update()`);
+    if (st.stage === 'stepped') throw new Error(`GradScaler.${where}: unscale_() is being called after step()`);
+    const s = this.requireScale(where);
+    const grads: Tensor[] = [];
+    for (const g of optimizer.paramGroups) {
+      for (const p of g.params) {
+        const gr = p._grad; // not handed out: zeroGrad() may still free it
+        if (!gr) continue;
+        if (gr.dtype !== 'float32') throw new Error(`GradScaler.${where}: attempting to unscale ${gr.dtype} gradients; keep parameters float32 (PyTorch refuses FP16 gradients too)`);
+        grads.push(gr);
+      }
+    }
+    // PyTorch: inv_scale = scale.double().reciprocal().float(); grads *= inv_scale in float32.
+    return { st, inv: Math.fround(1 / s), grads };
   }
 
   /**
@@ -128,6 +160,23 @@ export class GradScaler {
     const st = this.stateOf(optimizer);
     if (st.stage === 'stepped') throw new Error('GradScaler.step: step() has already been called since the last update()');
     if (st.stage === 'ready') this.unscale_(optimizer);
+    return this.finishStep(optimizer, st);
+  }
+
+  /**
+   * step() for gradients on any device (on 'webgpu': one read per step, the inf/NaN flag; the
+   * optimizer's update itself is recorded, not waited for).
+   * @example await scaler.stepAsync(opt); scaler.update();
+   */
+  async stepAsync(optimizer: AnyOptimizer): Promise<Tensor | number | undefined> {
+    if (!this.enabled) return optimizer.step();
+    const st = this.stateOf(optimizer);
+    if (st.stage === 'stepped') throw new Error('GradScaler.stepAsync: step() has already been called since the last update()');
+    if (st.stage === 'ready') await this.unscaleAsync_(optimizer);
+    return this.finishStep(optimizer, st);
+  }
+
+  private finishStep(optimizer: AnyOptimizer, st: { stage: Stage; foundInf: boolean | null }): Tensor | number | undefined {
     if (st.foundInf === null) throw new Error('GradScaler.step: no inf checks were recorded for this optimizer (no parameter has a gradient: call backward() on the scaled loss first)');
     const out = st.foundInf ? undefined : optimizer.step();
     st.stage = 'stepped';

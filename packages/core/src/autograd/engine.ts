@@ -2,6 +2,11 @@
 // gradient rule (from its ir-spec entry) through the dispatch, reduces broadcast gradients to
 // input shapes, and delivers gradients to leaves. Invariant: a node runs only after every
 // gradient flowing into it has been summed; with `createGraph` the rules are recorded too.
+// Without it, the tensors backward makes are its own (a lifetime scope): a rule's temporaries are
+// disposed when the rule returns, and a gradient once nothing holds it any more (no pending
+// buffer, no capture) — so on the GPU their buffers go back to the pool during backward, not at
+// the next garbage collection. Gradients handed out (`.grad`, autograd.grad's results, tensors
+// seen by hooks) are never disposed here.
 
 import { withoutAutocast } from '../amp/autocast.js';
 import { GradBuilder, type OpCaller } from '@kiln/ir-spec';
@@ -11,6 +16,7 @@ import { enableGrad, noGrad } from './grad-mode.js';
 import type { Node } from './node.js';
 import { traceHooks } from '../trace/hooks.js';
 import { scalarTensorGpu, type DeviceName } from '../device.js';
+import { closeScope, disposeTensor, keep, openScope, untracked, type Scope } from '../lifetime.js';
 
 /** The device of the node whose rule runs: a rule's constants live there, so backward stays on the forward's device. */
 let ruleDevice: DeviceName = 'cpu';
@@ -50,12 +56,48 @@ export function runBackward(roots: Tensor[], seeds: Tensor[], opts: BackwardOpti
   const createGraph = opts.createGraph ?? false;
   const retain = opts.retainGraph ?? createGraph;
   // Backward ops run in the dtypes of their forward ops: autocast is off (as on PyTorch's backward thread).
-  const run = () => withoutAutocast(() => execute(roots, seeds, createGraph, retain, capture));
-  if (createGraph) enableGrad(run);
-  else noGrad(run);
+  if (createGraph) {
+    enableGrad(() => withoutAutocast(() => execute(roots, seeds, true, retain, null, capture)));
+    return;
+  }
+  const own = openScope();
+  try {
+    noGrad(() => withoutAutocast(() => execute(roots, seeds, false, retain, own, capture)));
+  } finally {
+    // What backward made and nobody holds goes now; autograd.grad's results move to the caller's scope.
+    closeScope(own, capture ? [...capture.results.values()].filter((t): t is Tensor => t !== null) : []);
+  }
 }
 
-function execute(roots: Tensor[], seeds: Tensor[], createGraph: boolean, retain: boolean, capture?: Capture): void {
+/** Counts who holds each gradient backward made (pending buffers, captures); frees the unheld. */
+class Holds {
+  private readonly n = new Map<Tensor, number>();
+  private readonly maybeDead = new Set<Tensor>();
+  constructor(private readonly own: Scope | null) {}
+  hold(t: Tensor): void { this.n.set(t, (this.n.get(t) ?? 0) + 1); }
+  drop(t: Tensor | null | undefined): void {
+    if (!t) return;
+    const c = (this.n.get(t) ?? 0) - 1;
+    if (c > 0) this.n.set(t, c); else this.n.delete(t);
+    this.maybeDead.add(t);
+  }
+  /** A fresh result that may end up held by nobody. */
+  watch(t: Tensor | null | undefined): void { if (t) this.maybeDead.add(t); }
+  /** Disposes the watched tensors that backward made and nothing holds. */
+  sweep(): void {
+    for (const t of this.maybeDead) if (this.own && t._scope === this.own && !this.n.has(t)) disposeTensor(t);
+    this.maybeDead.clear();
+  }
+}
+
+/** Runs a user hook on `g`: `g` may be kept by the hook, and what the hook makes is the user's. */
+function runHook(hook: (g: Tensor) => Tensor | void, g: Tensor): Tensor {
+  const r = untracked(() => hook(keep(g)));
+  return r ? keep(r) : g;
+}
+
+function execute(roots: Tensor[], seeds: Tensor[], createGraph: boolean, retain: boolean, own: Scope | null, capture?: Capture): void {
+  const holds = new Holds(own);
   // 1. Count, for every reachable node, how many edges point at it.
   const deps = new Map<Node, number>();
   const stack: Node[] = [];
@@ -75,7 +117,18 @@ function execute(roots: Tensor[], seeds: Tensor[], createGraph: boolean, retain:
   const addTo = (node: Node, index: number, g: Tensor) => {
     let buf = buffers.get(node);
     if (!buf) { buf = new Array(node.outputTypes.length).fill(null); buffers.set(node, buf); }
-    buf[index] = accumulate(buf[index], g);
+    const prev = buf[index];
+    buf[index] = accumulate(prev, g);
+    holds.hold(buf[index]!);
+    holds.drop(prev);
+    holds.watch(g);
+  };
+  const capResult = (k: string, g: Tensor) => {
+    const prev = capture!.results.get(k);
+    const sum = accumulate(prev, g);
+    capture!.results.set(k, sum);
+    holds.hold(sum);
+    holds.drop(prev);
   };
   roots.forEach((r, i) => {
     if (r.gradFn) addTo(r.gradFn, r.outputIndex, seeds[i]);
@@ -87,32 +140,52 @@ function execute(roots: Tensor[], seeds: Tensor[], createGraph: boolean, retain:
   for (const [n, c] of deps) if (c === 0) ready.push(n);
   while (ready.size) {
     const node = ready.pop();
-    const grads = buffers.get(node) ?? new Array(node.outputTypes.length).fill(null);
+    const consumed = buffers.get(node) ?? [];
+    const grads = buffers.get(node)?.slice() ?? new Array(node.outputTypes.length).fill(null);
     buffers.delete(node);
     const stop = !!capture?.stop && capture.nodes.has(node);
     for (let i = 0; i < grads.length; i++) {
       for (const hook of stop ? [] : node.outputHooks[i] ?? []) {
-        if (grads[i]) grads[i] = hook(grads[i]!) ?? grads[i];
+        if (grads[i]) grads[i] = runHook(hook, grads[i]!);
       }
       const cap = capture?.nodes.get(node)?.get(i);
-      if (cap) capture!.results.set(key(cap), grads[i] ? accumulate(capture!.results.get(key(cap)), grads[i]!) : capture!.results.get(key(cap)) ?? null);
+      if (cap && grads[i]) capResult(key(cap), grads[i]!);
+      else if (cap && !capture!.results.has(key(cap))) capture!.results.set(key(cap), null);
     }
-    if (stop) continue;
-    const inputGrads = grads.some((g) => g) ? applyRule(node, grads) : node.edges.map(() => null);
-    if (!retain) node.release();
-    node.edges.forEach((e, i) => {
-      if (!e) return;
-      const g = inputGrads[i];
-      if ('node' in e) {
-        if (g) addTo(e.node, e.index, g);
-        const c = deps.get(e.node)! - 1;
-        deps.set(e.node, c);
-        if (c === 0) ready.push(e.node);
-      } else if (g) {
-        deliverToLeaf(e.leaf, g, createGraph, capture);
-      }
-    });
+    if (!stop) {
+      const inputGrads = grads.some((g) => g) ? (own ? ruleScoped(node, grads) : applyRule(node, grads)) : node.edges.map(() => null);
+      if (!retain) node.release();
+      node.edges.forEach((e, i) => {
+        if (!e) return;
+        const g = inputGrads[i];
+        if ('node' in e) {
+          if (g) addTo(e.node, e.index, g);
+          const c = deps.get(e.node)! - 1;
+          deps.set(e.node, c);
+          if (c === 0) ready.push(e.node);
+        } else if (g) {
+          deliverToLeaf(e.leaf, g, createGraph, capture, capResult);
+          holds.watch(g);
+        }
+      });
+    }
+    // This node's gradients were consumed: free those nothing else holds now.
+    for (const g of consumed) holds.drop(g);
+    holds.sweep();
   }
+}
+
+/** applyRule with its temporaries disposed when it returns (only the input gradients move on). */
+function ruleScoped(node: Node, grads: (Tensor | null)[]): (Tensor | null)[] {
+  if (!node.edges.length) return [];
+  const s = openScope();
+  let out: (Tensor | null)[] = [];
+  try {
+    out = applyRule(node, grads);
+  } finally {
+    closeScope(s, out.filter((g): g is Tensor => g !== null));
+  }
+  return out;
 }
 
 const keyIds = new WeakMap<Tensor, string>();
@@ -149,10 +222,12 @@ function applyRule(node: Node, grads: (Tensor | null)[]): (Tensor | null)[] {
   });
 }
 
-function deliverToLeaf(leaf: Tensor, g: Tensor, createGraph: boolean, capture?: Capture): void {
-  if (!capture?.stop) for (const hook of leaf._hooks) g = hook(g) ?? g;
+function deliverToLeaf(leaf: Tensor, g: Tensor, createGraph: boolean, capture?: Capture, capResult?: (k: string, g: Tensor) => void): void {
+  if (!capture?.stop) for (const hook of leaf._hooks) g = runHook(hook, g);
   if (capture) {
-    if (capture.leaves.has(leaf)) capture.results.set(key(leaf), accumulate(capture.results.get(key(leaf)), g));
+    if (!capture.leaves.has(leaf)) return;
+    if (capResult) capResult(key(leaf), g);
+    else capture.results.set(key(leaf), accumulate(capture.results.get(key(leaf)), g));
     return;
   }
   leaf._accumulateGrad(g, createGraph);
@@ -202,8 +277,8 @@ export function seedFor(out: Tensor, g: Tensor | null, where: string): Tensor {
   if (out.numel() !== 1) {
     throw new Error(`${where}: grad can be implicitly created only for scalar outputs, but the output has shape [${out.shape.join(',')}]; pass a gradient of that shape (e.g. backward({ gradient: ones(shape) })) or reduce the output first (sum(), mean())`);
   }
-  const one = Tensor._scalar(1, out.dtype).reshape(out.shape);
-  return out.device === 'webgpu' ? one._toDevice('webgpu') : one;
+  // On the GPU: a view of the cached constant 1, so backward() allocates no buffer for its seed.
+  return out.device === 'webgpu' ? scalarTensorGpu(1, out.dtype).reshape(out.shape) : Tensor._scalar(1, out.dtype).reshape(out.shape);
 }
 
 /** Max-heap of nodes by creation order: the latest-recorded ready node runs first. */

@@ -10,6 +10,7 @@ import { fmtShape } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { checkDeviceName, type DeviceName } from '../device.js';
 import { noGrad } from '../autograd/grad-mode.js';
+import { keep } from '../lifetime.js';
 import { loadSafetensors } from '../safetensors.js';
 import { noteModuleClass } from './module-scope.js';
 
@@ -21,6 +22,7 @@ import { noteModuleClass } from './module-scope.js';
 export class Parameter extends Tensor {
   constructor(data: Tensor, requiresGrad = true) {
     super(data._storage, data.shape, data.dtype);
+    keep(this); // a model's parameter outlives any tidy() it was made in (as tfjs's variables)
     if (requiresGrad) this.requiresGrad_(true);
   }
   override toString(): string { return `Parameter containing:\n${super.toString()}`; }
@@ -99,6 +101,7 @@ export abstract class Module {
   registerBuffer(name: string, t: Tensor | null, opts: { persistent?: boolean } = {}): void {
     this.#checkName('registerBuffer', name);
     if (t !== null && !(t instanceof Tensor)) throw new Error(`registerBuffer('${name}'): expected a Tensor or null`);
+    if (t) keep(t); // module state outlives any tidy() it was made in
     this.#define(name, t);
     this.#kinds.set(name, 'buffer');
     if (opts.persistent === false) this.#nonPersistent.add(name);
@@ -213,10 +216,10 @@ export abstract class Module {
   /** Drops (default) or zeroes the gradients of all parameters. */
   zeroGrad(opts: { setToNone?: boolean } = {}): void {
     for (const p of this.parameters()) {
-      if (!p.grad) continue;
-      if (opts.setToNone ?? true) p.grad = null;
+      if (!p._grad) continue;
+      if (opts.setToNone ?? true) p.zeroGrad(); // frees a gradient nobody was handed (Tensor.zeroGrad)
       else {
-        const g = p.grad;
+        const g = p._grad;
         noGrad(() => g.zero_());
       }
     }
@@ -231,7 +234,9 @@ export abstract class Module {
     checkDeviceName(device, 'Module.to');
     for (const t of [...this.parameters(), ...this.buffers()]) {
       if (t.device === device) continue;
-      t._storage = t._toDevice(device)._storage;
+      const moved = t._toDevice(device);
+      t._replaceStorage(moved._storage);
+      moved.dispose(); // the parameter holds the storage now
       if (t.grad) t.grad = t.grad.detach()._toDevice(device);
     }
     return this;
@@ -241,7 +246,9 @@ export abstract class Module {
     checkDeviceName(device, 'Module.toAsync');
     for (const t of [...this.parameters(), ...this.buffers()]) {
       if (t.device === device) continue;
-      t._storage = (await t.detach().toAsync(device))._storage;
+      const moved = await t.detach().toAsync(device);
+      t._replaceStorage(moved._storage);
+      moved.dispose();
       if (t.grad) t.grad = await t.grad.detach().toAsync(device);
     }
     return this;

@@ -6,6 +6,7 @@ import { Tensor, type TensorOrScalar } from '../tensor.js';
 import { dispatch1 } from '../dispatch.js';
 import { isGradEnabled } from '../autograd/grad-mode.js';
 import { traceHooks } from '../trace/hooks.js';
+import { tensorsMade } from '../lifetime.js';
 import { cloneGpu, copyGpu, DeviceError } from '../device.js';
 
 /** A JS number next to tensor `like` becomes a 0-d constant of PyTorch's promoted dtype. */
@@ -116,6 +117,7 @@ export function inplace<T extends Tensor>(t: T, f: (t: Tensor) => Tensor, name: 
   if (recording && t.isLeaf && t.requiresGrad) {
     throw new Error(`${name}: a leaf tensor that requires grad is used in an in-place operation. Wrap the update in noGrad() (as optimizers do) or use the out-of-place op.`);
   }
+  const mark = tensorsMade();
   const out = f(t);
   if (out.shape.length !== t.shape.length || out.shape.some((d, i) => d !== t.shape[i])) {
     throw new Error(`${name}: the result has shape ${fmtShape(out.shape)} but the tensor being modified has shape ${fmtShape(t.shape)}; in-place ops cannot change the shape`);
@@ -132,6 +134,8 @@ export function inplace<T extends Tensor>(t: T, f: (t: Tensor) => Tensor, name: 
   }
   t._storage.version++;
   traceHooks.listener?.onInplace(t, out);
+  // The result's buffer was copied into t's: a GPU temporary made here goes back to the pool now.
+  if (t.device === 'webgpu' && out._storage !== t._storage && out._seq >= mark && !traceHooks.listener) out.dispose();
   if (recording) {
     t._setGradFn(out.gradFn, out.outputIndex);
     node?.resaveOutput(out.outputIndex, t);

@@ -3,6 +3,7 @@
 // As in PyTorch, the state (`sum` filled with initialAccumulatorValue) is created in the constructor.
 
 import type { Tensor } from '../tensor.js';
+import { adagradStepGpu, stateZerosGpu } from './gpu-steps.js';
 import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
 
 export interface AdagradOptions {
@@ -23,6 +24,7 @@ type Resolved = Required<AdagradOptions>;
  * @example const opt = new optim.Adagrad(model.parameters(), { lr: 0.1 });
  */
 export class Adagrad extends Optimizer<Resolved, AdagradState> {
+  protected override readonly gpuSteps = true;
   constructor(params: ParamsArg<Resolved>, opts: AdagradOptions = {}) {
     super('Adagrad', params, { lr: 1e-2, lrDecay: 0, weightDecay: 0, initialAccumulatorValue: 0, eps: 1e-10, maximize: false, ...opts });
     for (const g of this.paramGroups) for (const p of g.params) this.stateOf(p, () => this.initState(p, g));
@@ -55,6 +57,14 @@ export class Adagrad extends Optimizer<Resolved, AdagradState> {
         s[i] += g * g;
         pd[i] -= (clr * g) / (Math.sqrt(s[i]) + eps);
       }
+      bump(p, st.sum);
+    }
+    for (const [p, g] of this.onGpu(group)) {
+      const st = this.stateOf(p, () => this.initState(p, group));
+      // The state made on the CPU (constructor) moves to the GPU at the parameter's first GPU step.
+      if (st.sum.device !== 'webgpu') st.sum = stateZerosGpu(p.shape, f32(st.sum, 'sum'));
+      const step = ++st.step;
+      adagradStepGpu(p, g, st.sum, { clr: lr / (1 + (step - 1) * lrDecay), sign, wd, eps });
       bump(p, st.sum);
     }
   }

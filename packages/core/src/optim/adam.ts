@@ -6,8 +6,7 @@
 import { fastPrimitives } from '@kiln/runtime';
 import type { Tensor } from '../tensor.js';
 import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
-import { adamStepGpu } from './gpu-steps.js';
-import { zeros } from '../creation.js';
+import { adamStepGpu, stateZerosGpu } from './gpu-steps.js';
 
 export interface AdamOptions {
   lr?: number;
@@ -55,7 +54,7 @@ abstract class AdamFamily extends Optimizer<Resolved, AdamState> {
     const l2 = this.decoupled ? 0 : wd;
     const shrink = this.decoupled ? 1 - lr * wd : 1;
     for (const [p, g] of this.onGpu(group)) {
-      const z = () => zeros(p.shape, { device: 'webgpu' });
+      const z = () => stateZerosGpu(p.shape);
       const st = this.stateOf(p, () => ({ step: 0, exp_avg: z(), exp_avg_sq: z(), max_exp_avg_sq: amsgrad ? z() : null }));
       const step = ++st.step;
       if (amsgrad && !st.max_exp_avg_sq) st.max_exp_avg_sq = z();

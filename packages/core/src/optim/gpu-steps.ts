@@ -4,9 +4,20 @@
 // computes the per-step constants (bias corrections, 1 − β) once in double precision.
 
 import { numel } from '@kiln/ir-spec';
-import type { Tensor } from '../tensor.js';
-import { deviceTensor, webGpuDevice } from '../device.js';
-import { zeros } from '../creation.js';
+import { Tensor } from '../tensor.js';
+import { deviceTensor, gpuStorage, webGpuDevice } from '../device.js';
+
+/**
+ * Zeros for optimizer state in a new GPU buffer: state made at the first step lives as long as the
+ * optimizer, so it must not take the cached buffers that the next step's temporaries will need
+ * (with them the second step would create buffers again).
+ */
+export function stateZerosGpu(shape: readonly number[], values?: Float32Array): Tensor {
+  const dev = webGpuDevice();
+  const dt = dev.alloc('float32', shape, { fresh: true });
+  dev.upload(dt, values ?? new Float32Array(numel(shape)));
+  return new Tensor(gpuStorage(dt.buffer), shape, 'float32');
+}
 
 /** WGSL of a kernel over `n` elements: uniform `s` (fields), storage arrays, and the per-element body. */
 function kernel(fields: readonly string[], arrays: readonly [name: string, writable: boolean][], body: string): string {
@@ -59,7 +70,7 @@ export function sgdStepGpu(p: Tensor, g: Tensor, buf: Tensor | null, o: SgdScala
     return null;
   }
   const first = buf === null;
-  const b = buf ?? zeros(p.shape, { device: 'webgpu' });
+  const b = buf ?? stateZerosGpu(p.shape);
   dev.runKernel(SGD_MOMENTUM, [buffer(p), buffer(g), buffer(b)],
     params([o.lr, o.sign, o.wd, o.momentum, o.dampening, o.nesterov ? 1 : 0, first ? 1 : 0], n), n);
   return b;
@@ -91,4 +102,89 @@ export function adamStepGpu(p: Tensor, g: Tensor, m: Tensor, v: Tensor, vmax: Te
   const values = [o.shrink, o.sign, o.l2, o.beta1, 1 - o.beta1, o.beta2, 1 - o.beta2, o.stepSize, o.bc2Sqrt, o.eps];
   const buffers = [buffer(p), buffer(g), buffer(m), buffer(v), ...(vmax ? [buffer(vmax)] : [])];
   webGpuDevice().runKernel(vmax ? ADAM_AMSGRAD : ADAM, buffers, params(values, n), n);
+}
+
+const ADAGRAD = {
+  key: 'optim.adagrad_step',
+  wgsl: kernel(['clr', 'sign', 'wd', 'eps'], [['p', true], ['g', false], ['sum', true]], `  let gi = s.sign * g[i] + s.wd * p[i];
+  let si = sum[i] + gi * gi;
+  sum[i] = si;
+  p[i] = p[i] - (s.clr * gi) / (sqrt(si) + s.eps);`),
+};
+
+export interface AdagradScalars { clr: number; sign: number; wd: number; eps: number }
+
+/** One Adagrad update of `p` and its running `sum` of squared gradients (torch.optim.Adagrad). */
+export function adagradStepGpu(p: Tensor, g: Tensor, sum: Tensor, o: AdagradScalars): void {
+  const n = numel(p.shape);
+  webGpuDevice().runKernel(ADAGRAD, [buffer(p), buffer(g), buffer(sum)], params([o.clr, o.sign, o.wd, o.eps], n), n);
+}
+
+/** The RMSprop kernel for one combination of momentum and centered (each binds its own buffers). */
+function rmspropKernel(momentum: boolean, centered: boolean): { key: string; wgsl: string } {
+  const arrays: [string, boolean][] = [['p', true], ['g', false], ['sq', true]];
+  if (momentum) arrays.push(['buf', true]);
+  if (centered) arrays.push(['ga', true]);
+  const body = `  let gi = s.sign * g[i] + s.wd * p[i];
+  let si = s.alpha * sq[i] + (1.0 - s.alpha) * gi * gi;
+  sq[i] = si;
+${centered ? `  let ai = s.alpha * ga[i] + (1.0 - s.alpha) * gi;
+  ga[i] = ai;
+  let avg = sqrt(si - ai * ai) + s.eps;` : '  let avg = sqrt(si) + s.eps;'}
+${momentum ? `  let bi = s.momentum * buf[i] + gi / avg;
+  buf[i] = bi;
+  p[i] = p[i] - s.lr * bi;` : '  p[i] = p[i] - (s.lr * gi) / avg;'}`;
+  return { key: `optim.rmsprop_step${momentum ? '_momentum' : ''}${centered ? '_centered' : ''}`, wgsl: kernel(['lr', 'sign', 'wd', 'alpha', 'eps', 'momentum'], arrays, body) };
+}
+const RMSPROP = [false, true].flatMap((m) => [false, true].map((c) => rmspropKernel(m, c)));
+
+export interface RmspropScalars { lr: number; sign: number; wd: number; alpha: number; eps: number; momentum: number }
+
+/** One RMSprop update of `p`, `squareAvg` (and `momentumBuffer`, `gradAvg` when given; torch.optim.RMSprop). */
+export function rmspropStepGpu(p: Tensor, g: Tensor, squareAvg: Tensor, momentumBuffer: Tensor | null, gradAvg: Tensor | null, o: RmspropScalars): void {
+  const n = numel(p.shape);
+  const k = RMSPROP[(momentumBuffer ? 2 : 0) + (gradAvg ? 1 : 0)];
+  const buffers = [buffer(p), buffer(g), buffer(squareAvg), ...(momentumBuffer ? [buffer(momentumBuffer)] : []), ...(gradAvg ? [buffer(gradAvg)] : [])];
+  webGpuDevice().runKernel(k, buffers, params([o.lr, o.sign, o.wd, o.alpha, o.eps, o.momentum], n), n);
+}
+
+// GradScaler's unscale on the GPU (PyTorch's _amp_foreach_non_finite_check_and_unscale_): g *= inv
+// in float32, and a flag word set when any result is inf or NaN (exponent bits all ones).
+const UNSCALE = {
+  key: 'amp.unscale_check',
+  wgsl: `struct Params {
+  inv: f32,
+  n: u32,
+}
+@group(0) @binding(0) var<uniform> s: Params;
+@group(0) @binding(1) var<storage, read_write> g: array<f32>;
+@group(0) @binding(2) var<storage, read_write> found: array<atomic<u32>>;
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>, @builtin(local_invocation_index) li: u32) {
+  let i = (wg.y * nw.x + wg.x) * 64u + li;
+  if (i >= s.n) { return; }
+  let v = g[i] * s.inv;
+  g[i] = v;
+  if ((bitcast<u32>(v) & 0x7f800000u) == 0x7f800000u) { atomicStore(&found[0], 1u); }
+}
+`,
+};
+
+/**
+ * Multiplies every gradient by `inv` in place on the GPU and resolves whether any result is
+ * inf/NaN: one flag for all of them, so the whole check costs one read.
+ */
+export async function unscaleGpu(grads: readonly Tensor[], inv: number): Promise<boolean> {
+  const dev = webGpuDevice();
+  const flag = dev.alloc('int32', [1]);
+  dev.upload(flag, new Int32Array(1));
+  for (const g of grads) {
+    const n = numel(g.shape);
+    dev.runKernel(UNSCALE, [buffer(g), flag.buffer], params([inv], n), n);
+  }
+  try {
+    return (await dev.read(flag))[0] !== 0;
+  } finally {
+    dev.free(flag.buffer);
+  }
 }

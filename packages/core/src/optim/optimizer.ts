@@ -7,6 +7,7 @@
 import { fmtShape } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { DeviceError } from '../device.js';
+import { keep } from '../lifetime.js';
 import { enableGrad, noGrad } from '../autograd/grad-mode.js';
 
 /** State kept for one parameter: tensors such as `exp_avg`, and the `step` count. */
@@ -75,11 +76,12 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
     const setToNone = opts.setToNone ?? true;
     for (const g of this.paramGroups) {
       for (const p of g.params) {
-        if (!p.grad) continue;
-        if (setToNone) { p.grad = null; continue; }
+        if (!p._grad) continue;
+        // A gradient backward made and nobody was handed (see Tensor.grad) goes back to the pool now.
+        if (setToNone) { p.zeroGrad(); continue; }
         // A gradient built with createGraph carries history: cut it before zeroing in place.
-        if (p.grad.gradFn) p.grad = p.grad.detach();
-        const gd = p.grad;
+        if (p._grad.gradFn) p.grad = p._grad.detach();
+        const gd = p._grad!;
         noGrad(() => gd.zero_());
       }
     }
@@ -92,6 +94,8 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
   step(closure?: () => Tensor | number): Tensor | number | undefined {
     const loss = closure ? enableGrad(closure) : undefined;
     noGrad(() => { for (const g of this.paramGroups) this.updateGroup(g); });
+    // State made at the first step outlives the tidy() the step may run in.
+    for (const st of this.state.values()) for (const v of Object.values(st as object)) if (v instanceof Tensor) keep(v);
     return loss;
   }
 
@@ -106,9 +110,9 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
    */
   protected *withGrads(group: ParamGroup<O>): Generator<[p: Tensor, pd: Float32Array, gd: Float32Array]> {
     for (const p of group.params) {
-      if (!p.grad || (this.gpuSteps && p.device === 'webgpu')) continue;
-      if (p.device === 'webgpu') throw new DeviceError(`${this.name}: this optimizer has no WebGPU step; SGD, Adam and AdamW do (or move the model to the CPU with await model.toAsync('cpu'))`);
-      yield [p, f32(p, `${this.name}: a parameter`), gradData(this.name, p, p.grad)];
+      if (!p._grad || (this.gpuSteps && p.device === 'webgpu')) continue;
+      if (p.device === 'webgpu') throw new DeviceError(`${this.name}: this optimizer has no WebGPU step; SGD, Adam, AdamW, Adagrad and RMSprop do (or move the model to the CPU with await model.toAsync('cpu'))`);
+      yield [p, f32(p, `${this.name}: a parameter`), gradData(this.name, p, p._grad)];
     }
   }
 
@@ -118,11 +122,12 @@ export abstract class Optimizer<O extends object, S extends ParamState = ParamSt
   /** The 'webgpu' parameters of `group` that have a gradient (on the same device), with it. */
   protected *onGpu(group: ParamGroup<O>): Generator<[p: Tensor, g: Tensor]> {
     for (const p of group.params) {
-      if (!p.grad || p.device !== 'webgpu') continue;
-      if (p.grad.device !== 'webgpu' || p.grad.numel() !== p.numel() || p.grad.dtype !== 'float32') {
-        throw new DeviceError(`${this.name}: the gradient of a 'webgpu' parameter of shape ${fmtShape(p.shape)} is a ${p.grad.dtype} tensor of shape ${fmtShape(p.grad.shape)} on '${p.grad.device}'; it must be float32, of the parameter's size, on 'webgpu'`);
+      const g = p._grad; // read without handing it out, so zeroGrad() may free it
+      if (!g || p.device !== 'webgpu') continue;
+      if (g.device !== 'webgpu' || g.numel() !== p.numel() || g.dtype !== 'float32') {
+        throw new DeviceError(`${this.name}: the gradient of a 'webgpu' parameter of shape ${fmtShape(p.shape)} is a ${g.dtype} tensor of shape ${fmtShape(g.shape)} on '${g.device}'; it must be float32, of the parameter's size, on 'webgpu'`);
       }
-      yield [p, p.grad];
+      yield [p, g];
     }
   }
 

@@ -3,6 +3,7 @@
 //   else avg = sqrt(s) + eps;  momentum: buf = μ·buf + g/avg, p −= lr·buf;  else p −= lr·g/avg
 
 import type { Tensor } from '../tensor.js';
+import { rmspropStepGpu, stateZerosGpu } from './gpu-steps.js';
 import { Optimizer, bump, checkRange, f32, newBuffer, type ParamGroup, type ParamsArg } from './optimizer.js';
 
 export interface RMSpropOptions {
@@ -34,6 +35,7 @@ type Resolved = Required<RMSpropOptions>;
  * @example const opt = new optim.RMSprop(model.parameters(), { lr: 1e-2, alpha: 0.9 });
  */
 export class RMSprop extends Optimizer<Resolved, RMSpropState> {
+  protected override readonly gpuSteps = true;
   constructor(params: ParamsArg<Resolved>, opts: RMSpropOptions = {}) {
     super('RMSprop', params, { lr: 1e-2, alpha: 0.99, eps: 1e-8, weightDecay: 0, momentum: 0, centered: false, maximize: false, ...opts });
   }
@@ -71,6 +73,14 @@ export class RMSprop extends Optimizer<Resolved, RMSpropState> {
           pd[i] -= lr * buf[i];
         } else pd[i] -= (lr * g) / avg;
       }
+      bump(p, st.square_avg, st.momentum_buffer, st.grad_avg);
+    }
+    for (const [p, g] of this.onGpu(group)) {
+      const st = this.stateOf(p, () => ({ step: 0, square_avg: stateZerosGpu(p.shape), momentum_buffer: null, grad_avg: null }));
+      st.step++;
+      if (momentum > 0 && !st.momentum_buffer) st.momentum_buffer = stateZerosGpu(p.shape);
+      if (centered && !st.grad_avg) st.grad_avg = stateZerosGpu(p.shape);
+      rmspropStepGpu(p, g, st.square_avg, momentum > 0 ? st.momentum_buffer : null, centered ? st.grad_avg : null, { lr, sign, wd, alpha, eps, momentum });
       bump(p, st.square_avg, st.momentum_buffer, st.grad_avg);
     }
   }
