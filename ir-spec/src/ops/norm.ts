@@ -13,7 +13,7 @@
 
 import * as z from 'zod';
 import { defineOp, outputBuffer } from '../op-def.js';
-import { batchNormBackward, primitivesOf } from '../kernels/primitives.js';
+import { primitivesOf } from '../kernels/primitives.js';
 import { fmtShape, OpError, sameDim, type Dim, type TensorType } from '../shape.js';
 
 const attrs = z.object({ eps: z.number().min(0).default(1e-5) }).strict();

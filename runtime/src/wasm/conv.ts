@@ -56,7 +56,7 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
   return (x, w, bias, d, epi) => {
     // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster. It
     // runs on one thread, so a product the GEMM would split over more than 2 threads stays there.
-    if (pins?.owner(w) && winograd4(d) && !(getNumThreads() > 2 && heap.wouldSplit(d.Cout * d.OH * d.OW * d.C * 9))) return fast3x3(x, w, bias, d, epi);
+    if (pins?.owner(w) && winograd4(d)) return fast3x3(x, w, bias, d, epi);
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
