@@ -11,7 +11,7 @@ import { walkNodes, type Graph } from '@kiln/ir-spec';
 import { ResearchModel, ProductionModel, seedInputShape } from '../examples/seed/models.mjs';
 import { digitsModel } from '../examples/digits/train.mjs';
 import { AttentionBlock, LstmModel, SharedModel, TreeModel, causalMask, countTree, type Tree } from './models/trace-models.js';
-import { expectMatches, traceAndCompare } from './models/trace-check.js';
+import { expectMatches, relativeError, traceAndCompare } from './models/trace-check.js';
 
 const batchAxis = { 0: { 0: 'N' } };
 const opsOf = (g: Graph): string[] => [...walkNodes(g.body)].map((n) => n.op).filter((op) => op !== 'constant');
@@ -32,7 +32,8 @@ describe('jit.trace: seed models', () => {
       const loaded = await jit.load(join(dir, 'research.tsgraph'));
       const x = randn(seedInputShape(3));
       const [y] = await loaded.run([x]);
-      expectMatches(y, noGrad(() => m.forward(x)), 'research from file');
+      // The runtime's kernels (Winograd F(4×4) for constant 3×3 weights): against the output's scale.
+      expect(relativeError(y, noGrad(() => m.forward(x)), 1), 'research from file').toBeLessThanOrEqual(1e-5);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
