@@ -167,14 +167,15 @@ export function winograd4OutputTiles(t0: i32, n: i32, Cout: i32, TH: i32, TWp: i
 }
 
 /**
- * The whole convolution over T = N·TH·TWp tiles, in chunks of Tc (a multiple of 8): per chunk
- * the input tiles (V), the 36 products M_ξ = U_ξ·V_ξ (gemm.ts's micro-kernel) and the output
- * tiles with the epilogue. V and M are scratch for one chunk (36·packedSize(C, Tc) and
- * 36·Cout·Tc floats), `scratch` WINOGRAD4_SCRATCH bytes.
+ * The convolution's tile chunks c0..c1 of its T = N·TH·TWp tiles in chunks of Tc (a multiple of
+ * 8; all of them: 0..⌈T/Tc⌉): per chunk the input tiles (V), the 36 products M_ξ = U_ξ·V_ξ
+ * (gemm.ts's micro-kernel) and the output tiles with the epilogue. V and M are scratch for one
+ * chunk (36·packedSize(C, Tc) and 36·Cout·Tc floats), `scratch` WINOGRAD4_SCRATCH bytes; threads
+ * running disjoint chunk ranges each need their own.
  */
-export function winograd4Conv(N: i32, C: i32, Cout: i32, OH: i32, OW: i32, TH: i32, TWp: i32, Tc: i32, img: usize, Hp: i32, Wp: i32, U: usize, V: usize, M: usize, out: usize, bias: usize, relu: i32, scratch: usize): void {
+export function winograd4Conv(c0: i32, c1: i32, N: i32, C: i32, Cout: i32, OH: i32, OW: i32, TH: i32, TWp: i32, Tc: i32, img: usize, Hp: i32, Wp: i32, U: usize, V: usize, M: usize, out: usize, bias: usize, relu: i32, scratch: usize): void {
   const T = N * TH * TWp, uSlab = <usize>(Cout * C) << 2;
-  for (let t0 = 0; t0 < T; t0 += Tc) {
+  for (let t0 = c0 * Tc; t0 < min(T, c1 * Tc); t0 += Tc) {
     const n = min(Tc, T - t0);
     winograd4InputTiles(t0, n, C, TH, TWp, img, Hp, Wp, V, scratch);
     const vSlab = <usize>packedSize(C, n) << 2, mSlab = <usize>(Cout * n) << 2, panels = (n + 7) >> 3;

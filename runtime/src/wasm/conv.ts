@@ -54,8 +54,7 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
   };
   const fast3x3 = wasmWinograd4(heap, pins);
   return (x, w, bias, d, epi) => {
-    // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster. It
-    // runs on one thread, so a product the GEMM would split over more than 2 threads stays there.
+    // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster.
     if (pins?.owner(w) && winograd4(d)) return fast3x3(x, w, bias, d, epi);
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;

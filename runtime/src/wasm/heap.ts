@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, ThreadPool, threadHost } from './threads.js';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, ThreadPool, WINOGRAD4, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -37,7 +37,7 @@ export interface KernelExports {
   adamStep(n: number, p: number, g: number, m: number, v: number, vmax: number, shrink: number, sign: number, l2: number, beta1: number, beta2: number, stepSize: number, bc2Sqrt: number, eps: number): void;
   // runtime/wasm/winograd.ts (caller: runtime/src/wasm/winograd.ts)
   winograd4Weights(Cout: number, C: number, w: number, U: number): void;
-  winograd4Conv(N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;
+  winograd4Conv(c0: number, c1: number, N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;
   // runtime/wasm/checksum.ts (caller: runtime/src/wasm/checksum.ts)
   xxh32Stripes(p: number, stripes: number, acc: number): void;
   // runtime/wasm/math.ts (caller: runtime/src/wasm/math.ts)
@@ -153,6 +153,23 @@ export class WasmHeap {
     if (!this.pool?.available || work < PARALLEL_WORK) return 1;
     const t = getNumThreads();
     return t < 2 ? 1 : Math.max(1, Math.min(units, t * CHUNKS_PER_THREAD, Math.floor(work / MIN_CHUNK_WORK)));
+  }
+
+  /**
+   * How many blocks of scratch a winograd4Conv of `work` multiply-adds over J tile chunks needs:
+   * one per split chunk (1 when it runs unsplit).
+   */
+  winograd4Chunks(work: number, J: number): number { return this.chunksFor(work, J); }
+
+  /**
+   * winograd4Conv (runtime/wasm/winograd.ts) over tile chunks 0..J, split into n (from
+   * winograd4Chunks) runs of whole tile chunks, run i in the V, M and scratch blocks at
+   * base + i·stride bytes: every tile is computed as unsplit (chunks of Tc tiles either way).
+   */
+  winograd4Conv(n: number, J: number, a: readonly number[], V: number, vStride: number, M: number, mStride: number, out: number, bias: number, relu: number, scratch: number, sStride: number): void {
+    if (n > 1) { this.pool!.run(getNumThreads(), WINOGRAD4, n, [J, ...a, V, vStride, M, mStride, out, bias, relu, scratch, sStride]); return; }
+    const [N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U] = a;
+    this.k.winograd4Conv(0, J, N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U, V, M, out, bias, relu, scratch);
   }
 
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */

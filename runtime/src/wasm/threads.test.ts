@@ -1,6 +1,6 @@
 // Worker threads: a product split over 2 threads equals the single-threaded one bit for bit (by
 // rows and, for one-row products, by column panels), and so does a direct convolution (split by
-// blocks of output channels, odd counts included), with chunks run by whichever thread claims
+// blocks of output channels, odd counts included) and a Winograd F(4×4) one, with chunks run by whichever thread claims
 // them. That a process using the workers exits by itself is checked by tests/build/smoke.mjs,
 // in plain Node.
 
@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { getNumThreads, setNumThreads, wasmKernels } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
+import { wasmWinograd4 } from './winograd.js';
 import { setThreadHost } from './threads.js';
 import { nodeThreadHost } from './node-threads.js';
 import { randomFloats } from './test-helpers.js';
@@ -70,6 +71,19 @@ describe('WebAssembly kernels on worker threads', () => {
       });
     });
   }
+
+  // Winograd F(4×4) splits by runs of whole tile chunks, each run in its own scratch: 4 images of
+  // 32×30 (ragged tile rows and columns) → 40 channels: 2^22+ multiply-adds after the transforms.
+  it('splits a Winograd F(4x4) convolution over 2 threads with identical results', async () => {
+    const conv = wasmWinograd4(wasmKernels()!);
+    const [N, C, Cout, H, W] = [4, 48, 40, 32, 30];
+    const x = randomFloats(N * C * H * W, 6), w = randomFloats(Cout * C * 9, 7), b = randomFloats(Cout, 8);
+    const d = { N, C, H, W, Cout, G: 1, OH: H, OW: W, win: { kh: 3, kw: 3, sh: 1, sw: 1, pt: 1, pl: 1, dh: 1, dw: 1 } };
+    await expectSplitIdentical((threads) => {
+      setNumThreads(threads);
+      return conv(x, w, b, d, { relu: true });
+    });
+  });
 
   for (const [M, N, K] of [[256, 300, 256], [4096, 5, 1024], [3, 4000, 1500], [1, 8192, 2048]] as const) {
     it(`splits ${M}x${N}x${K} over 2 threads with identical results`, async () => {

@@ -20,14 +20,17 @@ import type { KernelExports } from './heap.js';
  * between rounds), chunks finished this round, workers ready, then the round's task: its kind,
  * its chunk count and its arguments.
  */
-const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, TASK = 8, TASK_WORDS = 16;
+const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, TASK = 8, TASK_WORDS = 32;
 /** CLAIM's value between rounds: above any chunk index, so a claim then gets nothing. */
 const CLOSED = 1 << 30;
 export const CONTROL_BYTES = (TASK + TASK_WORDS) * 4;
 export const MAX_WORKERS = 48;
 
-/** Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, and direct convolutions by blocks of 4 output channels of an image. */
-export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2;
+/**
+ * Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, direct convolutions by blocks
+ * of 4 output channels of an image, and Winograd F(4×4) convolutions by runs of its tile chunks.
+ */
+export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3;
 
 /**
  * Runs chunk `i` of the round's task at `c[TASK..]` (kind, chunks, then the kernel's
@@ -36,6 +39,16 @@ export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2;
  */
 function runChunk(k: KernelExports, c: Int32Array, i: number): void {
   const t = 8, kind = c[t], n = c[t + 1];
+  if (kind === 3) {
+    // winograd4Conv over J chunks of tiles (see WasmHeap.winograd4Conv); split chunk i runs tile
+    // chunks ⌊i·J/n⌋ to ⌊(i+1)·J/n⌋ in its own V, M and scratch blocks (base + i·stride).
+    const J = c[t + 2], lo = Math.floor((J * i) / n), hi = Math.floor((J * (i + 1)) / n);
+    if (lo < hi) {
+      k.winograd4Conv(lo, hi, c[t + 3], c[t + 4], c[t + 5], c[t + 6], c[t + 7], c[t + 8], c[t + 9], c[t + 10], c[t + 11], c[t + 12], c[t + 13], c[t + 14],
+        c[t + 15] + i * c[t + 16], c[t + 17] + i * c[t + 18], c[t + 19], c[t + 20], c[t + 21], c[t + 22] + i * c[t + 23]);
+    }
+    return;
+  }
   if (kind === 2) {
     // convDirect over image-and-group pairs (see WasmHeap.convDirect), units: a pair's blocks of
     // 4 output channels; a chunk runs its units as one call per pair.
@@ -82,7 +95,7 @@ function drain(k: KernelExports, c: Int32Array, chunk: typeof runChunk): void {
 function workerMain(data: WorkerData, spin: number, help: typeof drain, chunk: typeof runChunk): void {
   const inst = new WebAssembly.Instance(data.module, { env: { memory: data.memory, abort: () => { throw new Error('wasm kernel abort'); } } });
   const k = inst.exports as unknown as KernelExports;
-  const c = new Int32Array(data.memory.buffer, data.control, 24);
+  const c = new Int32Array(data.memory.buffer, data.control, 40); // TASK + TASK_WORDS words
   let seen = Atomics.load(c, 0);
   Atomics.add(c, 3, 1);
   for (;;) {

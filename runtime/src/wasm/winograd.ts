@@ -5,8 +5,8 @@
 // call the image is copied into a zero border covering every 4×4 tile (padPlanes), then chunks of
 // tiles run input transform → 36 packed GEMMs → output transform with the epilogue (bias, relu;
 // folded BatchNorm arrives folded into the weight and bias). `winograd4Applies` is the measured
-// choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv. It
-// runs on the calling thread only (conv.ts keeps products the GEMM splits over > 2 threads).
+// choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv. A
+// big one is split over the threads by runs of whole tile chunks (WasmHeap.winograd4Conv).
 // Invariant: results equal ir-spec's conv2dForward up to the transforms' float32 rounding
 // (F(4×4) loses ~1–2 more digits than the direct sum: tests/winograd*.test.ts bound it).
 
@@ -72,14 +72,17 @@ export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
     const U = kept ?? transform(w, Cout, C);
     const out = N * Cout * OH * OW;
     const xa = heap.alloc(x.length * 4), img = heap.alloc(N * C * Hp * Wp * 4);
-    const V = heap.alloc(36 * k.packedSize(C, Tc) * 4), M = heap.alloc(36 * Cout * Tc * 4);
-    const oa = heap.alloc(out * 4), ba = bias ? heap.alloc(Cout * 4) : 0, scratch = heap.alloc(SCRATCH);
+    // Split over the threads by runs of whole tile chunks, each run with its own V, M and scratch.
+    const J = Math.ceil(T / Tc), n = heap.winograd4Chunks(36 * Cout * C * T, J);
+    const vBytes = 36 * k.packedSize(C, Tc) * 4, mBytes = 36 * Cout * Tc * 4;
+    const V = heap.alloc(n * vBytes), M = heap.alloc(n * mBytes);
+    const oa = heap.alloc(out * 4), ba = bias ? heap.alloc(Cout * 4) : 0, scratch = heap.alloc(n * SCRATCH);
     try {
       const f = heap.f32();
       f.set(x, xa >> 2);
       if (bias) f.set(bias, ba >> 2);
       k.padPlanes(N * C, H, W, win.pt, win.pl, Hp, Wp, xa, img);
-      k.winograd4Conv(N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U, V, M, oa, ba, epi?.relu ? 1 : 0, scratch);
+      heap.winograd4Conv(n, J, [N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U], V, vBytes, M, mBytes, oa, ba, epi?.relu ? 1 : 0, scratch, SCRATCH);
       return heap.copyOutF32(oa, out, epi?.out);
     } finally {
       heap.free(xa); heap.free(img); heap.free(V); heap.free(M); heap.free(oa); heap.free(scratch);
