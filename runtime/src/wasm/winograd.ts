@@ -35,11 +35,14 @@ export function winograd4Fits(d: ConvDims): boolean {
  * Where F(4×4, 3×3) is chosen over the direct/im2col conv, from bench/winograd.mjs (one thread,
  * CPU time, side by side): with fewer than 16 input or output channels the transforms cost more
  * than the 4× fewer multiplications save (3→64 at 32×32: 0.8×; 8→8: ~1×); on narrow outputs
- * (OW < 12) half of each row of 4 tiles is border, which only pays with C ≥ 64 (32→32 at 8×8:
- * 0.77×, 64→64 at 8×8: 1.3×). Everywhere else measured 1.2–3× faster.
+ * (OW < 12) half of each row of 4 tiles is border (32→32 at 8×8: 0.77×; 64→64 at 8×8: 1.3×, but
+ * such layers hold a deep net's largest weights — ResNet-18's 7×7 stage is 3/4 of its 3×3
+ * weights — and their transforms, 4× the weight's size, cost more memory and first-run time
+ * than they gain: ResNet-18 at batch 1 ran equally fast without them, its first run 1.1 s → 0.4 s
+ * and peak RSS 301 → 189 MB). Everywhere else measured 1.2–3× faster.
  */
 export function winograd4Applies(d: ConvDims): boolean {
-  return winograd4Fits(d) && d.C >= 16 && d.Cout >= 16 && (d.OW >= 12 || d.C >= 64);
+  return winograd4Fits(d) && d.C >= 16 && d.Cout >= 16 && d.OW >= 12;
 }
 
 /** Tile geometry: TH tile rows, TWp tiles per row (a multiple of 4), the padded plane Hp×Wp. */
