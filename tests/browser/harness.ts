@@ -1,6 +1,7 @@
-// Runs a `.tsgraph` in headless Chromium on WebGPU (SwiftShader) and returns the page's outputs.
-// The runtime's browser entry is bundled with esbuild from source, then a localhost server
-// serves the page (index.html), the bundle, the file and its inputs, and receives the result
+// Runs a `.tsgraph` in headless Chromium — on WebGPU (SwiftShader, index.html) or on the CPU
+// device's WebAssembly kernels (cpu.html) — and returns the page's outputs. The runtime's
+// browser entry is bundled with esbuild from source, then a localhost server serves the page
+// (cross-origin isolated or not), the bundle, the file and its inputs, and receives the result
 // the page POSTs. Chromium is driven by its command line only (no extra packages), started
 // with a fresh profile and killed by its own pid. Invariant: nothing leaves 127.0.0.1.
 
@@ -16,7 +17,10 @@ import { build } from 'esbuild';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface PageOutput { name: string; shape: number[]; dtype: string; data: number[] }
-export type PageResult = { ok: true; backend: string; outputs: PageOutput[][] } | { ok: false; error: string };
+export type PageResult = { ok: true; backend: string; outputs: PageOutput[][]; info?: Record<string, unknown> } | { ok: false; error: string };
+
+/** Which page runs the file, and whether it is served cross-origin isolated (COOP + COEP headers). */
+export interface PageOptions { page?: 'index.html' | 'cpu.html'; isolated?: boolean; timeoutMs?: number }
 
 /** The runtime's browser entry as one ES module (from source, as the bundle test builds it). */
 export async function bundleRuntime(): Promise<string> {
@@ -38,9 +42,9 @@ export const CHROMIUM_FLAGS = [
  * Serves `bytes` with `inputs` (one array of run() inputs per run, tensors with plain-array
  * data) to a headless Chromium page and resolves with what the page reports.
  */
-export async function runInChromium(bytes: Uint8Array, inputs: unknown[][], timeoutMs = 90_000): Promise<PageResult> {
+export async function runInChromium(bytes: Uint8Array, inputs: unknown[][], { page = 'index.html', isolated = false, timeoutMs = 90_000 }: PageOptions = {}): Promise<PageResult> {
   const files: Record<string, [string, string | Uint8Array]> = {
-    '/': ['text/html', readFileSync(join(ROOT, 'tests/browser/index.html'), 'utf8')],
+    '/': ['text/html', readFileSync(join(ROOT, 'tests/browser', page), 'utf8')],
     '/runtime.js': ['text/javascript', await bundleRuntime()],
     '/model.tsgraph': ['application/octet-stream', bytes],
     '/inputs.json': ['application/json', JSON.stringify(inputs)],
@@ -60,6 +64,10 @@ export async function runInChromium(bytes: Uint8Array, inputs: unknown[][], time
         const f = files[req.url ?? ''];
         if (!f) { res.statusCode = 404; res.end(); return; }
         res.setHeader('content-type', f[0]);
+        if (isolated) {
+          res.setHeader('cross-origin-opener-policy', 'same-origin');
+          res.setHeader('cross-origin-embedder-policy', 'require-corp');
+        }
         res.end(f[1]);
       });
       server.on('error', reject);
