@@ -59,14 +59,15 @@ export interface KernelExports {
 const ALIGN = 64;
 const PAGE = 65536;
 /**
- * Below this many multiply-adds (~0.2 ms of one thread's work) a kernel call runs on one thread:
+ * Below this many multiply-adds (~0.5 ms of one thread's work) a kernel call runs on one thread:
  * a worker woken for it (a futex wake: tens of µs) would join when the caller is nearly done, and
- * on a loaded machine a worker preempted while it holds a chunk makes the caller wait for it. At
- * 2^22 the seed CNN's second convolution and first linear layer (whose 16 MiB weight is streamed
- * from memory) split at batch 1, the small ResNet's 2.4M-multiply-add convolutions only as a batch.
- * Not tuned on an idle machine (the one this was written on ran at load 13–22).
+ * on a loaded machine a worker preempted while it holds a chunk makes the caller wait for it.
+ * Measured on the idle 2-core VM (`bench/peers/cpu.mjs --threads=2 --models=seed`, both builds in
+ * one sitting): at 2^22 the seed CNN's batch-1 Winograd conv (4.7M) and first linear layer (4.2M,
+ * its 16 MiB weight streamed from memory) split, and two threads were 0.80× one thread; at 2^23
+ * nothing at batch 1 splits (1.09×) and batch 32 gained more (1.16× against 1.04×).
  */
-const PARALLEL_WORK = 1 << 22;
+const PARALLEL_WORK = 1 << 23;
 /** A split call is cut into about this many chunks per thread (the threads claim them one at a time), */
 const CHUNKS_PER_THREAD = 4;
 /** and no chunk has fewer multiply-adds than this. */

@@ -58,9 +58,9 @@ describe('WebAssembly kernels on worker threads', () => {
     }
   }
 
-  // Each call is at least heap.ts's PARALLEL_WORK (2^22 multiply-adds), below which nothing splits.
-  // 70, 9 and 2 groups of 18 output channels: the last block of 4 channels is ragged.
-  for (const [C, Cout, H, G] of [[64, 70, 16, 1], [3, 9, 96, 1], [32, 36, 32, 2]] as const) {
+  // Each call is at least heap.ts's PARALLEL_WORK (2^23 multiply-adds), below which nothing splits.
+  // 70, 11 and 2 groups of 18 output channels: the last block of 4 channels is ragged.
+  for (const [C, Cout, H, G] of [[64, 70, 16, 1], [3, 11, 128, 1], [32, 36, 32, 2]] as const) {
     it(`splits a direct 3x3 convolution of 2 images C${C} ${H}x${H} → ${Cout} in ${G} group(s) over 2 threads with identical results`, async () => {
       const conv = wasmConv2d(wasmKernels()!);
       const x = randomFloats(2 * C * H * H, 3), w = randomFloats((Cout * C * 9) / G, 4), b = randomFloats(Cout, 5);
@@ -73,7 +73,7 @@ describe('WebAssembly kernels on worker threads', () => {
   }
 
   // Winograd F(4×4) splits by runs of whole tile chunks, each run in its own scratch: 4 images of
-  // 32×30 (ragged tile rows and columns) → 40 channels: 2^22+ multiply-adds after the transforms.
+  // 32×30 (ragged tile rows and columns) → 40 channels: 2^24 multiply-adds after the transforms.
   it('splits a Winograd F(4x4) convolution over 2 threads with identical results', async () => {
     const conv = wasmWinograd4(wasmKernels()!);
     const [N, C, Cout, H, W] = [4, 48, 40, 32, 30];
