@@ -5,10 +5,9 @@
 // product the one-thread one bit for bit. Chromium is required (.ci/run installs it).
 
 import { describe, expect, it } from 'vitest';
-import { encodeTsgraph, type TypedArray } from '@kiln/ir-spec';
-import { load, type InputValue } from '@kiln/runtime';
+import { encodeTsgraph } from '@kiln/ir-spec';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
-import { runInChromium } from './browser/harness.js';
+import { expectOutputsMatchNode, runInChromium } from './browser/harness.js';
 
 function fill(n: number, salt: number): number[] {
   return Array.from({ length: n }, (_, i) => Math.fround(Math.sin(i * 0.37 + salt) * 2));
@@ -28,16 +27,7 @@ describe('the runtime in headless Chromium on the CPU (WebAssembly SIMD)', () =>
       expect(info.sameOnTwoThreads).toBe(true);
       if (isolated) expect(info.workerChunks as number).toBeGreaterThan(0);
       else expect([info.splitCalls, info.workersStarted]).toEqual([0, 0]);
-      const cpu = await load(bytes, { backend: 'cpu' });
-      for (const [k, set] of sets.entries()) {
-        const want = await cpu.run(set.map((v): InputValue => ({ ...v, data: Float32Array.from(v.data), dtype: 'float32' })));
-        const got = page.outputs[k];
-        expect(got.map((o) => [o.name, o.shape, o.dtype])).toEqual(want.map((o) => [o.name, o.shape, o.dtype]));
-        got.forEach((o, i) => {
-          const w: TypedArray = want[i].data;
-          o.data.forEach((v, j) => { if (!(Math.abs(v - w[j]) <= 1e-5 * Math.max(1, Math.abs(w[j])))) expect(v, `${o.name}[${j}]`).toBe(w[j]); });
-        });
-      }
+      await expectOutputsMatchNode(page, bytes, sets, 1e-5);
     }, 120_000);
   }
 });

@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { expect } from 'vitest';
+import { load, type InputValue } from '@kiln/runtime';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -103,5 +105,22 @@ export async function runInChromium(bytes: Uint8Array, inputs: unknown[][], { pa
     } catch {
       // left in the OS temp folder
     }
+  }
+}
+
+/**
+ * Expects a page's outputs to equal the CPU runtime's in Node on the same file and inputs:
+ * names, shapes and dtypes exactly, values within `rtol` relative (absolute below 1).
+ */
+export async function expectOutputsMatchNode(page: Extract<PageResult, { ok: true }>, bytes: Uint8Array, sets: { data: number[]; shape: number[]; dtype: string }[][], rtol: number): Promise<void> {
+  const cpu = await load(bytes, { backend: 'cpu' });
+  for (const [k, set] of sets.entries()) {
+    const want = await cpu.run(set.map((v): InputValue => ({ ...v, data: Float32Array.from(v.data), dtype: 'float32' })));
+    const got = page.outputs[k];
+    expect(got.map((o) => [o.name, o.shape, o.dtype])).toEqual(want.map((o) => [o.name, o.shape, o.dtype]));
+    got.forEach((o, i) => {
+      const w = want[i].data;
+      o.data.forEach((v, j) => { if (!(Math.abs(v - w[j]) <= rtol * Math.max(1, Math.abs(w[j])))) expect(v, `${o.name}[${j}]`).toBe(w[j]); });
+    });
   }
 }

@@ -16,7 +16,7 @@
 // (winograd.ts decides where).
 
 import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
-import { getNumThreads, type WasmHeap } from './heap.js';
+import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
 import { wasmWinograd4, winograd4Applies } from './winograd.js';
 
@@ -36,6 +36,19 @@ function tapOffsets(Cg: number, win: ConvDims['win'], plane: number, row: number
     for (let ky = 0; ky < win.kh; ky++) for (let kx = 0; kx < win.kw; kx++) out[k++] = (c * plane + ky * win.dh * row + kx * win.dw) * 4;
   }
   return out;
+}
+
+/**
+ * Copies a conv call's operands into the kernel memory: x at xa followed by `slack` zero floats
+ * (kernels read a few floats past the last plane), w at wa unless a kept copy is there already,
+ * and the bias at ba.
+ */
+export function copyConvOperands(heap: WasmHeap, x: Float32Array, xa: number, slack: number, w: Float32Array, wa: number, weightKept: boolean, bias: Float32Array | null, ba: number): void {
+  const f = heap.f32();
+  f.set(x, xa >> 2);
+  f.fill(0, (xa >> 2) + x.length, (xa >> 2) + x.length + slack);
+  if (!weightKept) f.set(w, wa >> 2);
+  if (bias) f.set(bias, ba >> 2);
 }
 
 /** Floats left readable past an image the direct kernel reads (a row's last columns read 8). */
@@ -76,11 +89,8 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const paddedFloats = (direct ? N * C : Cg) * Hp * Wp;
     const sa = padded ? heap.alloc((paddedFloats + SLACK) * 4) : 0, ta = direct ? heap.alloc(K * 4) : 0;
     try {
+      copyConvOperands(heap, x, xa, SLACK, w, wa, kept !== undefined, bias, ba);
       const f = heap.f32();
-      f.set(x, xa >> 2);
-      f.fill(0, (xa >> 2) + x.length, (xa >> 2) + x.length + SLACK);
-      if (kept === undefined) f.set(w, wa >> 2);
-      if (bias) f.set(bias, ba >> 2);
       // The direct kernel's rows are Wp floats apart in the padded copy, W apart in x itself.
       const rowLen = padded ? Wp : W, plane = padded ? Hp * Wp : H * W;
       if (direct) new Int32Array(heap.memory.buffer, ta, K).set(tapTable(Cg, win, plane, rowLen));

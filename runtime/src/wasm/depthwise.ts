@@ -8,6 +8,7 @@
 import type { Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
+import { copyConvOperands } from './conv.js';
 
 /** Below this many multiply-adds copying in and out costs more than the JavaScript loop saves (see bench/kernels.mjs). */
 export const MIN_DEPTHWISE_WORK = 1 << 13;
@@ -24,11 +25,7 @@ export function wasmDepthwiseConv2d(heap: WasmHeap, pins: PinnedArrays | undefin
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
     const ba = bias ? heap.alloc(Cout * 4) : 0, sa = heap.alloc((Hp * Wp + SLACK) * 4);
     try {
-      const f = heap.f32();
-      f.set(x, xa >> 2);
-      f.fill(0, (xa >> 2) + x.length, (xa >> 2) + x.length + SLACK);
-      if (kept === undefined) f.set(w, wa >> 2);
-      if (bias) f.set(bias, ba >> 2);
+      copyConvOperands(heap, x, xa, SLACK, w, wa, kept !== undefined, bias, ba);
       k.depthwiseConv2d(N, C, H, W, M, win.kh, win.kw, win.sh, win.sw, win.pt, win.pl, win.dh, win.dw, OH, OW, xa, wa, ba, epi?.relu ? 1 : 0, sa, oa);
       return heap.copyOutF32(oa, out, epi?.out);
     } finally {
