@@ -5,7 +5,8 @@
 // index and the array, as JavaScript passes them. Invariant: the result has the structure the
 // eager call returns; a predicate that only run-time data decides is a located error.
 
-import { Node as TsNode, SyntaxKind, type IterationStatement } from 'ts-morph';
+import type { Node as TsNode, SyntaxKind, IterationStatement } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { TensorIRType } from '@kiln/ir-spec';
 import type { Frame, ScriptContext } from './context.js';
 import { callFunction } from './closures.js';
@@ -69,9 +70,9 @@ function sizes(ctx: ScriptContext, s: ShapeValue): ListValue {
  * known only at run time; the IR has no growable lists, so the push is refused where it is.
  */
 export function refuseGrowingArrays(f: Frame, env: Env, s: IterationStatement, carried: readonly string[]): void {
-  for (const call of s.getStatement().getDescendantsOfKind(SyntaxKind.CallExpression)) {
+  for (const call of s.getStatement().getDescendantsOfKind(tsm().SyntaxKind.CallExpression)) {
     const callee = call.getExpression();
-    if (!TsNode.isPropertyAccessExpression(callee) || callee.getName() !== 'push') continue;
+    if (!tsm().Node.isPropertyAccessExpression(callee) || callee.getName() !== 'push') continue;
     const name = callee.getExpression().getText();
     if (!carried.includes(name) || env.lookup(name)?.k !== 'list') continue;
     throw f.src.error(call, `'${name}.push(...)' grows the array '${name}' in a loop whose trip count is only known at run time (a loop region), ` +

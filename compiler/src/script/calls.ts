@@ -9,7 +9,8 @@
 // @jit.ignore / @jit.unused become `host_call` / `raise` (host-calls.ts).
 // Invariant: a call whose result would depend on values read at compile time is an error.
 
-import { Node as TsNode, type CallExpression } from 'ts-morph';
+import type { Node as TsNode, CallExpression } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import { typeToString, type Dim, type Graph, type TensorIRType, type Value } from '@kiln/ir-spec';
 import type { Frame, ScriptContext } from './context.js';
 import type { ScriptableModule, TraceArg } from './host.js';
@@ -33,29 +34,29 @@ const MAX_DEPTH = 64;
 export function lowerCall(ctx: ScriptContext, f: Frame, env: Env, e: CallExpression): SValue {
   let callee: TsNode = e.getExpression();
   // Transpilers call imports as `(0, ns.fn)(...)` (no `this`): the callee is `ns.fn`.
-  while (TsNode.isParenthesizedExpression(callee)) {
+  while (tsm().Node.isParenthesizedExpression(callee)) {
     const inner = callee.getExpression();
-    if (TsNode.isBinaryExpression(inner) && inner.getOperatorToken().getText() === ',' && TsNode.isNumericLiteral(inner.getLeft())) callee = inner.getRight();
+    if (tsm().Node.isBinaryExpression(inner) && inner.getOperatorToken().getText() === ',' && tsm().Node.isNumericLiteral(inner.getLeft())) callee = inner.getRight();
     else break;
   }
   const argNodes = e.getArguments();
   const args = () => argNodes.map((a) => {
-    if (TsNode.isSpreadElement(a)) throw f.src.error(a, 'spread arguments (...) are not supported by jit.script; pass the arguments one by one');
+    if (tsm().Node.isSpreadElement(a)) throw f.src.error(a, 'spread arguments (...) are not supported by jit.script; pass the arguments one by one');
     return lowerExpr(ctx, f, env, a);
   });
   const saved = ctx.b.meta;
   try {
-    if (TsNode.isPropertyAccessExpression(callee)) {
+    if (tsm().Node.isPropertyAccessExpression(callee)) {
       const name = callee.getName();
       const recvNode = callee.getExpression();
       // Math.floor(a / b) on run-time integers is a floor division, not a float round trip.
-      if (recvNode.getText() === 'Math' && name === 'floor' && argNodes.length === 1 && TsNode.isBinaryExpression(argNodes[0]) && argNodes[0].getOperatorToken().getText() === '/') {
+      if (recvNode.getText() === 'Math' && name === 'floor' && argNodes.length === 1 && tsm().Node.isBinaryExpression(argNodes[0]) && argNodes[0].getOperatorToken().getText() === '/') {
         const d = argNodes[0];
         return floorDiv(ctx, f.src, e, lowerExpr(ctx, f, env, d.getLeft()), lowerExpr(ctx, f, env, d.getRight()));
       }
-      if (TsNode.isSuperExpression(recvNode)) return superCall(ctx, f, name, args(), e);
+      if (tsm().Node.isSuperExpression(recvNode)) return superCall(ctx, f, name, args(), e);
       const recv = lowerObject(ctx, f, env, recvNode);
-      if (recv.k === 'list' && name === 'push' && TsNode.isIdentifier(recvNode)) {
+      if (recv.k === 'list' && name === 'push' && tsm().Node.isIdentifier(recvNode)) {
         const items = [...recv.items, ...args()];
         env.assign(recvNode.getText(), { k: 'list', items });
         return stat(items.length);
@@ -205,7 +206,7 @@ export function inlineFunction(ctx: ScriptContext, f: Frame, decl: FunctionLike,
 
 function inlineBody(ctx: ScriptContext, f: Frame, decl: FunctionLike, args: SValue[], at: TsNode, caller: Frame, outer?: Env): SValue {
   if (decl.isAsync()) throw f.src.error(decl, "async functions are not supported by jit.script: compiled code is synchronous; make the method synchronous or mark it @jit.ignore");
-  if (TsNode.isFunctionDeclaration(decl) || TsNode.isMethodDeclaration(decl) || TsNode.isFunctionExpression(decl)) {
+  if (tsm().Node.isFunctionDeclaration(decl) || tsm().Node.isMethodDeclaration(decl) || tsm().Node.isFunctionExpression(decl)) {
     if (decl.isGenerator()) throw f.src.error(decl, 'generator functions are not supported by jit.script; return an array of the results instead');
   }
   if (caller.stack.length > MAX_DEPTH) {
@@ -223,12 +224,12 @@ function inlineBody(ctx: ScriptContext, f: Frame, decl: FunctionLike, args: SVal
       v = init ? lowerExpr(ctx, f, env, init) : stat(undefined);
     }
     const nameNode = p.getNameNode();
-    if (!TsNode.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script; take the object or array as one parameter and destructure it in the body');
+    if (!tsm().Node.isIdentifier(nameNode)) throw f.src.error(p, 'destructured parameters are not supported by jit.script; take the object or array as one parameter and destructure it in the body');
     env.declare(nameNode.getText(), v, true);
   });
   const body = decl.getBody();
   if (!body) throw f.src.error(decl, 'this function has no body');
-  if (!TsNode.isBlock(body)) return lowerExpr(ctx, f, env, body);
+  if (!tsm().Node.isBlock(body)) return lowerExpr(ctx, f, env, body);
   const r = lowerStatements(ctx, f, env, body.getStatements());
   if (r.kind === 'break' || r.kind === 'continue') throw f.src.error(body, `'${r.kind}' outside a loop`);
   return r.kind === 'return' ? r.value : stat(undefined);

@@ -8,7 +8,8 @@
 // text); elsewhere the call is refused. Invariant: a closure call computes what the eager
 // closure computes at that point, or it is a located ScriptError.
 
-import { Node as TsNode, SyntaxKind, type ArrowFunction, type FunctionExpression } from 'ts-morph';
+import type { Node as TsNode, SyntaxKind, ArrowFunction, FunctionExpression } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { Frame, ScriptContext } from './context.js';
 import { inlineFunction } from './calls.js';
 import { sourceOf } from './source.js';
@@ -23,8 +24,8 @@ const ANONYMOUS = '(anonymous)';
 /** The value of an arrow function or function expression met at `e`. */
 export function makeClosure(f: Frame, env: Env, e: ArrowFunction | FunctionExpression): SValue {
   const parent = e.getParent();
-  const name = (TsNode.isFunctionExpression(e) ? e.getName() : undefined)
-    ?? (parent && TsNode.isVariableDeclaration(parent) ? parent.getName() : undefined) ?? ANONYMOUS;
+  const name = (tsm().Node.isFunctionExpression(e) ? e.getName() : undefined)
+    ?? (parent && tsm().Node.isVariableDeclaration(parent) ? parent.getName() : undefined) ?? ANONYMOUS;
   return { k: 'fn', name, decl: e, closure: { frame: f, env } };
 }
 
@@ -40,7 +41,7 @@ export function callFunction(ctx: ScriptContext, caller: Frame, env: Env, fn: Fn
   const decl = fn.decl as ArrowFunction | FunctionExpression;
   const { frame: def, env: defEnv } = fn.closure;
   const reaches = dynamicChainReaches(env, defEnv);
-  const kind = TsNode.isArrowFunction(decl) ? 'the arrow function' : 'the function expression';
+  const kind = tsm().Node.isArrowFunction(decl) ? 'the arrow function' : 'the function expression';
   const where = `${fn.name === ANONYMOUS ? kind : `'${fn.name}'`} (declared at ${def.src.display}:${line - def.src.lineOffset}:${column})`;
   // Captured variables the closure assigns must be assignable from the call site.
   for (const name of capturedAssignments(decl)) {
@@ -58,9 +59,9 @@ export function callFunction(ctx: ScriptContext, caller: Frame, env: Env, fn: Fn
   if (!reaches) {
     // Called from another function: captured variables are read where the closure was created,
     // which is only right for variables that are never reassigned.
-    for (const id of decl.getDescendantsOfKind(SyntaxKind.Identifier)) {
+    for (const id of decl.getDescendantsOfKind(tsm().SyntaxKind.Identifier)) {
       const parent = id.getParent();
-      if (parent && TsNode.isPropertyAccessExpression(parent) && parent.getNameNode() === id) continue;
+      if (parent && tsm().Node.isPropertyAccessExpression(parent) && parent.getNameNode() === id) continue;
       const name = id.getText();
       const owner = lexicalOwner(defEnv, name);
       if (owner && owner.isMutable(name) && !isLocal(decl, name) && isReassigned(decl, name)) {
@@ -71,7 +72,7 @@ export function callFunction(ctx: ScriptContext, caller: Frame, env: Env, fn: Fn
   }
   const scope = new CapturedScope(defEnv, reaches ? env : undefined);
   // An arrow function keeps the `this` of its definition; a function expression has none.
-  const frame: Frame = { ...def, mod: TsNode.isArrowFunction(decl) ? def.mod : undefined, stack: [...caller.stack, fn.name], inLoop: false };
+  const frame: Frame = { ...def, mod: tsm().Node.isArrowFunction(decl) ? def.mod : undefined, stack: [...caller.stack, fn.name], inLoop: false };
   return activation(ctx, caller, key, where, at, () => inlineFunction(ctx, frame, decl, frame.mod, args, at, caller, scope));
 }
 
@@ -147,8 +148,8 @@ function capturedAssignments(decl: ArrowFunction | FunctionExpression): string[]
 /** Whether `name` is a parameter or a variable declared in `decl` (not in a nested function). */
 function isLocal(decl: ArrowFunction | FunctionExpression, name: string): boolean {
   if (decl.getParameters().some((p) => p.getName() === name)) return true;
-  return decl.getDescendantsOfKind(SyntaxKind.VariableDeclaration)
-    .some((v) => v.getName() === name && v.getFirstAncestor((a) => TsNode.isFunctionLikeDeclaration(a)) === decl);
+  return decl.getDescendantsOfKind(tsm().SyntaxKind.VariableDeclaration)
+    .some((v) => v.getName() === name && v.getFirstAncestor((a) => tsm().Node.isFunctionLikeDeclaration(a)) === decl);
 }
 
 /**
@@ -157,19 +158,19 @@ function isLocal(decl: ArrowFunction | FunctionExpression, name: string): boolea
  */
 function isReassigned(decl: TsNode, name: string): boolean {
   for (let a = decl.getParent(); a; a = a.getParent()) {
-    if (!TsNode.isFunctionLikeDeclaration(a)) continue;
+    if (!tsm().Node.isFunctionLikeDeclaration(a)) continue;
     const declares = a.getParameters().some((p) => p.getName() === name)
-      || a.getDescendantsOfKind(SyntaxKind.VariableDeclaration).some((v) => v.getName() === name && v.getFirstAncestor((x) => TsNode.isFunctionLikeDeclaration(x)) === a);
+      || a.getDescendantsOfKind(tsm().SyntaxKind.VariableDeclaration).some((v) => v.getName() === name && v.getFirstAncestor((x) => tsm().Node.isFunctionLikeDeclaration(x)) === a);
     if (!declares) continue;
     let found = false;
     a.forEachDescendant((d, t) => {
-      if (TsNode.isBinaryExpression(d)) {
+      if (tsm().Node.isBinaryExpression(d)) {
         const op = d.getOperatorToken().getKind();
-        if (op >= SyntaxKind.FirstAssignment && op <= SyntaxKind.LastAssignment && d.getLeft().getText() === name) found = true;
-      } else if ((TsNode.isPrefixUnaryExpression(d) || TsNode.isPostfixUnaryExpression(d)) && d.getOperand().getText() === name) {
+        if (op >= tsm().SyntaxKind.FirstAssignment && op <= tsm().SyntaxKind.LastAssignment && d.getLeft().getText() === name) found = true;
+      } else if ((tsm().Node.isPrefixUnaryExpression(d) || tsm().Node.isPostfixUnaryExpression(d)) && d.getOperand().getText() === name) {
         const op = d.getOperatorToken();
-        if (op === SyntaxKind.PlusPlusToken || op === SyntaxKind.MinusMinusToken) found = true;
-      } else if (TsNode.isCallExpression(d) && d.getExpression().getText() === `${name}.push`) found = true;
+        if (op === tsm().SyntaxKind.PlusPlusToken || op === tsm().SyntaxKind.MinusMinusToken) found = true;
+      } else if (tsm().Node.isCallExpression(d) && d.getExpression().getText() === `${name}.push`) found = true;
       if (found) t.stop();
     });
     return found;

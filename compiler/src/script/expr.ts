@@ -4,7 +4,8 @@
 // `if` node; calls go to calls.ts. Invariant: anything not handled here is a ScriptError at
 // the node, naming the construct and what to do instead.
 
-import { Node as TsNode, SyntaxKind, type Expression } from 'ts-morph';
+import type { Node as TsNode, SyntaxKind, Expression } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { TensorIRType } from '@kiln/ir-spec';
 import type { Frame, ScriptContext } from './context.js';
 import type { ScriptField } from './host.js';
@@ -22,22 +23,22 @@ import { describe, stat, type Env, type SValue } from './values.js';
 export const IMPORT_ALIAS = /^(__vi_import_\d+__|__vite_ssr_import_\d+__|import_[A-Za-z0-9_$]+|_[A-Za-z0-9_$]*__WEBPACK_IMPORTED_MODULE_\d+__)$/;
 
 export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SValue {
-  if (TsNode.isParenthesizedExpression(e) || TsNode.isAsExpression(e) || TsNode.isNonNullExpression(e) || TsNode.isTypeAssertion(e) || TsNode.isSatisfiesExpression(e)) {
+  if (tsm().Node.isParenthesizedExpression(e) || tsm().Node.isAsExpression(e) || tsm().Node.isNonNullExpression(e) || tsm().Node.isTypeAssertion(e) || tsm().Node.isSatisfiesExpression(e)) {
     return lowerExpr(ctx, f, env, e.getExpression());
   }
-  if (TsNode.isNumericLiteral(e)) return stat(e.getLiteralValue());
-  if (TsNode.isStringLiteral(e) || TsNode.isNoSubstitutionTemplateLiteral(e)) return stat(e.getLiteralValue());
+  if (tsm().Node.isNumericLiteral(e)) return stat(e.getLiteralValue());
+  if (tsm().Node.isStringLiteral(e) || tsm().Node.isNoSubstitutionTemplateLiteral(e)) return stat(e.getLiteralValue());
   switch (e.getKind()) {
-    case SyntaxKind.TrueKeyword: return stat(true);
-    case SyntaxKind.FalseKeyword: return stat(false);
-    case SyntaxKind.NullKeyword: return stat(null);
-    case SyntaxKind.ThisKeyword:
+    case tsm().SyntaxKind.TrueKeyword: return stat(true);
+    case tsm().SyntaxKind.FalseKeyword: return stat(false);
+    case tsm().SyntaxKind.NullKeyword: return stat(null);
+    case tsm().SyntaxKind.ThisKeyword:
       if (!f.mod) throw f.src.error(e, "'this' is only available in methods of a module; pass the values as arguments");
       return { k: 'module', mod: f.mod, path: f.path };
   }
-  if (TsNode.isIdentifier(e)) return identifier(ctx, f, env, e);
-  if (TsNode.isPropertyAccessExpression(e)) return property(ctx, f, env, lowerObject(ctx, f, env, e.getExpression()), e.getName(), e);
-  if (TsNode.isElementAccessExpression(e)) {
+  if (tsm().Node.isIdentifier(e)) return identifier(ctx, f, env, e);
+  if (tsm().Node.isPropertyAccessExpression(e)) return property(ctx, f, env, lowerObject(ctx, f, env, e.getExpression()), e.getName(), e);
+  if (tsm().Node.isElementAccessExpression(e)) {
     const obj = lowerExpr(ctx, f, env, e.getExpression());
     const arg = e.getArgumentExpression();
     if (!arg) throw f.src.error(e, 'an index is missing');
@@ -48,40 +49,40 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
     }
     return typeof idx.value === 'string' ? property(ctx, f, env, obj, idx.value, e) : element(ctx, f, obj, idx.value, e);
   }
-  if (TsNode.isCallExpression(e)) return lowerCall(ctx, f, env, e);
-  if (TsNode.isBinaryExpression(e)) return binary(ctx, f, env, e);
-  if (TsNode.isPrefixUnaryExpression(e) || TsNode.isPostfixUnaryExpression(e)) {
+  if (tsm().Node.isCallExpression(e)) return lowerCall(ctx, f, env, e);
+  if (tsm().Node.isBinaryExpression(e)) return binary(ctx, f, env, e);
+  if (tsm().Node.isPrefixUnaryExpression(e) || tsm().Node.isPostfixUnaryExpression(e)) {
     const op = e.getOperatorToken();
-    if (op === SyntaxKind.PlusPlusToken || op === SyntaxKind.MinusMinusToken) {
+    if (op === tsm().SyntaxKind.PlusPlusToken || op === tsm().SyntaxKind.MinusMinusToken) {
       const target = e.getOperand();
       const old = lowerExpr(ctx, f, env, target);
-      const updated = scalarBinary(ctx, f.src, e, op === SyntaxKind.PlusPlusToken ? '+' : '-', old, stat(1));
+      const updated = scalarBinary(ctx, f.src, e, op === tsm().SyntaxKind.PlusPlusToken ? '+' : '-', old, stat(1));
       assign(f, env, target, updated);
-      return TsNode.isPrefixUnaryExpression(e) ? updated : old;
+      return tsm().Node.isPrefixUnaryExpression(e) ? updated : old;
     }
-    const text = op === SyntaxKind.MinusToken ? '-' : op === SyntaxKind.PlusToken ? '+' : op === SyntaxKind.ExclamationToken ? '!' : '';
+    const text = op === tsm().SyntaxKind.MinusToken ? '-' : op === tsm().SyntaxKind.PlusToken ? '+' : op === tsm().SyntaxKind.ExclamationToken ? '!' : '';
     if (!text) throw f.src.error(e, `the operator '${e.getText().replace(/[\w\s.$()]/g, '')}' is not supported by jit.script; use the tensor methods or Math functions instead`);
     return scalarUnary(ctx, f.src, e, text, lowerExpr(ctx, f, env, e.getOperand()));
   }
-  if (TsNode.isConditionalExpression(e)) {
+  if (tsm().Node.isConditionalExpression(e)) {
     const c = condition(ctx, f.src, e.getCondition(), lowerExpr(ctx, f, env, e.getCondition()));
     if (typeof c === 'boolean') return lowerExpr(ctx, f, env, c ? e.getWhenTrue() : e.getWhenFalse());
     return buildIf(ctx, f, e, c, 'the value of this conditional expression', () => lowerExpr(ctx, f, env, e.getWhenTrue()), () => lowerExpr(ctx, f, env, e.getWhenFalse()));
   }
-  if (TsNode.isArrayLiteralExpression(e)) {
+  if (tsm().Node.isArrayLiteralExpression(e)) {
     return { k: 'list', items: e.getElements().map((x) => {
-      if (TsNode.isSpreadElement(x)) {
+      if (tsm().Node.isSpreadElement(x)) {
         throw f.src.error(x, 'spread (...) in an array literal is not supported by jit.script; list the elements');
       }
       return lowerExpr(ctx, f, env, x);
     }) };
   }
-  if (TsNode.isArrowFunction(e) || TsNode.isFunctionExpression(e)) return makeClosure(f, env, e);
-  if (TsNode.isObjectLiteralExpression(e)) {
+  if (tsm().Node.isArrowFunction(e) || tsm().Node.isFunctionExpression(e)) return makeClosure(f, env, e);
+  if (tsm().Node.isObjectLiteralExpression(e)) {
     const entries: Record<string, SValue> = {};
     for (const p of e.getProperties()) {
-      if (TsNode.isPropertyAssignment(p)) entries[p.getName()] = lowerExpr(ctx, f, env, p.getInitializerOrThrow());
-      else if (TsNode.isShorthandPropertyAssignment(p)) entries[p.getName()] = identifier(ctx, f, env, p.getNameNode());
+      if (tsm().Node.isPropertyAssignment(p)) entries[p.getName()] = lowerExpr(ctx, f, env, p.getInitializerOrThrow());
+      else if (tsm().Node.isShorthandPropertyAssignment(p)) entries[p.getName()] = identifier(ctx, f, env, p.getNameNode());
       else throw f.src.error(p, unsupportedConstruct(p));
     }
     return { k: 'object', entries };
@@ -91,7 +92,7 @@ export function lowerExpr(ctx: ScriptContext, f: Frame, env: Env, e: TsNode): SV
 
 
 export function lowerObject(ctx: ScriptContext, f: Frame, env: Env, e: Expression): SValue {
-  if (TsNode.isIdentifier(e) && IMPORT_ALIAS.test(e.getText()) && !env.has(e.getText())) return { k: 'ns', name: '' };
+  if (tsm().Node.isIdentifier(e) && IMPORT_ALIAS.test(e.getText()) && !env.has(e.getText())) return { k: 'ns', name: '' };
   return lowerExpr(ctx, f, env, e);
 }
 
@@ -210,19 +211,19 @@ function binary(ctx: ScriptContext, f: Frame, env: Env, e: import('ts-morph').Bi
 
 /** `target = v` for a local variable (or an array pattern of them). */
 export function assign(f: Frame, env: Env, target: TsNode, v: SValue): void {
-  if (TsNode.isParenthesizedExpression(target)) return assign(f, env, target.getExpression(), v);
-  if (TsNode.isIdentifier(target)) {
+  if (tsm().Node.isParenthesizedExpression(target)) return assign(f, env, target.getExpression(), v);
+  if (tsm().Node.isIdentifier(target)) {
     const name = target.getText();
     if (!env.has(name)) throw f.src.error(target, `'${name}' is not a local variable of the compiled code; assigning to outer variables is not supported`);
     if (!env.isMutable(name)) throw f.src.error(target, `'${name}' is a const`);
     env.assign(name, v);
     return;
   }
-  if (TsNode.isArrayLiteralExpression(target) && v.k === 'list') {
-    target.getElements().forEach((el, i) => { if (!TsNode.isOmittedExpression(el)) assign(f, env, el, v.items[i] ?? stat(undefined)); });
+  if (tsm().Node.isArrayLiteralExpression(target) && v.k === 'list') {
+    target.getElements().forEach((el, i) => { if (!tsm().Node.isOmittedExpression(el)) assign(f, env, el, v.items[i] ?? stat(undefined)); });
     return;
   }
-  if (TsNode.isPropertyAccessExpression(target) && target.getExpression().getKind() === SyntaxKind.ThisKeyword) {
+  if (tsm().Node.isPropertyAccessExpression(target) && target.getExpression().getKind() === tsm().SyntaxKind.ThisKeyword) {
     throw f.src.error(target, "assigning to a module field inside compiled code is not supported (it would mutate the module at run time); keep the value in a local variable, or update buffers outside the compiled forward");
   }
   throw f.src.error(target, 'jit.script can only assign to local variables (or destructure an array into them)');
@@ -230,15 +231,15 @@ export function assign(f: Frame, env: Env, target: TsNode, v: SValue): void {
 
 /** Declares the names of a binding pattern (`x`, `[a, b]`) with the parts of `v`. */
 export function bindPattern(f: Frame, env: Env, name: TsNode, v: SValue, mutable: boolean): void {
-  if (TsNode.isIdentifier(name)) {
+  if (tsm().Node.isIdentifier(name)) {
     if (env.declaresHere(name.getText())) throw f.src.error(name, `'${name.getText()}' is declared twice in the same block`);
     env.declare(name.getText(), v, mutable);
     return;
   }
-  if (TsNode.isArrayBindingPattern(name)) {
+  if (tsm().Node.isArrayBindingPattern(name)) {
     if (v.k !== 'list') throw f.src.error(name, `array destructuring needs an array or tuple, got ${describe(v)}`);
     name.getElements().forEach((el, i) => {
-      if (TsNode.isOmittedExpression(el)) return;
+      if (tsm().Node.isOmittedExpression(el)) return;
       if (el.getDotDotDotToken() || el.getInitializer()) throw f.src.error(el, 'rest elements and defaults in destructuring are not supported by jit.script; destructure element by element');
       bindPattern(f, env, el.getNameNode(), v.items[i] ?? stat(undefined), mutable);
     });

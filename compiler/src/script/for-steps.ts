@@ -9,7 +9,8 @@
 // variable they read is refused rather than frozen. Invariant: the loop variable takes the
 // values, in the order, that the eager loop gives it.
 
-import { Node as TsNode, SyntaxKind, type Expression, type ForStatement } from 'ts-morph';
+import type { Node as TsNode, SyntaxKind, Expression, ForStatement } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { Value } from '@kiln/ir-spec';
 import type { Frame, ScriptContext } from './context.js';
 import { lowerExpr } from './expr.js';
@@ -98,9 +99,9 @@ function checkBound(f: Frame, env: Env, name: string, assigned: ReadonlySet<stri
   for (const [what, e] of parts) {
     if (e === 1) continue;
     // Identifiers that name variables (not the property of `a.b`).
-    const ids = [e, ...e.getDescendantsOfKind(SyntaxKind.Identifier)].filter((n) => {
+    const ids = [e, ...e.getDescendantsOfKind(tsm().SyntaxKind.Identifier)].filter((n) => {
       const parent = n.getParent();
-      return TsNode.isIdentifier(n) && !(parent && TsNode.isPropertyAccessExpression(parent) && parent.getNameNode() === n);
+      return tsm().Node.isIdentifier(n) && !(parent && tsm().Node.isPropertyAccessExpression(parent) && parent.getNameNode() === n);
     });
     const changed = ids.map((n) => n.getText()).find((n) => n !== name && assigned.has(n) && env.has(n));
     if (changed) {
@@ -117,9 +118,9 @@ function checkBound(f: Frame, env: Env, name: string, assigned: ReadonlySet<stri
  */
 function simulated(ctx: ScriptContext, f: Frame, env: Env, s: ForStatement): Completion | undefined {
   const init = s.getInitializer(), cond = s.getCondition(), inc = s.getIncrementor();
-  if (!init || !TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) return undefined;
+  if (!init || !tsm().Node.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) return undefined;
   const decl = init.getDeclarations()[0], startExpr = decl.getInitializer();
-  if (!startExpr || !TsNode.isIdentifier(decl.getNameNode())) return undefined;
+  if (!startExpr || !tsm().Node.isIdentifier(decl.getNameNode())) return undefined;
   const name = decl.getName();
   const assigned = new Set(assignedNames(s.getStatement()));
   if (assigned.has(name)) return undefined;
@@ -158,31 +159,31 @@ function describeKind(v: SValue): string { return v.k === 'static' ? typeof v.va
 /** Recognises `for (let i = start; i op bound | bound op i; step)`; undefined otherwise. */
 function parse(s: ForStatement): Stepped | undefined {
   const init = s.getInitializer(), cond = s.getCondition(), inc = s.getIncrementor();
-  if (!init || !TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) return undefined;
+  if (!init || !tsm().Node.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) return undefined;
   const decl = init.getDeclarations()[0];
   const name = decl.getName(), start = decl.getInitializer();
-  if (!start || !TsNode.isIdentifier(decl.getNameNode()) || !TsNode.isBinaryExpression(cond)) return undefined;
+  if (!start || !tsm().Node.isIdentifier(decl.getNameNode()) || !tsm().Node.isBinaryExpression(cond)) return undefined;
   let op = cond.getOperatorToken().getText();
   if (!FLIP[op]) return undefined;
   let bound: Expression;
   if (cond.getLeft().getText() === name) bound = cond.getRight();
   else if (cond.getRight().getText() === name) { bound = cond.getLeft(); op = FLIP[op]; } else return undefined;
-  const isName = (n: TsNode) => TsNode.isIdentifier(n) && n.getText() === name;
+  const isName = (n: TsNode) => tsm().Node.isIdentifier(n) && n.getText() === name;
   let step: Expression | 1, negate = false;
-  if ((TsNode.isPostfixUnaryExpression(inc) || TsNode.isPrefixUnaryExpression(inc)) && isName(inc.getOperand())) {
+  if ((tsm().Node.isPostfixUnaryExpression(inc) || tsm().Node.isPrefixUnaryExpression(inc)) && isName(inc.getOperand())) {
     const t = inc.getOperatorToken();
-    if (t !== SyntaxKind.PlusPlusToken && t !== SyntaxKind.MinusMinusToken) return undefined;
+    if (t !== tsm().SyntaxKind.PlusPlusToken && t !== tsm().SyntaxKind.MinusMinusToken) return undefined;
     step = 1;
-    negate = t === SyntaxKind.MinusMinusToken;
-  } else if (TsNode.isBinaryExpression(inc) && isName(inc.getLeft())) {
+    negate = t === tsm().SyntaxKind.MinusMinusToken;
+  } else if (tsm().Node.isBinaryExpression(inc) && isName(inc.getLeft())) {
     const t = inc.getOperatorToken().getText();
     const r = inc.getRight();
     if (t === '+=' || t === '-=') { step = r; negate = t === '-='; }
-    else if (t === '=' && TsNode.isBinaryExpression(r) && isName(r.getLeft()) && ['+', '-'].includes(r.getOperatorToken().getText())) {
+    else if (t === '=' && tsm().Node.isBinaryExpression(r) && isName(r.getLeft()) && ['+', '-'].includes(r.getOperatorToken().getText())) {
       step = r.getRight();
       negate = r.getOperatorToken().getText() === '-';
     } else return undefined;
   } else return undefined;
-  if (step !== 1 && TsNode.isNumericLiteral(step) && step.getLiteralValue() === 1) step = 1;
+  if (step !== 1 && tsm().Node.isNumericLiteral(step) && step.getLiteralValue() === 1) step = 1;
   return { name, start, op: op as Stepped['op'], bound, step, negate, flipped: cond.getLeft().getText() !== name };
 }

@@ -6,7 +6,8 @@
 // declaration found here is handed out with the SourceInfo of its own file, so its errors name
 // that file.
 
-import { ts, type ClassDeclaration, type SourceFile } from 'ts-morph';
+import type { ts, ClassDeclaration, SourceFile } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import { findFunction, sourceAtPath, type FunctionLike, type SourceInfo } from './source.js';
 
 export type Imported =
@@ -48,7 +49,7 @@ function resolveRelative(from: SourceFile, spec: string): string | undefined {
   const base = joinPath(from.getDirectoryPath(), spec);
   const stem = base.replace(/\.(m|c)?js$/, '');
   const candidates = [base, `${stem}.ts`, `${stem}.mts`, `${stem}.tsx`, `${base}.ts`, `${base}/index.ts`];
-  return candidates.find((p) => /\.(m|c)?tsx?$/.test(p) && ts.sys.fileExists(p));
+  return candidates.find((p) => /\.(m|c)?tsx?$/.test(p) && tsm().ts.sys.fileExists(p));
 }
 
 /** `dir` joined with a relative path (ts-morph's paths use '/'). */

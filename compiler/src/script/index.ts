@@ -17,6 +17,7 @@ export { ScriptError, codeFrame } from './errors.js';
 export type { CallResult, MethodMark, MethodOwner, ModuleRead, ProbeResult, ScriptField, ScriptHost, ScriptTensor, ScriptableModule, TraceArg, TraceInput, TraceTarget, TracedCall } from './host.js';
 export { hostFunctionName } from './host-calls.js';
 export { provideSource } from './source.js';
+export { provideTsMorph } from './ts-morph.js';
 
 /** The kind of one argument of the compiled method. */
 export type ScriptInput =

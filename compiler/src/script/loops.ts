@@ -8,7 +8,8 @@
 // iterations are guarded too. Invariant: a loop node's carried values keep one type; a change
 // is a ScriptError, never a silent cast.
 
-import { Node as TsNode, SyntaxKind, type DoStatement, type ForOfStatement, type ForStatement, type IterationStatement, type Statement, type WhileStatement } from 'ts-morph';
+import type { Node as TsNode, SyntaxKind, DoStatement, ForOfStatement, ForStatement, IterationStatement, Statement, WhileStatement } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { Value } from '@kiln/ir-spec';
 import { RetryWithDTypes, type Frame, type ScriptContext } from './context.js';
 import { condition } from './scalars.js';
@@ -77,7 +78,7 @@ export function forOf(ctx: ScriptContext, f: Frame, env: Env, s: ForOfStatement)
   } else if (it.k === 'module' && it.mod.kind === 'dict') items = dictIteration(ctx, it);
   else throw f.src.error(s.getExpression(), "'for ... of' needs an array, a tuple, a ModuleList or a ModuleDict (or this.children(), dict.items(), ...) whose length is known when compiling");
   const init = s.getInitializer();
-  if (!TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1) throw f.src.error(init, "declare the loop variable with 'const' (for (const m of this.layers))");
+  if (!tsm().Node.isVariableDeclarationList(init) || init.getDeclarations().length !== 1) throw f.src.error(init, "declare the loop variable with 'const' (for (const m of this.layers))");
   const decl = init.getDeclarations()[0];
   return unrolled(ctx, f, env, s.getStatement(), items.map((v) => (e: Env) => bindPattern(f, e, decl.getNameNode(), v, false)));
 }
@@ -89,11 +90,11 @@ export function forLoop(ctx: ScriptContext, f: Frame, env: Env, s: ForStatement)
   const shape = () => f.src.error(s, "jit.script compiles 'for' loops of the form for (let i = start; i < end; i++): any of <, <=, >, >= and a step i++, i--, i += k or i -= k " +
     "(other updates such as i *= 2 when the start is known when compiling); rewrite the loop in that form or as a 'while' loop");
   const init = s.getInitializer(), cond = s.getCondition(), inc = s.getIncrementor();
-  if (!init || !TsNode.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) throw shape();
+  if (!init || !tsm().Node.isVariableDeclarationList(init) || init.getDeclarations().length !== 1 || !cond || !inc) throw shape();
   const decl = init.getDeclarations()[0];
   const name = decl.getName();
   const startExpr = decl.getInitializer();
-  if (!startExpr || !TsNode.isBinaryExpression(cond) || cond.getLeft().getText() !== name) throw shape();
+  if (!startExpr || !tsm().Node.isBinaryExpression(cond) || cond.getLeft().getText() !== name) throw shape();
   const op = cond.getOperatorToken().getText();
   if (op !== '<' && op !== '<=') throw shape();
   const incText = inc.getText().replace(/\s+/g, '');
@@ -138,7 +139,7 @@ function nextTrip(ctx: ScriptContext, f: Frame, e: Env, s: WhileStatement | DoSt
   const condExpr = s.getExpression();
   const c = condition(ctx, f.src, condExpr, lowerExpr(ctx, f, e, condExpr));
   if (typeof c !== 'boolean') return c;
-  if (c && !mayExit(s.getStatement(), SyntaxKind.BreakStatement)) {
+  if (c && !mayExit(s.getStatement(), tsm().SyntaxKind.BreakStatement)) {
     throw f.src.error(condExpr, `this '${what}' condition is always true after the first iteration and the body has no 'break', so the loop would never end. Make the condition depend on a value the body updates`);
   }
   return ctx.scalar(c, 'bool');
@@ -147,9 +148,9 @@ function nextTrip(ctx: ScriptContext, f: Frame, e: Env, s: WhileStatement | DoSt
 /** The condition of a body's last statement when it is `if (c) break;`. */
 function trailingBreak(stmts: readonly Statement[]): TsNode | undefined {
   const last = stmts[stmts.length - 1];
-  if (!last || !TsNode.isIfStatement(last) || last.getElseStatement()) return undefined;
+  if (!last || !tsm().Node.isIfStatement(last) || last.getElseStatement()) return undefined;
   const then = blockOf(last.getThenStatement());
-  if (then.length !== 1 || !TsNode.isBreakStatement(then[0]) || then[0].getLabel()) return undefined;
+  if (then.length !== 1 || !tsm().Node.isBreakStatement(then[0]) || then[0].getLabel()) return undefined;
   return last.getExpression();
 }
 
@@ -165,7 +166,7 @@ export function runtimeLoop(ctx: ScriptContext, f: Frame, env: Env, s: Iteration
   bindIndex: (e: Env, i: Value) => void, next: ((e: Env) => Value) | null): Completion {
   const names = assignedNames(s.getStatement()).filter((n) => env.has(n));
   refuseGrowingArrays(f, env, s, names);
-  if (TsNode.isWhileStatement(s) || TsNode.isDoStatement(s)) {
+  if (tsm().Node.isWhileStatement(s) || tsm().Node.isDoStatement(s)) {
     for (const n of assignedNames(s.getExpression())) if (env.has(n) && !names.includes(n)) names.push(n);
   }
   const initial: SValue = { k: 'list', items: names.map((n) => env.lookup(n)!) };

@@ -6,7 +6,8 @@
 // adding or removing a module compiles again. Invariant: every module handed out carries the
 // dotted path of its stateDict keys, so its weights get the names eager gives them.
 
-import { Node as TsNode } from 'ts-morph';
+import type { Node as TsNode } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { Frame, ScriptContext } from './context.js';
 import type { ScriptableModule } from './host.js';
 import { describe, stat, type SValue } from './values.js';
@@ -18,7 +19,7 @@ const DICT = new Set(['get', 'has', 'keys', 'values', 'items', 'entries']);
 const REGISTER = new Set(['addModule', 'registerModule', 'registerBuffer', 'registerParameter']);
 
 /** The first argument of a call (where a bad key is reported), else the node itself. */
-const firstArg = (at: TsNode): TsNode => (TsNode.isCallExpression(at) ? at.getArguments()[0] ?? at : at);
+const firstArg = (at: TsNode): TsNode => (tsm().Node.isCallExpression(at) ? at.getArguments()[0] ?? at : at);
 const join = (path: string, name: string) => (path && name ? `${path}.${name}` : path || name);
 const moduleAt = (mod: ScriptableModule, path: string): ModuleValue => ({ k: 'module', mod, path });
 

@@ -4,8 +4,8 @@
 // ts-morph parses it. Invariant: every node handed out belongs to a SourceInfo whose `place`
 // maps it back to the user's file, line and column.
 
-import { Node as TsNode, Project, SyntaxKind, type ArrowFunction, type FunctionDeclaration,
-  type FunctionExpression, type MethodDeclaration, type SourceFile } from 'ts-morph';
+import type { Node as TsNode, Project, SyntaxKind, ArrowFunction, FunctionDeclaration, FunctionExpression, MethodDeclaration, SourceFile } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import { codeFrame, ScriptError } from './errors.js';
 import { constructName } from './construct-names.js';
 
@@ -55,7 +55,7 @@ const files = new Map<string, SourceInfo>();
 const HAS_FILE_SYSTEM = typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === 'string';
 
 function getProject(): Project {
-  project ??= new Project({
+  project ??= new (tsm().Project)({
     useInMemoryFileSystem: !HAS_FILE_SYSTEM,
     skipAddingFilesFromTsConfig: true,
     skipFileDependencyResolution: true,
@@ -95,7 +95,7 @@ export function sourceOf(node: TsNode, fallback: SourceInfo): SourceInfo {
 /** The method `name` of class `className` in `src`, if the file declares it. */
 export function findMethod(src: SourceInfo, className: string, name: string): MethodDeclaration | undefined {
   const cls = src.file.getClass(className)
-    ?? src.file.getDescendantsOfKind(SyntaxKind.ClassDeclaration).find((c) => c.getName() === className);
+    ?? src.file.getDescendantsOfKind(tsm().SyntaxKind.ClassDeclaration).find((c) => c.getName() === className);
   return cls?.getInstanceMethod(name);
 }
 
@@ -104,7 +104,7 @@ export function methodFromText(text: string, display: string, library = false): 
   const sf = getProject().createSourceFile(`__kiln_script_${counter++}.ts`, `class __KilnScript {\n${text}\n}\n`, { overwrite: true });
   const src = new SourceInfo(sf, display, 1, false, library);
   const member = sf.getClassOrThrow('__KilnScript').getMembers()[0];
-  if (!member || !TsNode.isMethodDeclaration(member)) {
+  if (!member || !tsm().Node.isMethodDeclaration(member)) {
     throw new ScriptError(`cannot read the method text as a method declaration (it reads as ${member ? constructName(member) : 'nothing'}); ` +
       'declare it as an ordinary method `forward(x) { ... }`, or pass the .ts file with { sourceFile }', display, 1, 1, codeFrame(text, 1, 1));
   }
@@ -116,8 +116,8 @@ export function functionFromText(text: string, display: string): { src: SourceIn
   const sf = getProject().createSourceFile(`__kiln_script_${counter++}.ts`, `const __kilnScript = (\n${text}\n);\n`, { overwrite: true });
   const src = new SourceInfo(sf, display, 1, false);
   const init = sf.getVariableDeclarationOrThrow('__kilnScript').getInitializer();
-  const inner = init && TsNode.isParenthesizedExpression(init) ? init.getExpression() : init;
-  if (inner && (TsNode.isArrowFunction(inner) || TsNode.isFunctionExpression(inner))) return { src, decl: inner };
+  const inner = init && tsm().Node.isParenthesizedExpression(init) ? init.getExpression() : init;
+  if (inner && (tsm().Node.isArrowFunction(inner) || tsm().Node.isFunctionExpression(inner))) return { src, decl: inner };
   // A method shorthand's text (`forward(x) {...}`) is not an expression: read it as a method.
   return methodFromText(text, display);
 }
@@ -128,6 +128,6 @@ export function findFunction(src: SourceInfo, name: string): FunctionLike | unde
   if (fn) return fn;
   const v = src.file.getVariableDeclaration(name);
   const init = v?.getInitializer();
-  if (init && (TsNode.isArrowFunction(init) || TsNode.isFunctionExpression(init))) return init;
+  if (init && (tsm().Node.isArrowFunction(init) || tsm().Node.isFunctionExpression(init))) return init;
   return undefined;
 }

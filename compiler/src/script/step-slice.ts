@@ -7,7 +7,8 @@
 // 0..size-1, where slice would give an empty tensor, fails the run (index_select's range check)
 // instead of giving a different value.
 
-import { Node as TsNode, type CallExpression } from 'ts-morph';
+import type { Node as TsNode, CallExpression } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { TensorIRType, Value } from '@kiln/ir-spec';
 import type { ScriptContext } from './context.js';
 import type { SValue } from './values.js';
@@ -31,9 +32,9 @@ export function stepSlice(ctx: ScriptContext, x: Value, args: readonly SValue[],
 /** Whether the call's third argument is its second plus 1 (`t + 1` or `1 + t`, `t` an identifier). */
 function isStartPlusOne(nodes: readonly TsNode[]): boolean {
   const [, start, end] = nodes;
-  if (!start || !end || !TsNode.isIdentifier(start) || !TsNode.isBinaryExpression(end) || end.getOperatorToken().getText() !== '+') return false;
+  if (!start || !end || !tsm().Node.isIdentifier(start) || !tsm().Node.isBinaryExpression(end) || end.getOperatorToken().getText() !== '+') return false;
   const l = end.getLeft(), r = end.getRight();
-  const one = (n: TsNode) => TsNode.isNumericLiteral(n) && n.getLiteralValue() === 1;
-  const same = (n: TsNode) => TsNode.isIdentifier(n) && n.getText() === start.getText();
+  const one = (n: TsNode) => tsm().Node.isNumericLiteral(n) && n.getLiteralValue() === 1;
+  const same = (n: TsNode) => tsm().Node.isIdentifier(n) && n.getText() === start.getText();
   return (same(l) && one(r)) || (one(l) && same(r));
 }

@@ -6,7 +6,8 @@
 // of the trip is guarded by it (BREAK). Invariant: a Completion other than `normal` is only
 // produced where control flow is static.
 
-import { Node as TsNode, SyntaxKind, type Statement } from 'ts-morph';
+import type { Node as TsNode, SyntaxKind, Statement } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import { RetryWithDTypes, type Frame, type ScriptContext } from './context.js';
 import { condition } from './scalars.js';
 import { lowerExpr, bindPattern } from './expr.js';
@@ -33,17 +34,17 @@ export function lowerStatements(ctx: ScriptContext, f: Frame, env: Env, stmts: r
     ctx.b.meta = meta(f, s);
     // What runs after this statement up to the end of the function (for early returns).
     const after = () => [...stmts.slice(i + 1), ...rest];
-    if (TsNode.isIfStatement(s)) {
+    if (tsm().Node.isIfStatement(s)) {
       const c = located(f, s, () => condition(ctx, f.src, s.getExpression(), lowerExpr(ctx, f, env, s.getExpression())));
       const thenS = blockOf(s.getThenStatement()), elseNode = s.getElseStatement(), elseS = elseNode ? blockOf(elseNode) : [];
       if (typeof c === 'boolean') {
         const r = lowerStatements(ctx, f, new Env(env), c ? thenS : elseS, after());
         if (r.kind !== 'normal') return r;
-      } else if (mayExit(s, SyntaxKind.ReturnStatement)) {
+      } else if (mayExit(s, tsm().SyntaxKind.ReturnStatement)) {
         if (f.inLoop) throw f.src.error(s, "'return' inside a data-dependent 'if' within a loop is not supported; assign the result to a variable and return after the loop");
         return { kind: 'return', value: ifReturning(ctx, f, env, s, c, [...thenS, ...after()], [...elseS, ...after()]) };
       } else {
-        const exits = mayExit(s, SyntaxKind.BreakStatement) || mayExit(s, SyntaxKind.ContinueStatement);
+        const exits = mayExit(s, tsm().SyntaxKind.BreakStatement) || mayExit(s, tsm().SyntaxKind.ContinueStatement);
         if (exits && !env.has(BREAK)) {
           throw f.src.error(s, "'break' or 'continue' under a data-dependent condition is not supported here; " +
             "use a 'while' loop whose condition tests the same value, or compute a mask with tensor ops");
@@ -51,8 +52,8 @@ export function lowerStatements(ctx: ScriptContext, f: Frame, env: Env, stmts: r
         ifAssigning(ctx, f, env, s, c, thenS, elseS, exits);
       }
     } else {
-      const r = TsNode.isBlock(s) ? lowerStatements(ctx, f, new Env(env), s.getStatements(), after())
-        : TsNode.isSwitchStatement(s) ? located(f, s, () => lowerSwitch(ctx, f, env, s, after()))
+      const r = tsm().Node.isBlock(s) ? lowerStatements(ctx, f, new Env(env), s.getStatements(), after())
+        : tsm().Node.isSwitchStatement(s) ? located(f, s, () => lowerSwitch(ctx, f, env, s, after()))
           : located(f, s, () => lowerStatement(ctx, f, env, s));
       if (r.kind !== 'normal') return r;
     }
@@ -118,15 +119,15 @@ function meta(f: Frame, n: TsNode): { scope?: string; loc?: string } {
 }
 
 export function blockOf(s: Statement): Statement[] {
-  return TsNode.isBlock(s) ? s.getStatements() : [s];
+  return tsm().Node.isBlock(s) ? s.getStatements() : [s];
 }
 
 /** Whether `n` contains a `kind` statement that leaves it (not inside a nested function/loop). */
 export function mayExit(n: TsNode, kind: SyntaxKind): boolean {
   let found = false;
   n.forEachDescendant((d, t) => {
-    if (TsNode.isFunctionLikeDeclaration(d) || TsNode.isClassDeclaration(d) || TsNode.isClassExpression(d)) { t.skip(); return; }
-    if (kind !== SyntaxKind.ReturnStatement && (TsNode.isIterationStatement(d))) { t.skip(); return; }
+    if (tsm().Node.isFunctionLikeDeclaration(d) || tsm().Node.isClassDeclaration(d) || tsm().Node.isClassExpression(d)) { t.skip(); return; }
+    if (kind !== tsm().SyntaxKind.ReturnStatement && (tsm().Node.isIterationStatement(d))) { t.skip(); return; }
     if (d.getKind() === kind) { found = true; t.stop(); }
   });
   return found;
@@ -136,25 +137,25 @@ export function mayExit(n: TsNode, kind: SyntaxKind): boolean {
 export function assignedNames(n: TsNode): string[] {
   const out = new Set<string>();
   n.forEachDescendant((d, t) => {
-    if (TsNode.isFunctionLikeDeclaration(d)) { t.skip(); return; }
-    if (TsNode.isBinaryExpression(d)) {
+    if (tsm().Node.isFunctionLikeDeclaration(d)) { t.skip(); return; }
+    if (tsm().Node.isBinaryExpression(d)) {
       const op = d.getOperatorToken().getKind();
-      if (op >= SyntaxKind.FirstAssignment && op <= SyntaxKind.LastAssignment) collectTargets(d.getLeft(), out);
-    } else if ((TsNode.isPrefixUnaryExpression(d) || TsNode.isPostfixUnaryExpression(d))) {
+      if (op >= tsm().SyntaxKind.FirstAssignment && op <= tsm().SyntaxKind.LastAssignment) collectTargets(d.getLeft(), out);
+    } else if ((tsm().Node.isPrefixUnaryExpression(d) || tsm().Node.isPostfixUnaryExpression(d))) {
       const op = d.getOperatorToken();
-      if (op === SyntaxKind.PlusPlusToken || op === SyntaxKind.MinusMinusToken) collectTargets(d.getOperand(), out);
-    } else if (TsNode.isCallExpression(d)) {
+      if (op === tsm().SyntaxKind.PlusPlusToken || op === tsm().SyntaxKind.MinusMinusToken) collectTargets(d.getOperand(), out);
+    } else if (tsm().Node.isCallExpression(d)) {
       const callee = d.getExpression();
-      if (TsNode.isPropertyAccessExpression(callee) && callee.getName() === 'push' && TsNode.isIdentifier(callee.getExpression())) out.add(callee.getExpression().getText());
+      if (tsm().Node.isPropertyAccessExpression(callee) && callee.getName() === 'push' && tsm().Node.isIdentifier(callee.getExpression())) out.add(callee.getExpression().getText());
     }
   });
   return [...out];
 }
 
 function collectTargets(n: TsNode, out: Set<string>): void {
-  if (TsNode.isIdentifier(n)) out.add(n.getText());
-  else if (TsNode.isArrayLiteralExpression(n)) n.getElements().forEach((e) => collectTargets(e, out));
-  else if (TsNode.isParenthesizedExpression(n)) collectTargets(n.getExpression(), out);
+  if (tsm().Node.isIdentifier(n)) out.add(n.getText());
+  else if (tsm().Node.isArrayLiteralExpression(n)) n.getElements().forEach((e) => collectTargets(e, out));
+  else if (tsm().Node.isParenthesizedExpression(n)) collectTargets(n.getExpression(), out);
 }
 
 /**
@@ -219,7 +220,7 @@ function ifReturning(ctx: ScriptContext, f: Frame, env: Env, s: TsNode, cond: Va
 }
 
 function lowerStatement(ctx: ScriptContext, f: Frame, env: Env, s: Statement): Completion {
-  if (TsNode.isVariableStatement(s)) {
+  if (tsm().Node.isVariableStatement(s)) {
     const mutable = s.getDeclarationKind() !== 'const';
     for (const d of s.getDeclarations()) {
       const init = d.getInitializer();
@@ -228,23 +229,23 @@ function lowerStatement(ctx: ScriptContext, f: Frame, env: Env, s: Statement): C
     }
     return NORMAL;
   }
-  if (TsNode.isExpressionStatement(s)) { lowerExpr(ctx, f, env, s.getExpression()); return NORMAL; }
-  if (TsNode.isReturnStatement(s)) {
+  if (tsm().Node.isExpressionStatement(s)) { lowerExpr(ctx, f, env, s.getExpression()); return NORMAL; }
+  if (tsm().Node.isReturnStatement(s)) {
     const e = s.getExpression();
     return { kind: 'return', value: e ? lowerExpr(ctx, f, env, e) : stat(undefined) };
   }
-  if (TsNode.isBlock(s)) return lowerStatements(ctx, f, new Env(env), s.getStatements());
-  if (TsNode.isBreakStatement(s) || TsNode.isContinueStatement(s)) {
+  if (tsm().Node.isBlock(s)) return lowerStatements(ctx, f, new Env(env), s.getStatements());
+  if (tsm().Node.isBreakStatement(s) || tsm().Node.isContinueStatement(s)) {
     if (s.getLabel()) throw f.src.error(s, 'labelled break/continue is not supported by jit.script; restructure the loop');
-    const kind = TsNode.isBreakStatement(s) ? 'break' : 'continue';
+    const kind = tsm().Node.isBreakStatement(s) ? 'break' : 'continue';
     if (env.has(BREAK)) env.assign(kind === 'break' ? BREAK : CONTINUE, stat(true));
     return { kind };
   }
-  if (TsNode.isEmptyStatement(s)) return NORMAL;
-  if (TsNode.isForStatement(s)) return forLoop(ctx, f, env, s);
-  if (TsNode.isWhileStatement(s)) return whileLoop(ctx, f, env, s);
-  if (TsNode.isDoStatement(s)) return doLoop(ctx, f, env, s);
-  if (TsNode.isForOfStatement(s)) return forOf(ctx, f, env, s);
+  if (tsm().Node.isEmptyStatement(s)) return NORMAL;
+  if (tsm().Node.isForStatement(s)) return forLoop(ctx, f, env, s);
+  if (tsm().Node.isWhileStatement(s)) return whileLoop(ctx, f, env, s);
+  if (tsm().Node.isDoStatement(s)) return doLoop(ctx, f, env, s);
+  if (tsm().Node.isForOfStatement(s)) return forOf(ctx, f, env, s);
   throw f.src.error(s, unsupportedConstruct(s));
 }
 

@@ -7,7 +7,8 @@
 // that layer is, with the base class's method rather than the override. Invariant: the
 // method inlined is exactly the one `super.method` calls eagerly, or the call is a ScriptError.
 
-import { Node as TsNode, type ClassDeclaration, type MethodDeclaration } from 'ts-morph';
+import type { Node as TsNode, ClassDeclaration, MethodDeclaration } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { Frame, ScriptContext } from './context.js';
 import { inlineFunction, record } from './calls.js';
 import { classNear } from './imports.js';
@@ -19,10 +20,10 @@ const owners = new WeakMap<MethodDeclaration, string>();
 
 export function superCall(ctx: ScriptContext, f: Frame, name: string, args: SValue[], at: TsNode): SValue {
   const mod = f.mod;
-  const method = at.getFirstAncestor((n): n is MethodDeclaration => TsNode.isMethodDeclaration(n));
+  const method = at.getFirstAncestor((n): n is MethodDeclaration => tsm().Node.isMethodDeclaration(n));
   if (!mod || !method) throw f.src.error(at, "'super' is only available in methods of a module class");
   const cls = method.getParent();
-  const typedClass = f.src.typed && TsNode.isClassDeclaration(cls) ? cls : undefined;
+  const typedClass = f.src.typed && tsm().Node.isClassDeclaration(cls) ? cls : undefined;
   const owner = typedClass?.getName() ?? owners.get(method) ?? mod.methodOwner?.(method.getName())?.className;
   if (!owner || !mod.methodOwner) throw f.src.error(at, `super.${name}(): jit.script cannot tell which class this method belongs to`);
   const base = mod.methodOwner(name, owner);
@@ -43,7 +44,7 @@ function typedBase(src: SourceInfo, cls: ClassDeclaration, className: string, na
   let cur: { src: SourceInfo; decl: ClassDeclaration } | undefined = { src, decl: cls };
   for (let depth = 0; cur && depth < 32; depth++) {
     const ext = cur.decl.getExtends()?.getExpression();
-    if (!ext || !TsNode.isIdentifier(ext)) return undefined;
+    if (!ext || !tsm().Node.isIdentifier(ext)) return undefined;
     cur = classNear(cur.src, ext.getText());
     const decl = cur?.decl.getInstanceMethod(name);
     if (cur && decl) return cur.decl.getName() === className ? { src: cur.src, decl } : undefined;

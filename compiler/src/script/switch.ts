@@ -5,7 +5,8 @@
 // conditions pick their case at compile time. Invariant: the chain runs exactly the case
 // JavaScript runs, and assigns (or returns) what that case does.
 
-import { Node as TsNode, SyntaxKind, type Statement, type SwitchStatement } from 'ts-morph';
+import type { Node as TsNode, SyntaxKind, Statement, SwitchStatement } from 'ts-morph';
+import { tsm } from './ts-morph.js';
 import type { Value } from '@kiln/ir-spec';
 import type { Frame, ScriptContext } from './context.js';
 import { lowerExpr } from './expr.js';
@@ -25,7 +26,7 @@ export function lowerSwitch(ctx: ScriptContext, f: Frame, env: Env, s: SwitchSta
   const d = lowerExpr(ctx, f, env, s.getExpression());
   const groups = caseGroups(f, s);
   const has = (kind: SyntaxKind) => groups.some((g) => g.body.some((st) => st.isKind(kind) || mayExit(st, kind)));
-  const returns = has(SyntaxKind.ReturnStatement), exits = has(SyntaxKind.ContinueStatement);
+  const returns = has(tsm().SyntaxKind.ReturnStatement), exits = has(tsm().SyntaxKind.ContinueStatement);
   if (exits && !env.has(BREAK)) throw f.src.error(s, "'continue' inside a switch is only supported in a loop with a run-time bound or condition");
   if (returns && f.inLoop) {
     // A static discriminant still picks one case; a run-time one would need a return inside a loop region.
@@ -88,20 +89,20 @@ function caseGroups(f: Frame, s: SwitchStatement): CaseGroup[] {
   const groups: CaseGroup[] = [];
   let labels: TsNode[] = [];
   clauses.forEach((cl, i) => {
-    const isDefault = TsNode.isDefaultClause(cl);
+    const isDefault = tsm().Node.isDefaultClause(cl);
     if (isDefault && i !== clauses.length - 1) throw f.src.error(cl, "'default' must be the last clause of a switch for jit.script; move it after the cases");
     if (!isDefault) labels.push(cl.getExpression());
-    let body = cl.getStatements().flatMap((st) => (TsNode.isBlock(st) ? st.getStatements() : [st]));
+    let body = cl.getStatements().flatMap((st) => (tsm().Node.isBlock(st) ? st.getStatements() : [st]));
     if (!body.length && !isDefault) return; // an empty case shares the next one's body
     const last = body[body.length - 1];
-    if (last && TsNode.isBreakStatement(last) && !last.getLabel()) body = body.slice(0, -1);
-    else if (i !== clauses.length - 1 && !(last && (TsNode.isReturnStatement(last) || TsNode.isContinueStatement(last) || TsNode.isThrowStatement(last)))) {
+    if (last && tsm().Node.isBreakStatement(last) && !last.getLabel()) body = body.slice(0, -1);
+    else if (i !== clauses.length - 1 && !(last && (tsm().Node.isReturnStatement(last) || tsm().Node.isContinueStatement(last) || tsm().Node.isThrowStatement(last)))) {
       throw f.src.error(cl, "this case falls through into the next one; jit.script does not support fall-through. End the case with 'break' " +
         '(or list the labels together: case 1: case 2: ...)');
     }
     for (const st of body) {
-      if (st.isKind(SyntaxKind.BreakStatement) || mayExit(st, SyntaxKind.BreakStatement)) {
-        const brk = st.isKind(SyntaxKind.BreakStatement) ? st : st.getFirstDescendantByKind(SyntaxKind.BreakStatement) ?? st;
+      if (st.isKind(tsm().SyntaxKind.BreakStatement) || mayExit(st, tsm().SyntaxKind.BreakStatement)) {
+        const brk = st.isKind(tsm().SyntaxKind.BreakStatement) ? st : st.getFirstDescendantByKind(tsm().SyntaxKind.BreakStatement) ?? st;
         throw f.src.error(brk, "a 'break' inside a switch case other than its last statement is not supported by jit.script; use if/else inside the case");
       }
     }

@@ -7,10 +7,15 @@
 
 import * as kiln from 'kiln';
 import { jit, manualSeed, nn, randn, zeros, type Tensor } from 'kiln';
-import { LEVELS, provideSource, runPass, ScriptError, generateWgsl, type Unsupported } from '@kiln/compiler';
+import { LEVELS, provideSource, provideTsMorph, runPass, ScriptError, generateWgsl, type Unsupported } from '@kiln/compiler';
 import { DTYPE_FROM_SHORT, encodeTsgraph, printGraph, type DType, type Graph } from '@kiln/ir-spec';
 import type { KernelRecord } from '@kiln/runtime';
-import { ts } from 'ts-morph';
+import * as tsMorph from 'ts-morph';
+
+// The scripter loads ts-morph at its first use with Node's require; a page has none, so it is
+// handed the bundled one.
+provideTsMorph(tsMorph);
+const { ts } = tsMorph;
 
 /** Where the editor's text lives for the scripter (no file system: provideSource holds it). */
 export const MODEL_PATH = '/playground/model.ts';
