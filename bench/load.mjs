@@ -2,7 +2,8 @@
 // (torchvision's layout, 224×224, batch 1, random init, traced and -O2) — `load` plus the first
 // `run` — and a chain of 100,000 relu nodes — `load` alone; and the compile side of the same
 // ResNet-18 from its source: `jit.script` (with a 1×3×224×224 example), `optimizeForInference`
-// (-O2) and `toBytes` (save), the compiler's first import not counted. Each sample is a fresh node process
+// (-O2) and `toBytes` (save), the compiler's first import not counted (loading ts-morph, which
+// the first jit.script call does, is counted). Each sample is a fresh node process
 // (what a user starting a program pays: cold JIT, cold caches; the module imports are not
 // counted), medians of several, as wall time and as the process's CPU time (user + system, all
 // threads: steadier than wall time on a shared machine). Invariant: the files are built once per
