@@ -19,12 +19,13 @@ import { gemmPacked, KC, packedSize } from './gemm';
  * Four filters at a time (two float64x2 pairs), so each U[ξ] gets one 16-byte store per group: the
  * 36 output rows lie S·4 bytes apart (a power of two in most nets), and the former one-float-per-row
  * stores thrashed the cache sets they alias in (~330 ns a filter warm, ~45 ns now). A last group
- * of fewer than 4 repeats its last filter in the missing lanes and stores only its own.
+ * of fewer than 4 repeats its last filter in the missing lanes and stores only its own. Filters
+ * f0..f1 of the S = Cout·C (f0 a multiple of 4): threads may split the filters (each is independent).
  */
-export function winograd4Weights(Cout: i32, C: i32, w: usize, U: usize): void {
-  const S = Cout * C, s = <usize>S << 2;
-  for (let f = 0; f < S; f += 4) {
-    const n = min(4, S - f);
+export function winograd4Weights(S: i32, f0: i32, f1: i32, w: usize, U: usize): void {
+  const s = <usize>S << 2;
+  for (let f = f0; f < f1; f += 4) {
+    const n = min(4, f1 - f);
     const g = w + (<usize>(f * 9) << 2), o = U + (<usize>f << 2), r = <usize>6 * s;
     // Filter j of the group at g + 36·min(j, n − 1) bytes: lanes (0, 1) and (2, 3).
     const d1 = <usize>min(1, n - 1) * 36, d2 = <usize>min(2, n - 1) * 36, d3 = <usize>min(3, n - 1) * 36;
