@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, ThreadPool, WINOGRAD4, threadHost } from './threads.js';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -36,7 +36,7 @@ export interface KernelExports {
   winogradGradTiles(N: number, Cout: number, OH: number, OW: number, TH: number, TW: number, CT: number, gy: number, dM: number): void;
   adamStep(n: number, p: number, g: number, m: number, v: number, vmax: number, shrink: number, sign: number, l2: number, beta1: number, beta2: number, stepSize: number, bc2Sqrt: number, eps: number): void;
   // runtime/wasm/winograd.ts (caller: runtime/src/wasm/winograd.ts)
-  winograd4Weights(Cout: number, C: number, w: number, U: number): void;
+  winograd4Weights(S: number, f0: number, f1: number, w: number, U: number): void;
   winograd4Conv(c0: number, c1: number, N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;
   // runtime/wasm/checksum.ts (caller: runtime/src/wasm/checksum.ts)
   xxh32Stripes(p: number, stripes: number, acc: number): void;
@@ -171,6 +171,17 @@ export class WasmHeap {
     if (n > 1) { this.pool!.run(getNumThreads(), WINOGRAD4, n, [J, ...a, V, vStride, M, mStride, out, bias, relu, scratch, sStride]); return; }
     const [N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U] = a;
     this.k.winograd4Conv(0, J, N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U, V, M, out, bias, relu, scratch);
+  }
+
+  /**
+   * winograd4Weights (runtime/wasm/winograd.ts) of the S = Cout·C filters at w into U, split over
+   * the threads by runs of whole groups of 4 filters when it is big enough (each filter's
+   * transform is independent: U is the same either way). Work: 36·9 per filter, as multiply-adds.
+   */
+  winograd4Weights(S: number, w: number, U: number): void {
+    const chunks = this.chunksFor(36 * 9 * S, (S + 3) >> 2);
+    if (chunks > 1) this.pool!.run(getNumThreads(), WINOGRAD4_WEIGHTS, chunks, [S, w, U]);
+    else this.k.winograd4Weights(S, 0, S, w, U);
   }
 
   /** C (+)= A·packed B (gemmPacked over all of C), split over the threads when it is big enough. */

@@ -85,6 +85,24 @@ describe('WebAssembly kernels on worker threads', () => {
     });
   });
 
+  // The weight transform splits by runs of groups of 4 filters: 181×187 filters (36·9·S ≥ 2^23;
+  // S = 33,847 is not a multiple of 4, so the last group is ragged).
+  it('splits a Winograd F(4x4) weight transform over 2 threads with identical results', async () => {
+    const h = wasmKernels()!, S = 181 * 187;
+    const w = randomFloats(S * 9, 9);
+    await expectSplitIdentical((threads) => {
+      setNumThreads(threads);
+      const src = h.alloc(w.length * 4), U = h.alloc(36 * S * 4);
+      try {
+        h.f32().set(w, src >> 2);
+        h.winograd4Weights(S, src, U);
+        return h.copyOutF32(U, 36 * S);
+      } finally {
+        h.free(src); h.free(U);
+      }
+    });
+  });
+
   for (const [M, N, K] of [[256, 300, 256], [4096, 5, 1024], [3, 4000, 1500], [1, 8192, 2048]] as const) {
     it(`splits ${M}x${N}x${K} over 2 threads with identical results`, async () => {
       const g = new WasmGemm(wasmKernels()!);

@@ -28,9 +28,10 @@ export const MAX_WORKERS = 48;
 
 /**
  * Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, direct convolutions by blocks
- * of 4 output channels of an image, and Winograd F(4×4) convolutions by runs of its tile chunks.
+ * of 4 output channels of an image, Winograd F(4×4) convolutions by runs of its tile chunks, and
+ * its weight transforms by runs of groups of 4 filters.
  */
-export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3;
+export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3, WINOGRAD4_WEIGHTS = 4;
 
 /**
  * Runs chunk `i` of the round's task at `c[TASK..]` (kind, chunks, then the kernel's
@@ -39,6 +40,13 @@ export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3;
  */
 function runChunk(k: KernelExports, c: Int32Array, i: number): void {
   const t = 8, kind = c[t], n = c[t + 1];
+  if (kind === 4) {
+    // winograd4Weights over S filters (see WasmHeap.winograd4Weights), units: groups of 4 filters.
+    const S = c[t + 2], units = (S + 3) >> 2;
+    const lo = Math.floor((units * i) / n) * 4, hi = Math.min(S, Math.floor((units * (i + 1)) / n) * 4);
+    if (lo < hi) k.winograd4Weights(S, lo, hi, c[t + 3], c[t + 4]);
+    return;
+  }
   if (kind === 3) {
     // winograd4Conv over J chunks of tiles (see WasmHeap.winograd4Conv); split chunk i runs tile
     // chunks ⌊i·J/n⌋ to ⌊(i+1)·J/n⌋ in its own V, M and scratch blocks (base + i·stride).

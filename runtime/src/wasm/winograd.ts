@@ -57,11 +57,13 @@ export function winograd4Tiles(d: ConvDims): { TH: number; TWp: number; Hp: numb
  * per call.
  */
 export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
+  // A weight in the kernel memory already (a file read there) is transformed in place of a copy.
   const transform = (w: Float32Array, Cout: number, C: number): number => {
-    const src = heap.alloc(w.length * 4), U = heap.alloc(36 * Cout * C * 4);
-    heap.f32().set(w, src >> 2);
-    heap.k.winograd4Weights(Cout, C, src, U);
-    heap.free(src);
+    const U = heap.alloc(36 * Cout * C * 4);
+    const inPlace = heap.addressOf(w), src = inPlace ?? heap.alloc(w.length * 4);
+    if (inPlace === undefined) heap.f32().set(w, src >> 2);
+    heap.winograd4Weights(Cout * C, src, U);
+    if (inPlace === undefined) heap.free(src);
     return U;
   };
   return (x, w, bias, d, epi?: ConvEpilogue) => {
