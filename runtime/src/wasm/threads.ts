@@ -28,9 +28,10 @@ export const MAX_WORKERS = 48;
 
 /**
  * Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, direct convolutions by blocks
- * of 4 output channels of an image, and Winograd F(4×4) convolutions by runs of its tile chunks.
+ * of 4 output channels of an image, Winograd F(4×4) convolutions by runs of its tile chunks, and
+ * the int8 quantized linear by runs of its weight's 4-row groups.
  */
-export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3;
+export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3, QLINEAR = 4;
 
 /**
  * Runs chunk `i` of the round's task at `c[TASK..]` (kind, chunks, then the kernel's
@@ -39,6 +40,12 @@ export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3;
  */
 function runChunk(k: KernelExports, c: Int32Array, i: number): void {
   const t = 8, kind = c[t], n = c[t + 1];
+  if (kind === 4) {
+    // qlinear over G weight groups (see WasmHeap.qlinear): chunk i runs groups ⌊i·G/n⌋ to ⌊(i+1)·G/n⌋.
+    const G = c[t + 2], lo = Math.floor((G * i) / n), hi = Math.floor((G * (i + 1)) / n);
+    if (lo < hi) k.qlinear(lo, hi, c[t + 3], c[t + 4], c[t + 5], c[t + 6], c[t + 7], c[t + 8], c[t + 9], c[t + 10], c[t + 11], c[t + 12], c[t + 13]);
+    return;
+  }
   if (kind === 3) {
     // winograd4Conv over J chunks of tiles (see WasmHeap.winograd4Conv); split chunk i runs tile
     // chunks ⌊i·J/n⌋ to ⌊(i+1)·J/n⌋ in its own V, M and scratch blocks (base + i·stride).
