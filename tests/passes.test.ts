@@ -2,7 +2,8 @@
 // `*.input.ir` is run through that pass as the pipeline runs it (`runPass`: the pass, then the
 // dead-code sweep) and must print exactly as its `*.expected.ir`, verify,
 // and compute the same outputs as the input in the runtime (within 1e-5) on seeded inputs.
-// Params and named constants get seeded random tensors (names containing `var` positive).
+// Params and named constants get seeded random tensors (names containing `var` positive; i8
+// constants any int8).
 //
 // The comparison ignores how values are numbered or named (tests/helpers/golden.ts,
 // `expectGoldenIR`). To regenerate the expected files after an intended change, run
@@ -27,8 +28,10 @@ import { expectGoldenIR } from './helpers/golden.js';
 const DIR = fileURLToPath(new URL('./passes/', import.meta.url));
 
 
-function randomTensor(name: string, shape: readonly number[], next: () => number): TensorData {
+function randomTensor(name: string, shape: readonly number[], next: () => number, dtype = 'float32'): TensorData {
   const n = shape.reduce((a, d) => a * d, 1);
+  // int8: quantized weights (quantized_linear), any value −128..127.
+  if (dtype === 'int8') return { dtype: 'int8', shape: [...shape], data: Int8Array.from({ length: n }, () => Math.floor(next() * 256) - 128) };
   const data = new Float32Array(n);
   for (let i = 0; i < n; i++) data[i] = name.includes('var') ? 0.5 + next() : name === 'ones' ? 1 : next() * 2 - 1;
   return { dtype: 'float32', shape: [...shape], data };
@@ -44,7 +47,7 @@ export function parseWithTensors(text: string, seed = 1): Graph {
   }
   for (const n of walkNodes(bare.body)) {
     const t = n.outputs[0]?.type;
-    if (n.op === 'constant' && typeof n.attrs.name === 'string' && t?.kind === 'tensor') tensors.set(n.attrs.name, randomTensor(n.attrs.name, t.shape as number[], next));
+    if (n.op === 'constant' && typeof n.attrs.name === 'string' && t?.kind === 'tensor') tensors.set(n.attrs.name, randomTensor(n.attrs.name, t.shape as number[], next, t.dtype));
   }
   return parseGraph(text, { tensors });
 }

@@ -1,6 +1,7 @@
 // A dynamically quantized model through the compiler: jit.trace and jit.script record
 // `quantized_linear` nodes reading i8 weights, optimizeForInference keeps them, the .tsgraph
-// stores the weights as int8 (a Linear-heavy model's file is ≥ 3.5× smaller), and the runtime's
+// stores the weights as int8 (a Linear-heavy model's file is ≥ 3.5× smaller) and the relu fused
+// into the quantized_linear before it, and the runtime's
 // CPU device (WebAssembly primitives) and WebGPU device (Dawn/SwiftShader; the dot4I8Packed
 // variant where the platform has the language feature) give eager's numbers.
 
@@ -45,6 +46,9 @@ describe('quantized models through the compiler', () => {
     const fast = jit.optimizeForInference(traced);
     expect(verifyGraph(fast.graph)).toBeUndefined();
     expect(ops(fast.graph).filter((o) => o === 'quantized_linear')).toHaveLength(3);
+    // fuse-epilogue folds each relu into the quantized_linear before it (linear_relu_dynamic).
+    expect(ops(fast.graph)).not.toContain('relu');
+    expect([...walkNodes(fast.graph.body)].filter((n) => n.op === 'quantized_linear').map((n) => n.attrs.relu)).toEqual([true, true, false]);
     const bytes = fast.toBytes();
     const floatBytes = jit.optimizeForInference(jit.trace(float, [x], { dynamicAxes: { 0: { 0: 'N' } } })).toBytes();
     expect(floatBytes.length / bytes.length).toBeGreaterThanOrEqual(3.5);
@@ -52,8 +56,9 @@ describe('quantized models through the compiler', () => {
     const gpu = await load(bytes, { backend: 'webgpu' });
     for (const xi of [x, randn([1, 784]), randn([5, 784])]) {
       const want = noGrad(() => q.forward(xi));
-      expectEqualish((await file.run([xi]))[0], want);
-      expectEqualish(fast.forward(xi) as Tensor, want);
+      // The fused relu applies the relu op's bit rule: the CPU runs equal eager bit for bit.
+      expectEqualish((await file.run([xi]))[0], want, 0);
+      expectEqualish(fast.forward(xi) as Tensor, want, 0);
       // WebGPU (Dawn/SwiftShader) derives the activation scale in f32: within one output step.
       expectEqualish((await gpu.run([xi]))[0], want, 1e-3);
     }
@@ -73,13 +78,13 @@ describe('quantized models through the compiler', () => {
     expectEqualish((await file.run([x]))[0], want);
   });
 
-  it('WebGPU: with packed_4x8_integer_dot_product the dot4I8Packed variant runs (K % 4 = 0, reduceRange), and equals the CPU exactly', async () => {
+  it('WebGPU: with packed_4x8_integer_dot_product the dot4I8Packed variant runs (K % 4 = 0, reduceRange), and equals the CPU exactly, fused relu included', async () => {
     const gpuHasDot4 = new Set((await findGpu() as { wgslLanguageFeatures?: Iterable<string> }).wgslLanguageFeatures ?? []).has('packed_4x8_integer_dot_product');
     const b = new GraphBuilder('qlinear');
     const x = b.input('x', tensorType('float32', [2, 96]));
     const w = b.param('w', { dtype: 'int8', shape: [40, 96], data: Int8Array.from({ length: 40 * 96 }, (_, i) => ((i * 71 + 5) % 256) - 128) });
     const s = b.param('s', { dtype: 'float32', shape: [40], data: Float32Array.from({ length: 40 }, (_, i) => 0.001 * (i + 1)) });
-    b.output('y', b.op1('quantized_linear', [x, w, s, null], { reduceRange: true }));
+    b.output('y', b.op1('quantized_linear', [x, w, s, null], { reduceRange: true, relu: true }));
     const g = b.build();
     const input = { data: Float32Array.from({ length: 192 }, (_, i) => Math.sin(i * 0.7) * 3), shape: [2, 96], dtype: 'float32' as const };
     const [want] = createModel(g).runSync([input]);

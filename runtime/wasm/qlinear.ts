@@ -2,7 +2,8 @@
 // quantizedLinear (JavaScript side: runtime/src/wasm/qlinear.ts), in three steps over the one
 // linear memory: rangeF32 (min and max of the activations), quantizeRows (uint8 codes minus the
 // zero point, stored as int16 rows padded with zeros to K16 = K rounded up to 16), and qlinear
-// (int32 sums against the weight packed by packWeight, then fbgemm's float epilogue).
+// (int32 sums against the weight packed by packWeight, then fbgemm's float epilogue and, for
+// quantized_linear {relu}, the relu).
 // Packed weight: rows in groups of 4 (rows past N zero); group g, k-chunk c (16 columns) holds
 // its 4 rows' 16 bytes one after the other at g·4·K16 + c·64, so the product streams it once.
 // Invariant: bit-identical to ir-spec's quantizeActivations + qgemm + requantizeToFloat —
@@ -91,25 +92,62 @@ export function quantizeRows(M: i32, K: i32, K16: i32, x: usize, inv: f32, zp: i
   return i32x4.extract_lane(v, 0) + i32x4.extract_lane(v, 1) + i32x4.extract_lane(v, 2) + i32x4.extract_lane(v, 3);
 }
 
-/** out[m, n] = f32(acc)·(xScale·wScale[n]) (+ bias[n]) in float32, fbgemm's ReQuantizeForFloat. */
-@inline function epilogue(out: usize, n: i32, acc: i32, xScale: f32, ws: usize, perChannel: i32, bias: usize): void {
+/**
+ * out[m, n] = f32(acc)·(xScale·wScale[n]) (+ bias[n]) in float32, fbgemm's ReQuantizeForFloat,
+ * then (relu != 0) ir-spec's relu bit rule: a set sign bit gives +0 unless the value is a NaN.
+ */
+@inline function epilogue(out: usize, n: i32, acc: i32, xScale: f32, ws: usize, perChannel: i32, bias: usize, relu: i32): void {
   const s = xScale * load<f32>(ws + (<usize>(perChannel != 0 ? n : 0) << <usize>2));
   let y = <f32>acc * s;
   if (bias != 0) y += load<f32>(bias + (<usize>n << 2));
+  if (relu != 0) {
+    const b = reinterpret<i32>(y);
+    y = reinterpret<f32>(b & ~((b >> 31) & ~((0x7f800000 - (b & 0x7fffffff)) >> 31)));
+  }
   store<f32>(out + (<usize>n << 2), y);
 }
 
 /**
  * out (float32 [M, N]) = requantized Σ_k xq[m,k]·w[n,k] for xq from quantizeRows (int16
- * [M, K16]) and wp from packWeight; wScale has N floats (perChannel) or one; bias 0: none.
- * Weight groups outermost: a group (4·K16 bytes) stays in cache while every row of x passes.
+ * [M, K16]) and wp from packWeight, over the weight's 4-row groups g0..g1 only (the columns
+ * 4·g0 .. 4·g1 of out: the unit a worker thread's chunk takes); xScale: the float32 at sx; wScale
+ * has N floats (perChannel) or one; bias 0: none; relu != 0: relu applied (see epilogue).
+ * Weight groups outermost: a group (4·K16 bytes) stays in cache while every row of x passes,
+ * two rows at a time so each widened weight chunk serves both.
  */
-export function qlinear(M: i32, N: i32, K16: i32, xq: usize, wp: usize, xScale: f32, ws: usize, perChannel: i32, bias: usize, out: usize): void {
-  const groups = (N + RB - 1) / RB;
-  for (let g = 0; g < groups; g++) {
+export function qlinear(g0: i32, g1: i32, M: i32, N: i32, K16: i32, xq: usize, wp: usize, sx: usize, ws: usize, perChannel: i32, bias: usize, relu: i32, out: usize): void {
+  const xScale = load<f32>(sx);
+  for (let g = g0; g < g1; g++) {
     const wg = wp + <usize>(g * RB * K16);
     const n0 = g * RB;
-    for (let m = 0; m < M; m++) {
+    let m = 0;
+    for (; m + 2 <= M; m += 2) {
+      const xr = xq + (<usize>(m * K16) << 1), xs = xr + (<usize>K16 << 1);
+      let a0 = i32x4.splat(0), a1 = i32x4.splat(0), a2 = i32x4.splat(0), a3 = i32x4.splat(0);
+      let b0 = i32x4.splat(0), b1 = i32x4.splat(0), b2 = i32x4.splat(0), b3 = i32x4.splat(0);
+      let p = wg;
+      for (let k = 0; k < K16; k += 16) {
+        const o = <usize>k << 1;
+        const xl = v128.load(xr + o), xh = v128.load(xr + o, 16), yl = v128.load(xs + o), yh = v128.load(xs + o, 16);
+        let wl = v128.load8x8_s(p), wh = v128.load8x8_s(p, 8);
+        a0 = i32x4.add(a0, i32x4.add(i32x4.dot_i16x8_s(xl, wl), i32x4.dot_i16x8_s(xh, wh)));
+        b0 = i32x4.add(b0, i32x4.add(i32x4.dot_i16x8_s(yl, wl), i32x4.dot_i16x8_s(yh, wh)));
+        wl = v128.load8x8_s(p, 16); wh = v128.load8x8_s(p, 24);
+        a1 = i32x4.add(a1, i32x4.add(i32x4.dot_i16x8_s(xl, wl), i32x4.dot_i16x8_s(xh, wh)));
+        b1 = i32x4.add(b1, i32x4.add(i32x4.dot_i16x8_s(yl, wl), i32x4.dot_i16x8_s(yh, wh)));
+        wl = v128.load8x8_s(p, 32); wh = v128.load8x8_s(p, 40);
+        a2 = i32x4.add(a2, i32x4.add(i32x4.dot_i16x8_s(xl, wl), i32x4.dot_i16x8_s(xh, wh)));
+        b2 = i32x4.add(b2, i32x4.add(i32x4.dot_i16x8_s(yl, wl), i32x4.dot_i16x8_s(yh, wh)));
+        wl = v128.load8x8_s(p, 48); wh = v128.load8x8_s(p, 56);
+        a3 = i32x4.add(a3, i32x4.add(i32x4.dot_i16x8_s(xl, wl), i32x4.dot_i16x8_s(xh, wh)));
+        b3 = i32x4.add(b3, i32x4.add(i32x4.dot_i16x8_s(yl, wl), i32x4.dot_i16x8_s(yh, wh)));
+        p += 64;
+      }
+      const o = out + (<usize>(m * N) << 2);
+      groupEpilogue(o, n0, N, a0, a1, a2, a3, xScale, ws, perChannel, bias, relu);
+      groupEpilogue(o + (<usize>N << 2), n0, N, b0, b1, b2, b3, xScale, ws, perChannel, bias, relu);
+    }
+    if (m < M) {
       const xr = xq + (<usize>(m * K16) << 1);
       let a0 = i32x4.splat(0), a1 = i32x4.splat(0), a2 = i32x4.splat(0), a3 = i32x4.splat(0);
       let p = wg;
@@ -121,11 +159,15 @@ export function qlinear(M: i32, N: i32, K16: i32, xq: usize, wp: usize, xScale: 
         a3 = i32x4.add(a3, dot16(xl, xh, p + 48));
         p += 64;
       }
-      const o = out + (<usize>(m * N) << 2);
-      epilogue(o, n0, hsum(a0), xScale, ws, perChannel, bias);
-      if (n0 + 1 < N) epilogue(o, n0 + 1, hsum(a1), xScale, ws, perChannel, bias);
-      if (n0 + 2 < N) epilogue(o, n0 + 2, hsum(a2), xScale, ws, perChannel, bias);
-      if (n0 + 3 < N) epilogue(o, n0 + 3, hsum(a3), xScale, ws, perChannel, bias);
+      groupEpilogue(out + (<usize>(m * N) << 2), n0, N, a0, a1, a2, a3, xScale, ws, perChannel, bias, relu);
     }
   }
+}
+
+/** The epilogue of one row's outputs n0..n0+3 (those below N) from their lane sums. */
+@inline function groupEpilogue(o: usize, n0: i32, N: i32, a0: v128, a1: v128, a2: v128, a3: v128, xScale: f32, ws: usize, perChannel: i32, bias: usize, relu: i32): void {
+  epilogue(o, n0, hsum(a0), xScale, ws, perChannel, bias, relu);
+  if (n0 + 1 < N) epilogue(o, n0 + 1, hsum(a1), xScale, ws, perChannel, bias, relu);
+  if (n0 + 2 < N) epilogue(o, n0 + 2, hsum(a2), xScale, ws, perChannel, bias, relu);
+  if (n0 + 3 < N) epilogue(o, n0 + 3, hsum(a3), xScale, ws, perChannel, bias, relu);
 }

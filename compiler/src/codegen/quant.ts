@@ -5,16 +5,18 @@
 // activation scale and zero point as ATen's ChooseQuantizationParams does (in f32: WGSL has no
 // f64, so a value within an ulp of a rounding boundary may take the neighbouring code), and each
 // thread sums (x_q − zp)·w in i32 for one output. Invariant: the same steps as ir-spec's
-// kernels/quant.ts (round = half to even, clamps, float32(sum)·(s_x·s_w) + bias).
+// kernels/quant.ts (round = half to even, clamps, float32(sum)·(s_x·s_w) + bias, relu when asked).
 
 import type { KernelGen } from './shell.js';
 import { product } from './shell.js';
+import { activation, activationHelpers } from './epilogue.js';
 
 export const quantizedLinearKernel: KernelGen = (sig, d) => {
   const ra = sig.inputs[0]!.rank;
   const qmax = sig.attrs.reduceRange ? '127.0' : '255.0';
   const rows = product(Array.from({ length: ra - 1 }, (_, k) => d.inDim(0, k)));
   const bias = sig.inputs[3] ? ' + in3[n]' : '';
+  const act = sig.attrs.relu === true ? 'relu' : 'none';
   const lines = [
     `let K = ${d.inDim(0, ra - 1)}; let N = ${d.inDim(1, 0)}; let total = (${rows}) * K;`,
     'let tilesN = (N + 63u) / 64u; let r = wg / tilesN; let n = (wg % tilesN) * 64u + lid;',
@@ -67,10 +69,10 @@ export const quantizedLinearKernel: KernelGen = (sig, d) => {
   ];
   const tail = [
     `let sw = in2[select(0u, n, ${d.inDim(2, 0)} > 1u)];`,
-    `out0[r * N + n] = f32(acc) * (scale * sw)${bias};`,
+    `out0[r * N + n] = ${activation(act, `f32(acc) * (scale * sw)${bias}`)};`,
   ];
   const tile = [...Array<number>(sig.outputs[0].rank - 1).fill(1), 64];
-  const decls = 'var<workgroup> range: array<vec2<f32>, 64>;';
+  const decls = `var<workgroup> range: array<vec2<f32>, 64>;\n${activationHelpers(act)}`.trimEnd();
   const body = (loop: string[]) => [...lines, ...loop, ...tail].join('\n');
   const main = { body: body(unpacking), grid: { tile, per: 1 }, decls };
   if (!sig.attrs.reduceRange) return main;

@@ -6,6 +6,7 @@
 //   add(linear(x, W), bc[N])           → fused_linear(x, W, bc)
 //   max_pool2d(fused_conv2d(…))        → fused_conv2d(…) {pool={kernel_size, stride}}   (indices unused; a
 //                                        non-decreasing activation, so pooling first is exact)
+//   relu(quantized_linear(…))          → quantized_linear(…) {relu=true}   (linear_relu_dynamic)
 // canonicalize's matmul → linear rule runs first in the same table, so the pass alone also fuses
 // matmul(x, Wc) epilogues (Wc constant 2-D). Invariant: a producer is absorbed only when the
 // epilogue op is its single live user in the same block, so no intermediate anyone else reads
@@ -42,6 +43,15 @@ export const RULES: readonly Rule[] = [
     rewrite: (m, ctx) => {
       const prod = m.node('prod');
       return [ctx.node('fused_linear', [m.value('x'), m.value('w'), m.value('b')], { ...prod.attrs, activation: 'none' }, mergedMeta(prod, [m.root]), m.root.outputs)];
+    },
+  },
+  // relu(quantized_linear(…)) → quantized_linear(…) {relu=true}: the kernel applies relu's own bit rule.
+  {
+    name: 'quantized-relu-epilogue',
+    pattern: op('relu', op('quantized_linear').as('prod').oneUse().where((m) => m.node('prod').attrs.relu !== true)),
+    rewrite: (m, ctx) => {
+      const prod = m.node('prod');
+      return [ctx.node('quantized_linear', prod.inputs, { ...prod.attrs, relu: true }, mergedMeta(prod, [m.root]), m.root.outputs)];
     },
   },
   // max_pool2d(fused_conv2d(…)) → fused_conv2d(…) {pool}   (floor mode, unpadded, indices unused)

@@ -3,6 +3,8 @@
 // rounds where the engine rounds (float32 scale, nearbyint = round half to even, int32 sums,
 // float32 requantization), so results equal the engine's bit for bit on the same input.
 
+import { applyGemmEpilogue } from './gemm.js';
+
 /** Scales below this are raised to it (ATen's SMALL_SCALE_THRESHOLD). */
 const SMALL_SCALE = 6.1e-5;
 
@@ -124,11 +126,13 @@ export function requantizeToFloat(acc: Int32Array, M: number, N: number, xScale:
 /**
  * The whole of quantized_linear on row-major arrays, the reference of the `quantizedLinear`
  * primitive: x float32 [M,K] quantized over its range (one scale for the call), int32 sums with
- * w int8 [N,K], out float32 [M,N] = requantized sums + bias.
+ * w int8 [N,K], out float32 [M,N] = requantized sums + bias, then relu when asked (PyTorch's
+ * quantized::linear_relu_dynamic; the relu op's bit rule, so fusing it changes no bit).
  */
-export function quantizedLinear(M: number, N: number, K: number, x: Float32Array, reduceRange: boolean, w: Int8Array, wScale: Float32Array, bias: Float32Array | null, out: Float32Array): void {
+export function quantizedLinear(M: number, N: number, K: number, x: Float32Array, reduceRange: boolean, w: Int8Array, wScale: Float32Array, bias: Float32Array | null, out: Float32Array, relu = false): void {
   const { q, params } = quantizeActivations(x.subarray(0, M * K), reduceRange);
   const acc = new Int32Array(M * N);
   qgemm(M, N, K, q, params.zeroPoint, w, acc);
   requantizeToFloat(acc, M, N, params.scale, wScale, bias, out);
+  if (relu) applyGemmEpilogue(M, N, out, 0, N, { relu });
 }

@@ -36,15 +36,15 @@ function quantizedLinearType(x: TensorType | null, w: TensorType | null, s: Tens
 
 export const quantized_linear = defineOp({
   name: 'quantized_linear',
-  doc: 'dynamically quantized linear (PyTorch quantized::linear_dynamic): x quantized to uint8 over its range per call (reduceRange: [0,127] as fbgemm/onednn, else [0,255] as qnnpack), int32 sums with the int8 weight, y = float32(sum)·(s_x·s_w) + bias',
+  doc: 'dynamically quantized linear (PyTorch quantized::linear_dynamic): x quantized to uint8 over its range per call (reduceRange: [0,127] as fbgemm/onednn, else [0,255] as qnnpack), int32 sums with the int8 weight, y = float32(sum)·(s_x·s_w) + bias; relu: then relu(y) (quantized::linear_relu_dynamic; fuse-epilogue folds a following relu in)',
   inputs: ['input', 'weight', 'weight_scale', 'bias?'],
-  attrs: z.object({ reduceRange: z.boolean() }).strict(),
+  attrs: z.object({ reduceRange: z.boolean(), relu: z.boolean().default(false) }).strict(),
   infer([x, w, s, bias]) { return [quantizedLinearType(x, w, s, bias)]; },
-  cpu([x, w, s, bias], { reduceRange }, ctx) {
+  cpu([x, w, s, bias], { reduceRange, relu }, ctx) {
     const t = quantizedLinearType(x, w, s, bias);
     const N = w!.shape[0], K = w!.shape[1], M = numel(x!.shape.slice(0, -1));
     const out = outputBuffer(ctx, 0, 'float32', M * N) as Float32Array;
-    primitivesOf(ctx).quantizedLinear(M, N, K, x!.data as Float32Array, reduceRange, w!.data as Int8Array, s!.data as Float32Array, bias ? bias.data as Float32Array : null, out);
+    primitivesOf(ctx).quantizedLinear(M, N, K, x!.data as Float32Array, reduceRange, w!.data as Int8Array, s!.data as Float32Array, bias ? bias.data as Float32Array : null, out, relu === true);
     return [{ data: out, shape: t.shape as number[], dtype: 'float32' }];
   },
   grad: null,

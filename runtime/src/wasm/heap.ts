@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, QLINEAR, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -53,7 +53,7 @@ export interface KernelExports {
   packWeight(N: number, K: number, w: number, dst: number): void;
   rangeF32(n: number, x: number, out: number): void;
   quantizeRows(M: number, K: number, K16: number, x: number, inv: number, zp: number, dst: number): void;
-  qlinear(M: number, N: number, K16: number, xq: number, wp: number, xScale: number, ws: number, perChannel: number, bias: number, out: number): void;
+  qlinear(g0: number, g1: number, M: number, N: number, K16: number, xq: number, wp: number, sx: number, ws: number, perChannel: number, bias: number, relu: number, out: number): void;
 }
 
 const ALIGN = 64;
@@ -193,6 +193,18 @@ export class WasmHeap {
     const chunks = this.chunksFor(M * N * K, byRows ? (M + 3) >> 2 : panels);
     if (chunks > 1) this.pool!.run(getNumThreads(), byRows ? GEMM_ROWS : GEMM_PANELS, chunks, [M, N, K, a, lda, bp, c, ldc, accumulate]);
     else this.k.gemmPacked(0, M, 0, panels, N, K, a, lda, bp, c, ldc, accumulate);
+  }
+
+  /**
+   * qlinear (runtime/wasm/qlinear.ts) over all of out [M, N], split over the threads by blocks
+   * of the packed weight's 4-row groups when it is big enough (each chunk reads its own rows of
+   * the weight and all of the small quantized x).
+   */
+  qlinear(M: number, N: number, K16: number, xq: number, wp: number, sx: number, ws: number, perChannel: number, bias: number, relu: number, out: number): void {
+    const groups = (N + 3) >> 2;
+    const chunks = this.chunksFor(M * N * K16, groups);
+    if (chunks > 1) this.pool!.run(getNumThreads(), QLINEAR, chunks, [groups, M, N, K16, xq, wp, sx, ws, perChannel, bias, relu, out]);
+    else this.k.qlinear(0, groups, M, N, K16, xq, wp, sx, ws, perChannel, bias, relu, out);
   }
 
   /**

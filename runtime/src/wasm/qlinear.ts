@@ -3,7 +3,9 @@
 // 16-byte k-chunks) and kept while the array lives (Kiln never writes an int8 tensor: no op
 // makes one, and quantized weights are buffers); per call the activations are copied in, their
 // range, quantization, the int32 sums and the float epilogue all run in the kernel memory, and
-// the float32 result is copied out. Invariant: bit-identical to ir-spec's reference.
+// the float32 result is copied out; the product (with its epilogue: scales, bias, relu) splits
+// over the worker threads by blocks of weight rows when it is big enough (WasmHeap.qlinear).
+// Invariant: bit-identical to ir-spec's reference, on any number of threads.
 
 import { chooseQParams, REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
@@ -30,8 +32,8 @@ export function wasmQuantizedLinear(heap: WasmHeap): CpuPrimitives['quantizedLin
   // One scratch block per call shape, kept and grown (batch-1 calls take microseconds: an
   // alloc/free pair per call would be a visible part of them).
   let scratch = 0, scratchBytes = 0;
-  return (M, N, K, x, reduceRange, w, wScale, bias, out) => {
-    if (M * N * K < MIN_WORK) { REFERENCE_PRIMITIVES.quantizedLinear(M, N, K, x, reduceRange, w, wScale, bias, out); return; }
+  return (M, N, K, x, reduceRange, w, wScale, bias, out, relu = false) => {
+    if (M * N * K < MIN_WORK) { REFERENCE_PRIMITIVES.quantizedLinear(M, N, K, x, reduceRange, w, wScale, bias, out, relu); return; }
     const wp = packedAt(w, N, K);
     const K16 = (K + 15) & ~15;
     const at = (bytes: number) => (bytes + 63) & ~63;
@@ -48,8 +50,9 @@ export function wasmQuantizedLinear(heap: WasmHeap): CpuPrimitives['quantizedLin
     if (bias) f.set(bias.subarray(0, N), (base + bAt) >> 2);
     heap.k.rangeF32(M * K, base + xAt, base + rAt);
     const params = chooseQParams(f[(base + rAt) >> 2], f[((base + rAt) >> 2) + 1], reduceRange);
+    f[((base + rAt) >> 2) + 2] = params.scale;
     heap.k.quantizeRows(M, K, K16, base + xAt, Math.fround(1 / params.scale), params.zeroPoint, base + qAt);
-    heap.k.qlinear(M, N, K16, base + qAt, wp, params.scale, base + sAt, wScale.length === 1 ? 0 : 1, bias ? base + bAt : 0, base + oAt);
+    heap.qlinear(M, N, K16, base + qAt, wp, base + rAt + 8, base + sAt, wScale.length === 1 ? 0 : 1, bias ? base + bAt : 0, relu ? 1 : 0, base + oAt);
     out.set(heap.f32().subarray((base + oAt) >> 2, ((base + oAt) >> 2) + M * N));
   };
 }

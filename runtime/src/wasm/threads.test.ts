@@ -1,7 +1,7 @@
 // Worker threads: a product split over 2 threads equals the single-threaded one bit for bit (by
 // rows and, for one-row products, by column panels), and so does a direct convolution (split by
-// blocks of output channels, odd counts included) and a Winograd F(4×4) one, with chunks run by whichever thread claims
-// them. That a process using the workers exits by itself is checked by tests/build/smoke.mjs,
+// blocks of output channels, odd counts included), a Winograd F(4×4) one and the int8 quantized
+// linear (split by blocks of weight rows), with chunks run by whichever thread claims them. That a process using the workers exits by itself is checked by tests/build/smoke.mjs,
 // in plain Node.
 
 import { describe, expect, it } from 'vitest';
@@ -9,6 +9,8 @@ import { getNumThreads, setNumThreads, wasmKernels } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
 import { wasmWinograd4 } from './winograd.js';
+import { wasmQuantizedLinear } from './qlinear.js';
+import { REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
 import { setThreadHost } from './threads.js';
 import { nodeThreadHost } from './node-threads.js';
 import { randomFloats } from './test-helpers.js';
@@ -102,6 +104,26 @@ describe('WebAssembly kernels on worker threads', () => {
       }
     });
   });
+
+  // quantizedLinear splits by runs of the packed weight's 4-row groups: 33·515·500 ≥ 2^23
+  // multiply-adds, N ragged (the last group has 3 rows), an odd M (the kernel takes rows in pairs).
+  for (const perChannel of [false, true]) {
+    it(`splits an int8 quantized linear 33x515x500 (${perChannel ? 'per channel' : 'per tensor'}, relu) over 2 threads with identical results`, async () => {
+      const q = wasmQuantizedLinear(wasmKernels()!);
+      const [M, N, K] = [33, 515, 500];
+      const x = randomFloats(M * K, 9), w = Int8Array.from(randomFloats(N * K, 10), (v) => Math.round(v * 127));
+      const wScale = Float32Array.from({ length: perChannel ? N : 1 }, (_, i) => 0.002 + 0.0001 * (i % 9)), bias = randomFloats(N, 11);
+      const want = new Float32Array(M * N);
+      REFERENCE_PRIMITIVES.quantizedLinear(M, N, K, x, true, w, wScale, bias, want, true);
+      await expectSplitIdentical((threads) => {
+        setNumThreads(threads);
+        const out = new Float32Array(M * N);
+        q(M, N, K, x, true, w, wScale, bias, out, true);
+        expect(out).toEqual(want);
+        return out;
+      });
+    });
+  }
 
   for (const [M, N, K] of [[256, 300, 256], [4096, 5, 1024], [3, 4000, 1500], [1, 8192, 2048]] as const) {
     it(`splits ${M}x${N}x${K} over 2 threads with identical results`, async () => {

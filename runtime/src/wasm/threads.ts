@@ -29,9 +29,10 @@ export const MAX_WORKERS = 48;
 /**
  * Task kinds: a GEMM split by blocks of 4 rows, by 8-column panels, direct convolutions by blocks
  * of 4 output channels of an image, Winograd F(4×4) convolutions by runs of its tile chunks, and
- * its weight transforms by runs of groups of 4 filters.
+ * its weight transforms by runs of groups of 4 filters, and the int8 quantized linear by runs of
+ * its weight's 4-row groups.
  */
-export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3, WINOGRAD4_WEIGHTS = 4;
+export const GEMM_ROWS = 0, GEMM_PANELS = 1, CONV_DIRECT = 2, WINOGRAD4 = 3, WINOGRAD4_WEIGHTS = 4, QLINEAR = 5;
 
 /**
  * Runs chunk `i` of the round's task at `c[TASK..]` (kind, chunks, then the kernel's
@@ -45,6 +46,12 @@ function runChunk(k: KernelExports, c: Int32Array, i: number): void {
     const S = c[t + 2], units = (S + 3) >> 2;
     const lo = Math.floor((units * i) / n) * 4, hi = Math.min(S, Math.floor((units * (i + 1)) / n) * 4);
     if (lo < hi) k.winograd4Weights(S, lo, hi, c[t + 3], c[t + 4]);
+    return;
+  }
+  if (kind === 5) {
+    // qlinear over G weight groups (see WasmHeap.qlinear): chunk i runs groups ⌊i·G/n⌋ to ⌊(i+1)·G/n⌋.
+    const G = c[t + 2], lo = Math.floor((G * i) / n), hi = Math.floor((G * (i + 1)) / n);
+    if (lo < hi) k.qlinear(lo, hi, c[t + 3], c[t + 4], c[t + 5], c[t + 6], c[t + 7], c[t + 8], c[t + 9], c[t + 10], c[t + 11], c[t + 12], c[t + 13]);
     return;
   }
   if (kind === 3) {
