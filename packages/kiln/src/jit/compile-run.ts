@@ -58,7 +58,13 @@ const USER = -1, STATE = -2;
 function wire(c: Capture, fm: Model, bm: Model, nodeInputs: readonly string[], grads: ReadonlySet<string>, saved: readonly string[], userIndex: readonly number[]): Wiring {
   const source = (name: string) => c.sources.get(name)!;
   const stateParam = new Map(c.state.map((s) => [s.output, s.param]));
-  const outputPlace = fm.outputs.map((io) => (stateParam.has(io.name) ? STATE : io.name.startsWith(SAVED_PREFIX) ? saved.indexOf(io.name) : USER));
+  const outputPlace = fm.outputs.map((io) => {
+    if (stateParam.has(io.name)) return STATE;
+    if (!io.name.startsWith(SAVED_PREFIX)) return USER;
+    const s = saved.indexOf(io.name);
+    if (s < 0) throw new Error(`jit.compile: the forward graph outputs '${io.name}', which the backward graph does not read (a compiler bug)`);
+    return s;
+  });
   return {
     forwardSources: fm.inputs.map((io) => source(io.name)),
     outputPlace,
