@@ -151,9 +151,10 @@ export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims,
  * conv_transpose2d of x [N, Cin, H, W] with weight [Cin, Coutg, kh, kw] into [N, G·Coutg, OH, OW].
  * With unit stride it is a conv2d with the kernel flipped and its channel dims swapped, padded by
  * d·(k−1) − p; otherwise each image's W_gᵀ·x_g columns are scattered with col2im. `prims`: the
- * device's conv2d and gemm (the reference ones when omitted).
+ * device's conv2d and gemm (the reference ones when omitted). `into`: where a unit-stride one
+ * writes its result (the output's length; the col2im path, which accumulates, makes its own).
  */
-export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims, prims?: CpuPrimitives): Float32Array {
+export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims, prims?: CpuPrimitives, into?: Float32Array): Float32Array {
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cing = C / G, Coutg = Cout / G, khw = win.kh * win.kw;
   const ph = win.dh * (win.kh - 1), pw = win.dw * (win.kw - 1);
@@ -168,7 +169,7 @@ export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: F
         }
       }
     }
-    return (prims?.conv2d ?? conv2dForward)(x, flipped, bias, { ...d, win: { ...win, pt: ph - win.pt, pl: pw - win.pl } });
+    return (prims?.conv2d ?? conv2dForward)(x, flipped, bias, { ...d, win: { ...win, pt: ph - win.pt, pl: pw - win.pl } }, into && { out: into });
   }
   const P = H * W, Kc = Coutg * khw;
   const out = new Float32Array(N * Cout * OH * OW);

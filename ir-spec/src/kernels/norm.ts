@@ -25,9 +25,11 @@ export function batchNormStats(x: Float32Array, N: number, C: number, inner: num
   return [mean, variance];
 }
 
-/** y = x·scale[c] + shift[c] per channel, computed in float64 and rounded once. */
-export function batchNormAffine(x: Float32Array, N: number, C: number, inner: number, scale: Float64Array, shift: Float64Array): Float32Array {
-  const out = new Float32Array(x.length);
+/**
+ * y = x·scale[c] + shift[c] per channel, computed in float64 and rounded once; into `out` when
+ * given (as many elements as x; it may be x itself: element k is read before it is written).
+ */
+export function batchNormAffine(x: Float32Array, N: number, C: number, inner: number, scale: Float64Array, shift: Float64Array, out: Float32Array = new Float32Array(x.length)): Float32Array {
   for (let n = 0, o = 0; n < N; n++) {
     for (let c = 0; c < C; c++) {
       const s = scale[c], t = shift[c];

@@ -173,7 +173,10 @@ export const conv_transpose2d = defineOp({
     const shape = convTransposeShape('conv_transpose2d', x!, w!.shape, a) as number[];
     const [N, C, H, W] = x!.shape, [, , kh, kw] = w!.shape, [, Cout, OH, OW] = shape;
     const dims = { N, C, H, W, Cout, G: a.groups, OH, OW, win: windowOf(kh, kw, a) };
-    return [{ data: convTranspose2dForward(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims, primitivesOf(ctx)), shape, dtype: 'float32' }];
+    // Into the runtime's planned slot when it offers one that fits (never an input's: conv_transpose2d is not elementwise).
+    const offered = ctx?.out?.[0];
+    const into = offered instanceof Float32Array && offered.length === N * Cout * OH * OW ? offered : undefined;
+    return [{ data: convTranspose2dForward(x!.data as Float32Array, w!.data as Float32Array, (bias?.data ?? null) as Float32Array | null, dims, primitivesOf(ctx), into), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1],

@@ -60,7 +60,9 @@ export const matmul = defineOp({
     const M = p.M as number, K = p.K as number, N = p.N as number;
     const batch = p.batch as number[], batchA = p.batchA as number[], batchB = p.batchB as number[];
     const A = a!.data as Float32Array, B = b!.data as Float32Array;
-    const out = new Float32Array(numel(batch) * M * N);
+    // The products overwrite every element, so an offered (stale) slot needs no clearing; K = 0 writes none.
+    const n = numel(batch) * M * N;
+    const out = K === 0 ? new Float32Array(n) : outputBuffer(ctx, 0, 'float32', n) as Float32Array;
     if (numel(batchB) === 1 && numel(batchA) === numel(batch)) {
       // One B for every batch: the batches of A are consecutive rows of one [batch·M, K] matrix.
       gemm(numel(batch) * M, N, K, A, 0, K, 1, B, 0, N, 1, out, 0, N);

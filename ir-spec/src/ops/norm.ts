@@ -54,7 +54,9 @@ export const batch_norm = defineOp({
       scale[c] = s;
       shift[c] = (Bd ? Bd[c] : 0) - M[c] * s;
     }
-    return [{ data: primitivesOf(ctx).batchNormAffine(x!.data as Float32Array, N, C, inner, scale, shift), shape, dtype: 'float32' }];
+    // Into the runtime's planned slot when it offers one (compiled graphs), else a fresh array.
+    const out = outputBuffer(ctx, 0, 'float32', x!.data.length) as Float32Array;
+    return [{ data: primitivesOf(ctx).batchNormAffine(x!.data as Float32Array, N, C, inner, scale, shift, out), shape, dtype: 'float32' }];
   },
   grad: {
     saveInputs: [0, 1, 2, 3],

@@ -4,7 +4,8 @@
 // the engine has no WebAssembly SIMD: Node 20 has it.
 
 import { describe, expect, it } from 'vitest';
-import { applyGemmEpilogue, REFERENCE_PRIMITIVES } from '@kiln/ir-spec';
+import { applyGemmEpilogue, getOp, REFERENCE_PRIMITIVES, type CpuTensor } from '@kiln/ir-spec';
+import { fastPrimitives } from './primitives.js';
 import { wasmKernels, WasmHeap } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { randomFloats } from './test-helpers.js';
@@ -101,6 +102,23 @@ describe('WebAssembly gemm', () => {
     // One packed copy of W stays (K·N rounded up to 8 columns), nothing else.
     expect(h.liveBytes - before).toBe(Math.ceil((K * Math.ceil(N / 8) * 8 * 4) / 64) * 64);
   });
+});
+
+describe('matmul with the CPU device primitives', () => {
+  const t = (shape: number[], seed: number): CpuTensor => ({ data: randomFloats(shape.reduce((a, b) => a * b, 1), seed), shape, dtype: 'float32' });
+  // One B for all rows (a linear layer's backward) and batched operands with a broadcast batch dim.
+  for (const [a, b] of [[[32, 10], [10, 64]], [[2, 3, 5, 7], [3, 7, 4]]]) {
+    it(`writes [${a}]·[${b}] into an offered (stale) result buffer, as the fresh one`, () => {
+      const x = t(a, 1), y = t(b, 2);
+      const want = getOp('matmul').cpu([x, y], {})[0];
+      for (const prims of [REFERENCE_PRIMITIVES, fastPrimitives()]) {
+        const slot = new Float32Array(want.data.length).fill(Number.NaN);
+        const got = getOp('matmul').cpu([x, y], {}, { prims, out: [slot] })[0];
+        expect(got.data).toBe(slot);
+        for (let i = 0; i < slot.length; i++) expect(Math.abs(slot[i] - want.data[i])).toBeLessThanOrEqual(1e-5 * (1 + Math.abs(want.data[i])));
+      }
+    });
+  }
 });
 
 describe('WasmHeap', () => {

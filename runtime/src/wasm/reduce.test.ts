@@ -2,7 +2,8 @@
 // op entries (sum, batch_norm_stats, batch_norm): every reduced-dim pattern the kernel takes
 // (last dim, per channel of NCHW, leading dims, all dims, size-1 dims between) and one it leaves
 // to JavaScript, ragged sizes, batch 1, odd channel counts. Sums accumulate in float64 in another
-// order than the reference, so they agree to float32 rounding (one ulp); batch_norm bit for bit.
+// order than the reference, so they agree to float32 rounding (one ulp); batch_norm bit for bit,
+// also when it writes into an offered result buffer.
 
 import { describe, expect, it } from 'vitest';
 import { getOp, type CpuTensor, type TypedArray } from '@kiln/ir-spec';
@@ -72,6 +73,13 @@ describe('WebAssembly sum and batch-norm primitives', () => {
       const [want] = getOp('batch_norm').cpu(inputs, { eps: 1e-5 });
       const [got] = getOp('batch_norm').cpu(inputs, { eps: 1e-5 }, { prims });
       expectClose(got.data, want.data, 0);
+      // Into the buffer the runtime offers (a compiled graph's slot), by both kernels: no copy.
+      for (const ctx of [{}, { prims }]) {
+        const slot = new Float32Array(x.data.length).fill(Number.NaN); // stale contents
+        const [into] = getOp('batch_norm').cpu(inputs, { eps: 1e-5 }, { ...ctx, out: [slot] });
+        expect(into.data).toBe(slot);
+        expectClose(into.data, want.data, 0);
+      }
     });
   }
 });

@@ -54,8 +54,8 @@ export function wasmBatchNormStats(heap: WasmHeap): CpuPrimitives['batchNormStat
 }
 
 export function wasmBatchNormAffine(heap: WasmHeap): CpuPrimitives['batchNormAffine'] {
-  return (x, N, C, inner, scale, shift) => {
-    if (x.length < MIN_ELEMENTS) return REFERENCE_PRIMITIVES.batchNormAffine(x, N, C, inner, scale, shift);
+  return (x, N, C, inner, scale, shift, out) => {
+    if (x.length < MIN_ELEMENTS) return REFERENCE_PRIMITIVES.batchNormAffine(x, N, C, inner, scale, shift, out);
     const px = heap.alloc(x.length * 4), po = heap.alloc(x.length * 4), ps = heap.alloc(C * 16);
     try {
       const f = heap.f32();
@@ -64,7 +64,7 @@ export function wasmBatchNormAffine(heap: WasmHeap): CpuPrimitives['batchNormAff
       f64.set(scale, 0);
       f64.set(shift, C);
       heap.k.batchNorm(N, C, inner, px, ps, ps + C * 8, po);
-      return heap.copyOutF32(po, x.length);
+      return heap.copyOutF32(po, x.length, out);
     } finally {
       heap.free(px); heap.free(po); heap.free(ps);
     }

@@ -32,6 +32,52 @@ export interface Training {
   readonly grads: ReadonlySet<string>;
   readonly saved: readonly string[];
   readonly userIndex: readonly number[];
+  /** Where each value of a run goes, worked out once from the names above (runTraining runs every step). */
+  readonly wiring: Wiring;
+}
+
+/**
+ * The name lookups of runTraining, resolved once per Training: the forward model's input
+ * sources, each forward output's place (USER, a buffer update into `state[k]`'s tensor, or
+ * saved value s ≥ 0), the autograd node's input sources, and for the backward model each
+ * input's place (gradient of user output j: -1 - j; else index into the node's kept inputs)
+ * and each output's node input. Invariant: computed from the same names runTraining used to
+ * look up on every call, so it resolves every value exactly as those lookups did.
+ */
+interface Wiring {
+  readonly forwardSources: readonly InputSource[];
+  readonly outputPlace: readonly number[];
+  readonly state: readonly (InputSource | undefined)[];
+  readonly nodeSources: readonly InputSource[];
+  readonly needsGrad: readonly boolean[];
+  readonly backwardPlace: readonly number[];
+  readonly gradFor: readonly number[];
+}
+const USER = -1, STATE = -2;
+
+function wire(c: Capture, fm: Model, bm: Model, nodeInputs: readonly string[], grads: ReadonlySet<string>, saved: readonly string[], userIndex: readonly number[]): Wiring {
+  const source = (name: string) => c.sources.get(name)!;
+  const stateParam = new Map(c.state.map((s) => [s.output, s.param]));
+  const outputPlace = fm.outputs.map((io) => {
+    if (stateParam.has(io.name)) return STATE;
+    if (!io.name.startsWith(SAVED_PREFIX)) return USER;
+    const s = saved.indexOf(io.name);
+    if (s < 0) throw new Error(`jit.compile: the forward graph outputs '${io.name}', which the backward graph does not read (a compiler bug)`);
+    return s;
+  });
+  return {
+    forwardSources: fm.inputs.map((io) => source(io.name)),
+    outputPlace,
+    state: fm.outputs.map((io) => { const param = stateParam.get(io.name); return param === undefined ? undefined : c.sources.get(param); }),
+    nodeSources: nodeInputs.map(source),
+    needsGrad: nodeInputs.map((n) => grads.has(n)),
+    backwardPlace: bm.inputs.map((io) => {
+      if (io.name.startsWith(GRAD_PREFIX)) return -1 - userIndex.indexOf(Number(io.name.slice(GRAD_PREFIX.length)));
+      const s = saved.indexOf(io.name);
+      return s >= 0 ? nodeInputs.length + s : nodeInputs.indexOf(io.name);
+    }),
+    gradFor: bm.outputs.map((io) => nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))),
+  };
 }
 export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tuning = 'default', args?: readonly unknown[]): Training {
   const stateNames = new Set(c.state.map((s) => s.output));
@@ -42,16 +88,19 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
   const d = differentiate(c.graph, wrt, userIndex);
   const j = { ...d, backward: maskMultiply(d.backward) };
   const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
-  const rest = { nodeInputs, grads: new Set(j.gradInputs), saved: j.savedValues, userIndex };
+  const grads = new Set(j.gradInputs), saved = j.savedValues;
+  const withWiring = (forward: Run, backward: Run): Training => ({
+    forward, backward, nodeInputs, grads, saved, userIndex, wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
+  });
   if (tuning === 'max-autotune' && args) {
     const make = (g: Graph) => run(g, c).model;
     const f = autotune('forward', j.forward, CANDIDATES, (m) => m.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)), make);
     const b = autotune('backward', j.backward, CANDIDATES, null, make);
-    return { forward: { model: f.model, autotune: f.choice }, backward: { model: b.model, autotune: b.choice }, ...rest };
+    return withWiring({ model: f.model, autotune: f.choice }, { model: b.model, autotune: b.choice });
   }
   const fwd = runPipeline(j.forward, { passes: PASSES }).graph;
   const bwd = runPipeline(j.backward, { passes: PASSES }).graph;
-  return { forward: run(fwd, c), backward: run(bwd, c), ...rest };
+  return withWiring(run(fwd, c), run(bwd, c));
 }
 
 /** What max-autotune times for graphs that are not frozen: elementwise chains fused into one kernel or run op by op. */
@@ -102,36 +151,38 @@ return false;
 
 export function runInference(c: Capture, r: Bound, args: readonly unknown[]): unknown {
 const outs = r.model.runSync(r.model.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)));
-return c.rebuild(split(c, r.model, outs).user);
+return c.rebuild(split(c, r.model, outs));
 }
 
-/** The user outputs as tensors (buffer updates written back into the module's buffers), and the rest by name. */
-function split(c: Capture, model: Model, outs: Output[]): { user: Tensor[]; byName: Map<string, Tensor> } {
+/** The user outputs of an inference run as tensors; buffer updates are written back into the module's buffers. */
+function split(c: Capture, model: Model, outs: Output[]): Tensor[] {
   const user: Tensor[] = [];
-  const byName = new Map<string, Tensor>();
   const state = new Map(c.state.map((s) => [s.output, s.param]));
   model.outputs.forEach((io, k) => {
-    const t = toTensor(outs[k]);
     const param = state.get(io.name);
-    if (param !== undefined) {
-      const s = c.sources.get(param);
-      if (s?.kind === 'tensor') s.tensor._storage.data.set(outs[k].data);
-    } else if (io.name.startsWith(SAVED_PREFIX)) byName.set(io.name, t);
-    else user.push(t);
+    if (param === undefined) { user.push(toTensor(outs[k])); return; }
+    const s = c.sources.get(param);
+    if (s?.kind === 'tensor') s.tensor._storage.data.set(outs[k].data);
   });
-  return { user, byName };
+  return user;
 }
 
 /** Runs the forward graph and records one autograd node whose backward runs the backward graph. */
 export function runTraining(c: Capture, t: Training, args: readonly unknown[], name: string): unknown {
-  const fm = t.forward.model;
-  const value = (name: string) => sourceValue(c.sources.get(name)!, args);
-  const outs = fm.runSync(fm.inputs.map((io) => value(io.name)));
-  const { user, byName } = split(c, fm, outs);
-  const ins = t.nodeInputs.map((n) => asTensor(value(n)));
-  const saved = t.saved.map((n) => byName.get(n)!);
+  const w = t.wiring, fm = t.forward.model;
+  const outs = fm.runSync(w.forwardSources.map((s) => sourceValue(s, args)));
+  const user: Tensor[] = [], saved: Tensor[] = new Array(t.saved.length);
+  for (let k = 0; k < outs.length; k++) {
+    const place = w.outputPlace[k];
+    if (place === STATE) {
+      const s = w.state[k];
+      if (s?.kind === 'tensor') s.tensor._storage.data.set(outs[k].data);
+    } else if (place === USER) user.push(toTensor(outs[k]));
+    else saved[place] = toTensor(outs[k]);
+  }
+  const ins = w.nodeSources.map((s) => asTensor(sourceValue(s, args)));
   const all = [...ins, ...saved];
-  const edges = all.map((x, i) => (i < ins.length && t.grads.has(t.nodeInputs[i]) && x.requiresGrad ? (x.gradFn ? { node: x.gradFn, index: x.outputIndex } : { leaf: x }) : null));
+  const edges = all.map((x, i) => (i < ins.length && w.needsGrad[i] && x.requiresGrad ? (x.gradFn ? { node: x.gradFn, index: x.outputIndex } : { leaf: x }) : null));
   if (!edges.some((e) => e)) return c.rebuild(user);
   const shapes = user.map((u) => u.shape);
   const bm = t.backward.model;
@@ -145,23 +196,16 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
     if (isGradEnabled()) {
       throw new Error(`jit.compile(${name}): higher-order gradients (createGraph) through a compiled graph are not supported; call the original model's forward for them`);
     }
-    const inputs = bm.inputs.map((io): InputValue => {
-      if (io.name.startsWith(GRAD_PREFIX)) {
-        const j = t.userIndex.indexOf(Number(io.name.slice(GRAD_PREFIX.length)));
-        return gradOutputs[j] ?? zeros(shapes[j]);
-      }
-      const s = t.saved.indexOf(io.name);
-      return kept[s >= 0 ? ins.length + s : t.nodeInputs.indexOf(io.name)]!;
-    });
+    const inputs = w.backwardPlace.map((p): InputValue => (p < 0 ? gradOutputs[-1 - p] ?? zeros(shapes[-1 - p]) : kept[p]!));
     const res: (Tensor | null)[] = all.map(() => null);
     const got = bm.runSync(inputs);
     const shared = sharedBuffers(inputs, got);
-    bm.outputs.forEach((io, k) => {
+    for (let k = 0; k < got.length; k++) {
       const g = toTensor(got[k]);
       // A gradient in a buffer of its own (no input's, no other output's) goes to .grad without a copy.
       g._ownedGrad = !shared.has(got[k].data.buffer);
-      res[t.nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))] = g;
-    });
+      res[w.gradFor[k]] = g;
+    }
     return res;
   };
   outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
@@ -205,6 +249,7 @@ function asTensor(v: InputValue): Tensor {
   throw new Error('jit.compile: a graph input is not a tensor');
 }
 
-function typeOf(t: Tensor): { dtype: Tensor['dtype']; shape: number[] } {
-  return { dtype: t.dtype, shape: [...t.shape] };
+/** The node's types share the tensors' shape arrays (never written), as eager dispatch's do. */
+function typeOf(t: Tensor): { dtype: Tensor['dtype']; shape: readonly number[] } {
+  return { dtype: t.dtype, shape: t.shape };
 }
