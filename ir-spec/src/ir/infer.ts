@@ -14,9 +14,10 @@ export interface Inferred {
 }
 
 /**
- * Parsed empty attributes per op, when every parsed value is a primitive (so a shallow copy is a
- * full copy): most nodes of a large graph are elementwise ops without attributes, and parsing
- * `{}` through the schema again for each would dominate typing them.
+ * Parsed empty attributes per op, when every parsed value is a primitive, frozen and shared by
+ * every node of that op without attributes (attributes are never written after parsing): most
+ * nodes of a large graph are elementwise ops without attributes, and parsing `{}` through the
+ * schema again for each, or keeping a copy per node, would dominate typing and holding them.
  */
 const parsedEmpty = new Map<string, Attrs | null>();
 
@@ -28,10 +29,10 @@ export function parseOpAttrs(name: string, attrs: Record<string, unknown>): Attr
     let cached = parsedEmpty.get(name);
     if (cached === undefined) {
       const r = getOp(name).attrs.safeParse({});
-      cached = r.success && Object.values(r.data as object).every((v) => v === null || typeof v !== 'object') ? r.data as Attrs : null;
+      cached = r.success && Object.values(r.data as object).every((v) => v === null || typeof v !== 'object') ? Object.freeze(r.data as Attrs) : null;
       parsedEmpty.set(name, cached);
     }
-    if (cached) return { ...cached };
+    if (cached) return cached;
   }
   const def = getOp(name);
   const r = def.attrs.safeParse(attrs);
