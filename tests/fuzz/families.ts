@@ -137,11 +137,11 @@ const FAMILIES: readonly Family[] = [
       return { bytes: encodeTsgraph(hugeExpandGraph(elements, count)), what: `${count} expand(s) to ${elements} elements` };
     },
   },
-  { // one conv whose multiply-adds grow as the fourth power of a size in a file of ~1 kB: refused before it starts
+  { // one conv whose multiply-adds grow as the fourth power of a size, in a file of ~1 kB: refused before it starts
     name: 'huge-product', weight: 3,
     make(r, scale) {
-      const s = logSize(r, 2, Math.round(2048 * scale));
-      return { bytes: encodeTsgraph(hugeConvGraph(s)), what: `conv2d of ${2 * s}x${2 * s} by ${s}x${s}` };
+      const s = logSize(r, 2, Math.round(4096 * scale));
+      return { bytes: encodeTsgraph(hugeConvGraph(s)), what: `conv2d of one pixel padded by ${s - 1} with a ${s}x${s} kernel` };
     },
   },
   { // long chains: the loader must stay linear

@@ -180,13 +180,12 @@ class Verifier {
 
     // Inputs: omitted only where optional, otherwise visible here.
     const optional = (i: number) => (rule ? rule.optional?.includes(i) ?? false : inputName(n.op, i)?.endsWith('?') ?? false);
-    n.inputs.forEach((v, i) => {
+    for (let i = 0; i < n.inputs.length; i++) {
+      const v = n.inputs[i];
       if (v === null) {
         if (!optional(i)) this.fail(at(), `input ${i}${rule ? '' : ` ('${inputName(n.op, i) ?? 'beyond the last'}')`} is omitted but is not optional`, where);
-        return;
-      }
-      if (!this.visible(v)) this.fail(at(), `input ${i} (${this.ref(v)}) ${this.whyInvisible(v)}`, where);
-    });
+      } else if (!this.visible(v)) this.fail(at(), `input ${i} (${this.ref(v)}) ${this.whyInvisible(v)}`, where);
+    }
 
     // Structural attributes against their schema (tensor ops' attributes are parsed by inferTypes).
     if (rule) this.checkAttrs(n, rule.attrs.safeParse(n.attrs), where);
@@ -234,7 +233,7 @@ class Verifier {
       });
     }
     if (n.op === 'constant' && typeof n.attrs.name === 'string') this.tensorData(n.attrs.name, at, where);
-    n.outputs.forEach((o) => this.define(o, at, where));
+    for (const o of n.outputs) this.define(o, at, where);
   }
 
   private checkAttrs(n: Node, r: { success: true; data: unknown } | { success: false; error: z.ZodError }, where: string): void {
