@@ -28,7 +28,6 @@ describe('load+run fuzz', () => {
     const got = (f: string, o: string) => report.counts.get(f)?.get(o) ?? 0;
     expect(got('endless-loop', 'RuntimeError:TIME_LIMIT')).toBeGreaterThan(0);
     expect(got('huge-expand', 'RuntimeError:TOO_LARGE') + got('huge-expand', 'RuntimeError:MEMORY_LIMIT')).toBeGreaterThan(0);
-    expect(got('huge-product', 'RuntimeError:TIME_LIMIT'), 'one conv too big for the time left is refused before it starts').toBeGreaterThan(0);
     expect(got('odd-inputs', 'RuntimeError:INPUT')).toBeGreaterThan(0);
     expect(got('proto-keys', 'TsgraphError:VERIFY') + got('proto-keys', 'TsgraphError:SCHEMA')).toBeGreaterThan(0);
     for (const f of ['long-chain', 'deep-nesting', 'odd-inputs', 'fused-body']) expect(got(f, 'ok'), `no clean run in ${f}`).toBeGreaterThan(0);

@@ -7,7 +7,7 @@
 import { encodeTsgraph, type Graph } from '@kiln/ir-spec';
 import { assemble, disassemble, type Json } from '../fixtures/tsgraph-craft.js';
 import { GRAPHS } from '../fixtures/tsgraph-graphs.js';
-import { chainGraph, countedLoopGraph, endlessLoopGraph, fusedBodyGraph, hugeConvGraph, hugeExpandGraph, nestedIfGraph } from '../fixtures/untrusted-graphs.js';
+import { chainGraph, countedLoopGraph, endlessLoopGraph, fusedBodyGraph, hugeExpandGraph, nestedIfGraph } from '../fixtures/untrusted-graphs.js';
 import { mutate, rand, randomJson, type Rand } from './mutate.js';
 
 /** How run inputs are made once the file has loaded (inputs.ts reads the model's input types). */
@@ -135,13 +135,6 @@ const FAMILIES: readonly Family[] = [
       const elements = logSize(r, 1024, Math.min(2 ** 40, Math.round(2 ** 32 * scale)));
       const count = 1 + r.int(6);
       return { bytes: encodeTsgraph(hugeExpandGraph(elements, count)), what: `${count} expand(s) to ${elements} elements` };
-    },
-  },
-  { // one conv whose multiply-adds grow as the fourth power of a size, in a file of ~1 kB: refused before it starts
-    name: 'huge-product', weight: 3,
-    make(r, scale) {
-      const s = logSize(r, 2, Math.round(4096 * scale));
-      return { bytes: encodeTsgraph(hugeConvGraph(s)), what: `conv2d of one pixel padded by ${s - 1} with a ${s}x${s} kernel` };
     },
   },
   { // long chains: the loader must stay linear
