@@ -9,7 +9,7 @@ import { createModel, load, RuntimeError, type Model } from '@kiln/runtime';
 import { jit } from 'kiln';
 import { GRAPHS } from './fixtures/tsgraph-graphs.js';
 import { assemble, disassemble, type Json } from './fixtures/tsgraph-craft.js';
-import { chainGraph, countedLoopGraph, loopChainGraph, endlessLoopGraph, hugeExpandGraph } from './fixtures/untrusted-graphs.js';
+import { chainGraph, countedLoopGraph, loopChainGraph, endlessLoopGraph, hugeConvGraph, hugeExpandGraph } from './fixtures/untrusted-graphs.js';
 
 /** Every object in a JSON tree. */
 function* objects(v: Json): Generator<{ [k: string]: Json }> {
@@ -108,6 +108,22 @@ describe('findings 3 and 4: a run is bounded in time and in live memory', () => 
     expect((e as RuntimeError).code).toBe('TIME_LIMIT');
     expect((e as Error).message).toMatch(/over the limit of 300 ms .*raise maxRunMs/);
     expect(ms).toBeLessThan(3000);
+  });
+  it('one node too big for the time left is refused before it starts, not only checked after it', async () => {
+    // 4096⁴ ≈ 2.8·10^14 multiply-adds: days on one core, over 30 s even at the peak rate of 64
+    // threads; before the check it ran to the end of the conv, whatever maxRunMs said. The 10 s
+    // limit leaves seconds for the expand before it, even on a loaded machine.
+    const x = { data: new Float32Array([1]), shape: [1, 1, 1, 1], dtype: 'float32' };
+    const model = await load(encodeTsgraph(hugeConvGraph(4096)), { backend: 'cpu', maxRunMs: 10_000 });
+    const e = await refusal(model.run([x]));
+    expect(e).toBeInstanceOf(RuntimeError);
+    expect((e as RuntimeError).code).toBe('TIME_LIMIT');
+    expect((e as Error).message).toMatch(/conv2d.*its 2\.81e\+14 multiply-adds need at least \d+ ms even at the cpu device's peak rate.*refused before it starts/);
+    // A conv that fits the time left runs (the estimate is a lower bound on the time).
+    const small = await load(encodeTsgraph(hugeConvGraph(8)), { backend: 'cpu', maxRunMs: 60_000 });
+    const [y] = await small.run([x]);
+    expect(y.shape).toEqual([1, 1, 8, 8]);
+    expect([...y.data]).toEqual(new Array(64).fill(1));
   });
   it('load() bounds runs by default (60 s); createModel() of a trusted graph does not', async () => {
     const limits = (m: Model) => (m as unknown as { limits: { maxRunMs: number; maxLiveBytes: number } }).limits;

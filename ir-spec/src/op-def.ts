@@ -135,6 +135,14 @@ export interface OpDef<A = any> {
    * mode passes kiln's default generator, the runtime its model's generator.
    */
   readonly random?: boolean;
+  /**
+   * Multiply-adds (or window steps) one call does, from concrete input and result types, for ops
+   * whose work grows faster than their operands and results (products, convolutions, pooling
+   * windows): a run with a time limit refuses such a node before it starts when even a device's
+   * peak rate could not finish it in the time left (runtime executor.ts). Other ops touch each
+   * element a bounded number of times, so their time is bounded by the memory limits.
+   */
+  readonly work?: (inputs: readonly (TensorType | null)[], attrs: A, results: readonly TensorType[]) => number;
   /** Reference CPU kernel over dense row-major buffers; never mutates its inputs. */
   cpu(inputs: readonly (CpuTensor | null)[], attrs: A, ctx?: KernelContext): CpuTensor[];
   /** `null`: not differentiable (comparisons, argmax, integer results). */

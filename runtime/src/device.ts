@@ -33,6 +33,12 @@ export interface DispatchTimer {
 
 export interface Device<B = unknown> {
   readonly backend: BackendName;
+  /**
+   * Multiply-adds per second (OpDef.work) this device cannot beat, fast algorithms included: a run
+   * with a time limit refuses a node whose work would take longer than the time left even at this
+   * rate, before it starts (TIME_LIMIT). Absent: nodes are not checked before they start.
+   */
+  readonly peakWorkRate?: number;
   /** Present when the device times each dispatch on the GPU (see DispatchTimer). */
   readonly dispatchTimer?: DispatchTimer;
   /** A buffer for `shape` of `dtype` (contents unspecified until written). */

@@ -76,6 +76,16 @@ function checkTime(ctx: ExecContext, np: NodePlan): void {
   }
 }
 
+/**
+ * Fails a node before it starts when its work (OpDef.work) cannot finish in the run's time left
+ * even at the device's peak rate: checking between nodes alone lets one huge product run for hours.
+ */
+function checkWork(ctx: ExecContext, np: NodePlan, work: number, rate: number): void {
+  const needMs = (work / rate) * 1000, ms = performance.now() - ctx.started, limit = ctx.limits.maxRunMs;
+  if (ms + needMs > limit) {
+    throw new RuntimeError('TIME_LIMIT', `${np.text}: its ${work.toExponential(2)} multiply-adds need at least ${Math.ceil(needMs)} ms even at the ${ctx.device.backend} device's peak rate, but the run has ${Math.max(0, Math.round(limit - ms))} ms left of its limit of ${limit} ms, so it is refused before it starts; make the op smaller, or raise maxRunMs in load()/createModel() options`, np.text);
+  }
+}
 
 function fail(np: NodePlan, message: string, cause?: unknown): RuntimeError {
   return new RuntimeError('NODE', `${np.text}: ${message}`, np.text, cause === undefined ? undefined : { cause });
@@ -186,6 +196,8 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   if (live + need > ctx.limits.maxLiveBytes) {
     throw new RuntimeError('MEMORY_LIMIT', `${np.text}: its results need ${need} bytes while ${live} bytes of intermediate tensors are alive, over the run's limit of ${ctx.limits.maxLiveBytes}; raise maxLiveBytes in load()/createModel() options if this is intended`, np.text);
   }
+  const rate = ctx.device.peakWorkRate;
+  if (def.work && rate && ctx.limits.maxRunMs < Infinity) checkWork(ctx, np, def.work(inputs, attrs, types), rate);
   // Planned results land in the model's arena (memory.ts decides when a slot is free to take).
   const out = scope.mem.offer(np.node.outputs, types, inputs, np.releases.map((v) => scope.get(v)));
   let outs: DeviceTensor[];

@@ -84,36 +84,39 @@ function freeValues(block: Block, memo: Map<Block, Set<Value>>): Set<Value> {
   return free;
 }
 
-/** The release list of a node that releases nothing (shared; never written). */
+/** The release list of a node that releases nothing, and its hand-over list (shared; never written). */
 const NONE: readonly Value[] = Object.freeze([]);
+/** The region plans of a node without regions (shared: a long graph keeps no empty array per node). */
+const NO_REGIONS: readonly BlockPlan[] = Object.freeze([]);
 
 function planBlock(block: Block, held: readonly Value[], names: () => ReadonlyMap<Value, string>, memo: Map<Block, Set<Value>>): BlockPlan {
-  const definedHere = new Set<Value>(block.args);
-  for (const n of block.nodes) for (const o of n.outputs) definedHere.add(o);
+  // The index of the node after which each value defined here is last needed: its defining node
+  // (an arg: -1) until a later node reads it. Values not in the map are defined elsewhere.
   const last = new Map<Value, number>();
-  block.nodes.forEach((n, i) => {
-    for (const v of n.inputs) if (v && definedHere.has(v)) last.set(v, i);
-    for (const r of n.regions) for (const v of freeValues(r, memo)) if (definedHere.has(v)) last.set(v, i);
-  });
+  for (const a of block.args) last.set(a, -1);
+  const nodes = block.nodes;
+  for (let i = 0; i < nodes.length; i++) {
+    const n = nodes[i];
+    for (const v of n.inputs) if (v && last.has(v)) last.set(v, i);
+    for (const r of n.regions) for (const v of freeValues(r, memo)) if (last.has(v)) last.set(v, i);
+    for (const o of n.outputs) last.set(o, i);
+  }
   const keep = new Set<Value>(held);
   // Most nodes release one value or none: lists are made only for the nodes that need one.
-  const releaseAfter: (readonly Value[])[] = new Array<readonly Value[]>(block.nodes.length).fill(NONE);
-  const release = (i: number, v: Value) => {
+  const releaseAfter: (readonly Value[])[] = new Array<readonly Value[]>(nodes.length).fill(NONE);
+  for (const [v, i] of last) {
+    if (i < 0 || keep.has(v)) continue;
     const list = releaseAfter[i];
     if (list === NONE) releaseAfter[i] = [v];
     else (list as Value[]).push(v);
-  };
-  block.nodes.forEach((n, i) => {
-    for (const o of n.outputs) if (!keep.has(o) && !last.has(o)) release(i, o);
-  });
-  for (const [v, i] of last) if (!keep.has(v)) release(i, v);
-  const deadArgs = block.args.filter((a) => !keep.has(a) && !last.has(a));
+  }
+  const deadArgs = block.args.filter((a) => !keep.has(a) && last.get(a) === -1);
   const handedOver = (node: Node, i: number): Value[] => {
     const inBody = new Set<Value>();
     for (const r of node.regions) freeValues(r, memo).forEach((v) => inBody.add(v));
     return [...new Set(node.inputs.slice(2))].filter((v): v is Value => !!v && releaseAfter[i].includes(v) && !inBody.has(v));
   };
-  const nodes = block.nodes.map((node, i): NodePlan => {
+  const planned = nodes.map((node, i): NodePlan => {
     if (!isBuiltin(node.op) && !hasOp(node.op)) {
       const text = describeNode(node, names());
       throw new RuntimeError('GRAPH', `unknown op '${node.op}' at ${text}: it is neither a structural op nor in this runtime's op registry; load the file with a runtime at least as new as the one that wrote it`, text);
@@ -122,12 +125,12 @@ function planBlock(block: Block, held: readonly Value[], names: () => ReadonlyMa
       node, names,
       isBuiltin(node.op) ? undefined : getOp(node.op),
       hasSymbolicAttrs(node.attrs),
-      node.regions.length ? node.regions.map((r) => planBlock(r, r.yields, names, memo)) : [],
-      node.op === 'loop' ? handedOver(node, i) : [],
+      node.regions.length ? node.regions.map((r) => planBlock(r, r.yields, names, memo)) : NO_REGIONS,
+      node.op === 'loop' ? handedOver(node, i) : NONE,
       releaseAfter[i],
     );
   });
-  return { block, nodes, deadArgs, releaseAfter };
+  return { block, nodes: planned, deadArgs, releaseAfter };
 }
 
 /**

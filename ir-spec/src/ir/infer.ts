@@ -14,9 +14,10 @@ export interface Inferred {
 }
 
 /**
- * Parsed empty attributes per op, when every parsed value is a primitive (so a shallow copy is a
- * full copy): most nodes of a large graph are elementwise ops without attributes, and parsing
- * `{}` through the schema again for each would dominate typing them.
+ * Parsed empty attributes per op, when every parsed value is a primitive, frozen and shared by
+ * every node of that op without attributes (attributes are never written after parsing): most
+ * nodes of a large graph are elementwise ops without attributes, and parsing `{}` through the
+ * schema again for each, or keeping a copy per node, would dominate typing and holding them.
  */
 const parsedEmpty = new Map<string, Attrs | null>();
 
@@ -28,10 +29,10 @@ export function parseOpAttrs(name: string, attrs: Record<string, unknown>): Attr
     let cached = parsedEmpty.get(name);
     if (cached === undefined) {
       const r = getOp(name).attrs.safeParse({});
-      cached = r.success && Object.values(r.data as object).every((v) => v === null || typeof v !== 'object') ? r.data as Attrs : null;
+      cached = r.success && Object.values(r.data as object).every((v) => v === null || typeof v !== 'object') ? Object.freeze(r.data as Attrs) : null;
       parsedEmpty.set(name, cached);
     }
-    if (cached) return { ...cached };
+    if (cached) return cached;
   }
   const def = getOp(name);
   const r = def.attrs.safeParse(attrs);
@@ -53,20 +54,23 @@ export function inferTypes(
   const want = def.elementBody ? 1 : 0;
   if (regions.length !== want) throw new OpError(op, want ? `takes one region (its element body), got ${regions.length}` : 'tensor ops take no regions');
   const variadic = def.inputs.length === 1 && def.inputs[0].startsWith('...');
+  // Plain loops: this runs once per node of every graph built or loaded.
   if (!variadic) {
-    const required = def.inputs.filter((n) => !n.endsWith('?')).length;
+    let required = 0;
+    for (const n of def.inputs) if (!n.endsWith('?')) required++;
     if (inputs.length < required || inputs.length > def.inputs.length) {
       throw new OpError(op, `expects ${required === def.inputs.length ? required : `${required}..${def.inputs.length}`} inputs (${def.inputs.join(', ')}), got ${inputs.length}`);
     }
-    inputs.forEach((t, i) => {
-      if (!t && !def.inputs[i].endsWith('?')) throw new OpError(op, `input '${def.inputs[i]}' is required`);
-    });
+    for (let i = 0; i < inputs.length; i++) {
+      if (!inputs[i] && !def.inputs[i].endsWith('?')) throw new OpError(op, `input '${def.inputs[i]}' is required`);
+    }
   }
-  const tensorInputs: (TensorType | null)[] = inputs.map((t, i) => {
-    if (!t) return null;
-    if (t.kind !== 'tensor') throw new OpError(op, `input ${i} must be a tensor, got ${typeToString(t)}`);
-    return { dtype: t.dtype, shape: t.shape };
-  });
+  const tensorInputs = new Array<TensorType | null>(inputs.length);
+  for (let i = 0; i < inputs.length; i++) {
+    const t = inputs[i];
+    if (t && t.kind !== 'tensor') throw new OpError(op, `input ${i} must be a tensor, got ${typeToString(t)}`);
+    tensorInputs[i] = t ? { dtype: t.dtype, shape: t.shape } : null;
+  }
   const parsed = parseOpAttrs(op, attrs as Record<string, unknown>);
   const outs = def.infer(tensorInputs, parsed, def.elementBody ? regions : undefined);
   return { attrs: parsed, types: outs.map((t) => tensorType(t.dtype, t.shape)) };

@@ -91,10 +91,11 @@ export interface VerifyOptions {
 }
 
 class Verifier {
-  /** The values visible here (one set whatever the nesting: one probe per use). */
-  private readonly shown = new Set<Value>();
-  /** Values defined in regions already closed (for "defined twice" and "not visible here"). */
-  private readonly hidden = new Set<Value>();
+  /**
+   * Every value defined so far: true while visible here, false once the region that defined it
+   * closed (for "defined twice" and "not visible here"); one probe per use whatever the nesting.
+   */
+  private readonly defined = new Map<Value, boolean>();
   /** The values each open region defined, innermost last (the top level's are never hidden). */
   private readonly inner: Value[][] = [];
   private names?: ReadonlyMap<Value, string>;
@@ -179,13 +180,12 @@ class Verifier {
 
     // Inputs: omitted only where optional, otherwise visible here.
     const optional = (i: number) => (rule ? rule.optional?.includes(i) ?? false : inputName(n.op, i)?.endsWith('?') ?? false);
-    n.inputs.forEach((v, i) => {
+    for (let i = 0; i < n.inputs.length; i++) {
+      const v = n.inputs[i];
       if (v === null) {
         if (!optional(i)) this.fail(at(), `input ${i}${rule ? '' : ` ('${inputName(n.op, i) ?? 'beyond the last'}')`} is omitted but is not optional`, where);
-        return;
-      }
-      if (!this.visible(v)) this.fail(at(), `input ${i} (${this.ref(v)}) ${this.whyInvisible(v)}`, where);
-    });
+      } else if (!this.visible(v)) this.fail(at(), `input ${i} (${this.ref(v)}) ${this.whyInvisible(v)}`, where);
+    }
 
     // Structural attributes against their schema (tensor ops' attributes are parsed by inferTypes).
     if (rule) this.checkAttrs(n, rule.attrs.safeParse(n.attrs), where);
@@ -204,7 +204,7 @@ class Verifier {
       r.yields.forEach((v, j) => {
         if (!this.visible(v)) this.fail(`yield ${r.yields.map((y) => this.ref(y)).join(', ')}`, `yielded value ${j} (${this.ref(v)}) ${this.whyInvisible(v)}`, rw);
       });
-      for (const v of this.inner.pop()!) { this.shown.delete(v); this.hidden.add(v); }
+      for (const v of this.inner.pop()!) this.defined.set(v, false);
     });
 
     // Types: the op's rule (with the parsed attributes) must give exactly the stored results.
@@ -233,7 +233,7 @@ class Verifier {
       });
     }
     if (n.op === 'constant' && typeof n.attrs.name === 'string') this.tensorData(n.attrs.name, at, where);
-    n.outputs.forEach((o) => this.define(o, at, where));
+    for (const o of n.outputs) this.define(o, at, where);
   }
 
   private checkAttrs(n: Node, r: { success: true; data: unknown } | { success: false; error: z.ZodError }, where: string): void {
@@ -248,18 +248,18 @@ class Verifier {
 
   /** `at` prints the place, called only for an error (printing every node would cost more than the walk). */
   private define(v: Value, at: () => string, where: string): void {
-    if (this.shown.has(v) || this.hidden.has(v)) this.fail(at(), `${this.ref(v)} is defined twice; every value is defined exactly once (SSA)`, where);
-    this.shown.add(v);
+    if (this.defined.has(v)) this.fail(at(), `${this.ref(v)} is defined twice; every value is defined exactly once (SSA)`, where);
+    this.defined.set(v, true);
     if (this.inner.length) this.inner[this.inner.length - 1].push(v);
   }
 
   private visible(v: Value): boolean {
-    return this.shown.has(v);
+    return this.defined.get(v) === true;
   }
 
   /** Why a use of `v` is not dominated by its definition. */
   private whyInvisible(v: Value): string {
-    if (this.hidden.has(v)) return 'is defined inside a region that does not enclose this use (values leave a region only through its yields)';
+    if (this.defined.get(v) === false) return 'is defined inside a region that does not enclose this use (values leave a region only through its yields)';
     return this.allDefinitions().has(v)
       ? 'is used before its definition (or by the node that defines it); move the use after it'
       : 'is not defined anywhere in the graph (a graph input, node result or region argument)';

@@ -8,7 +8,7 @@
 
 import * as z from 'zod';
 import { defineOp, type CpuTensor, type KernelContext } from '../op-def.js';
-import { concreteDim, dimSum, fmtShape, OpError, sameDim, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
+import { concreteDim, dimSum, fmtShape, numel, OpError, sameDim, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import { dimMul } from '../ir/dims.js';
 import { primitivesOf } from '../kernels/primitives.js';
 import { convTranspose2dForward, type ConvWindow } from '../kernels/conv.js';
@@ -113,6 +113,8 @@ export const conv2d = defineOp({
     checkBias('conv2d', bias, tw.shape[0] as number);
     return [{ dtype: 'float32', shape: conv2dShape('conv2d', tx, tw.shape as number[], a) }];
   },
+  // Each result element sums over a weight plane's Cin/groups·kh·kw taps.
+  work: ([, w], _a, [y]) => numel(y.shape) * numel(w!.shape.slice(1)),
   cpu([x, w, bias], a, ctx) {
     return [conv2dKernel(x!, w!, bias, a, ctx)];
   },
@@ -169,6 +171,8 @@ export const conv_transpose2d = defineOp({
     checkBias('conv_transpose2d', bias, shape[1] as number);
     return [{ dtype: 'float32', shape }];
   },
+  // Each input element is spread over Cout/groups·kh·kw result taps.
+  work: ([x, w]) => numel(x!.shape) * numel(w!.shape.slice(1)),
   cpu([x, w, bias], a, ctx) {
     const shape = convTransposeShape('conv_transpose2d', x!, w!.shape, a) as number[];
     const [N, C, H, W] = x!.shape, [, , kh, kw] = w!.shape, [, Cout, OH, OW] = shape;
@@ -200,6 +204,8 @@ export const conv2d_weight_grad = defineOp({
     const tx = need4('conv2d_weight_grad', x, 'input', '[N, C, H, W]'), tg = need4('conv2d_weight_grad', go, 'grad_output', '[N, Cout, OH, OW]');
     return [{ dtype: 'float32', shape: weightGradShape(tx, tg, a) }];
   },
+  // Each grad_output element meets Cin/groups·kh·kw input taps.
+  work: ([, go], _a, [gw]) => numel(go!.shape) * numel(gw.shape.slice(1)),
   cpu([x, go], a, ctx) {
     const shape = weightGradShape(x!, go!, a) as number[];
     const [N, C, H, W] = x!.shape, [, Cout, OH, OW] = go!.shape, [kh, kw] = a.kernel_size;

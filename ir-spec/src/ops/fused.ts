@@ -50,7 +50,7 @@ import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '.
 import { primitivesOf, type CpuPrimitives } from '../kernels/primitives.js';
 import { winograd4Applies, winograd4Unpack, WINOGRAD4_TILE } from '../kernels/winograd4.js';
 import { conv2dKernel } from './conv.js';
-import { linearKernel } from './linalg.js';
+import { linearKernel, linearWork } from './linalg.js';
 
 export { winograd4Applies, winograd4Unpack, winograd4Weights } from '../kernels/winograd4.js';
 
@@ -368,6 +368,7 @@ export const fused_linear = defineOp({
   doc: 'linear(input, weight, bias?) followed by an epilogue activation (none, or an op allowing it: relu, sigmoid, tanh, …) in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: z.object({ activation }).strict(),
   infer(inputs) { return getOp('linear').infer(inputs, {}); },
+  work: linearWork,
   cpu([x, w, bias], { activation: act }, ctx) {
     // relu runs in the gemm primitive's epilogue; any other activation over its output after.
     const y = linearKernel(x, w, bias, ctx, act === 'relu');

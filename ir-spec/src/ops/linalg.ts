@@ -54,6 +54,10 @@ export const matmul = defineOp({
     const ta = needFloat('matmul', a, 'a'), tb = needFloat('matmul', b, 'b');
     return [{ dtype: 'float32', shape: planMatmul('matmul', ta.shape, tb.shape).out }];
   },
+  work([a, b]) {
+    const p = planMatmul('matmul', a!.shape, b!.shape);
+    return numel(p.batch) * (p.M as number) * (p.K as number) * (p.N as number);
+  },
   cpu([a, b], _attrs, ctx) {
     const { gemm } = primitivesOf(ctx);
     const p = planMatmul('matmul', a!.shape, b!.shape);
@@ -115,6 +119,11 @@ function linearType(x: TensorType | null, w: TensorType | null, bias: TensorType
   return { dtype: 'float32', shape: [...tx.shape.slice(0, -1), tw.shape[0]] };
 }
 
+/** Multiply-adds of linear: each result element sums over the input's last dim. */
+export function linearWork([x]: readonly (TensorType | null)[], _attrs: unknown, [y]: readonly TensorType[]): number {
+  return numel(y.shape) * (x!.shape[x!.shape.length - 1] as number);
+}
+
 /**
  * linear's CPU kernel, with relu applied in the product's epilogue when asked (fused_linear):
  * the bias and the activation run in the gemm primitive's output loop, not in passes of their own.
@@ -133,6 +142,7 @@ export const linear = defineOp({
   name: 'linear', doc: 'y = x·weightᵀ + bias over the last dim of x (weight [out, in], bias [out] optional)',
   inputs: ['input', 'weight', 'bias?'], attrs: noAttrs,
   infer([x, w, bias]) { return [linearType(x, w, bias)]; },
+  work: linearWork,
   cpu([x, w, bias], _attrs, ctx) { return [linearKernel(x, w, bias, ctx, false)]; },
   grad: {
     saveInputs: [0, 1],

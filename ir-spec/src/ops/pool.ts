@@ -6,7 +6,7 @@
 
 import * as z from 'zod';
 import { defineOp } from '../op-def.js';
-import { concreteDim, fmtShape, OpError, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
+import { concreteDim, fmtShape, numel, OpError, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import type { GradBuilder } from '../grad-builder.js';
 import { primitivesOf } from '../kernels/primitives.js';
 import {
@@ -98,6 +98,8 @@ function maxPoolGrad<T>(b: GradBuilder<T>, g: T, indices: T, input: TensorType):
 export const max_pool2d = defineOp({
   name: 'max_pool2d', doc: 'max over windows of x [N,C,H,W]; outputs [values, int32 indices] (flat h·W+w offsets per plane)',
   inputs: ['input'], attrs: maxAttrs, outputs: 2,
+  // Each result element visits a kernel_size window.
+  work: (_inputs, a, [y]) => numel(y.shape) * a.kernel_size[0] * a.kernel_size[1],
   infer([x], a) {
     const t = needNCHW('max_pool2d', x);
     const shape = [t.shape[0], t.shape[1], ...pooledSize('max_pool2d', t.shape, a, a.dilation)];
@@ -141,6 +143,8 @@ export const adaptive_max_pool2d = defineOp({
 export const avg_pool2d = defineOp({
   name: 'avg_pool2d', doc: 'mean over windows of x [N,C,H,W] (zero padding counted unless count_include_pad is false)',
   inputs: ['input'], attrs: avgAttrs,
+  // Each result element visits a kernel_size window.
+  work: (_inputs, a, [y]) => numel(y.shape) * a.kernel_size[0] * a.kernel_size[1],
   infer([x], a) {
     const t = needNCHW('avg_pool2d', x);
     return [{ dtype: 'float32', shape: [t.shape[0], t.shape[1], ...pooledSize('avg_pool2d', t.shape, a, [1, 1])] }];

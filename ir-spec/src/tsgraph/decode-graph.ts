@@ -68,22 +68,34 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
     if (!scopes.define(vj.id, v)) throw verifyError(`${where()} defines %${vj.id}, which is already defined (SSA values are defined once)`);
     return v;
   };
+  const undefinedUse = (id: number, where: () => string): TsgraphError => {
+    const why = scopes.wasDefined(id) ? 'is defined inside a region and not visible here' : 'is not defined before it';
+    return verifyError(`${where()} uses %${id}, which ${why} (a value must be defined earlier in the same block or an enclosing one)`);
+  };
   const use = (id: number, where: () => string): Value => {
     const v = scopes.lookup(id);
-    if (!v) {
-      const why = scopes.wasDefined(id) ? 'is defined inside a region and not visible here' : 'is not defined before it';
-      throw verifyError(`${where()} uses %${id}, which ${why} (a value must be defined earlier in the same block or an enclosing one)`);
-    }
+    if (!v) throw undefinedUse(id, where);
     return v;
   };
 
-  const decodeNode = (nj: NodeJson, path: () => string): Node => {
+  // A node's place is its block's path and its index: the text is made only for an error, so
+  // decoding a node allocates no closure, and no array beyond the ones the Node keeps.
+  const decodeNode = (nj: NodeJson, blockPath: () => string, index: number): Node => {
+    const path = () => `${blockPath()}[${index}]`;
     const desc = () => `node ${describeNode(nj.op, nj.inputs, nj.outputs.map((o) => o.id), nj.attrs)} at ${path()}`;
     if (!isBuiltin(nj.op) && !hasOp(nj.op)) {
       throw new TsgraphError('UNKNOWN_OP', `${desc()} uses op '${nj.op}', which this Kiln does not know: upgrade Kiln to the version that wrote the file (producer '${header.producer.name}' ${header.producer.version}), or re-export the model without that op`);
     }
-    const inputs = nj.inputs.map((id) => (id === null ? null : use(id, desc)));
-    let regions = nj.regions?.length ? nj.regions.map((r, i) => decodeBlock(r, () => `${path()}.regions[${i}]`)) : [];
+    const nIn = nj.inputs.length;
+    const inputs = new Array<Value | null>(nIn), inputTypes = new Array<IRType | null>(nIn);
+    for (let i = 0; i < nIn; i++) {
+      const id = nj.inputs[i];
+      const v = id === null ? null : scopes.lookup(id);
+      if (v === undefined) throw undefinedUse(id as number, desc);
+      inputs[i] = v;
+      inputTypes[i] = v === null ? null : v.type;
+    }
+    let regions = nj.regions?.length ? nj.regions.map((r, i) => decodeBlock(r, () => `${path()}.regions[${i}]`)) : NO_REGIONS as Block[];
     let attrs;
     try {
       attrs = decodeAttrs(nj.attrs, () => `${path()}.attrs`);
@@ -93,8 +105,8 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
     }
     let inferred;
     try {
-      ({ attrs, regions } = upgradeLegacy(nj.op, attrs, regions, inputs.length));
-      inferred = inferTypes(nj.op, inputs.map((v) => v?.type ?? null), attrs, ctx, regions);
+      if (nj.op === 'fused_elementwise') ({ attrs, regions } = upgradeLegacy(attrs, regions, nIn));
+      inferred = inferTypes(nj.op, inputTypes, attrs, ctx, regions);
     } catch (e) {
       if (e instanceof OpError) throw verifyError(`${desc()}: ${e.message}`, e);
       // Symbolic-dim arithmetic (ir/dims.ts) signals an overflow with a RangeError and a malformed
@@ -102,26 +114,35 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
       if (e instanceof RangeError || e instanceof DimError) throw verifyError(`${desc()}: its shapes cannot be computed (${e.message})`, e);
       throw e;
     }
-    if (inferred.types.length !== nj.outputs.length) {
-      throw verifyError(`${desc()} declares ${nj.outputs.length} output(s) but op '${nj.op}' gives ${inferred.types.length}`);
+    const nOut = nj.outputs.length;
+    if (inferred.types.length !== nOut) {
+      throw verifyError(`${desc()} declares ${nOut} output(s) but op '${nj.op}' gives ${inferred.types.length}`);
     }
-    const outputs = nj.outputs.map((o, i) => {
+    const outputs = new Array<Value>(nOut);
+    for (let i = 0; i < nOut; i++) {
+      const o = nj.outputs[i];
       const declared = declaredType(o.type);
       if (!sameType(declared, inferred.types[i])) {
         throw verifyError(`${desc()}: output ${i} (%${o.id}) is declared ${o.type} but the op gives ${typeToString(inferred.types[i])}`);
       }
       // The declared type equals the inferred one: values of one type share its parsed object
       // (types are immutable), so a long graph keeps one type object per distinct type.
-      return define(o, declared, desc);
-    });
+      outputs[i] = define(o, declared, desc);
+    }
     return new Node(nj.op, inputs, inferred.attrs, outputs, regions.length ? regions : NO_REGIONS, nodeMeta(nj.meta));
+  };
+
+  const decodeNodes = (nodes: readonly NodeJson[], path: () => string): Node[] => {
+    const out = new Array<Node>(nodes.length);
+    for (let i = 0; i < nodes.length; i++) out[i] = decodeNode(nodes[i], path, i);
+    return out;
   };
 
   const decodeBlock = (bj: BlockJson, path: () => string): Block => {
     scopes.push();
     try {
       const args = bj.args.map((a, i) => define(a, parseTypeString(a.type), () => `region ${path()} argument ${i}`));
-      const nodes = bj.nodes.map((n, i) => decodeNode(n, () => `${path()}.nodes[${i}]`));
+      const nodes = decodeNodes(bj.nodes, () => `${path()}.nodes`);
       const yields = bj.yields.map((id, i) => use(id, () => `region ${path()} yield ${i}`));
       return new Block(args, nodes, yields);
     } finally {
@@ -143,7 +164,7 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
     }
     return { name: ij.name, kind: ij.kind, value: define(ij, type, () => where) };
   });
-  const body = new Block([], g.nodes.map((n, i) => decodeNode(n, () => `graph.nodes[${i}]`)), []);
+  const body = new Block([], decodeNodes(g.nodes, () => 'graph.nodes'), []);
   const outNames = new Set<string>();
   const outputs: GraphOutput[] = g.outputs.map((oj, i) => {
     const where = `graph output '${oj.name}' (graph.outputs[${i}])`;
@@ -162,8 +183,8 @@ export function rebuildGraph(header: TsgraphHeader, tensors: ReadonlyMap<string,
  * A node as this Kiln spells it: a fused_elementwise of a file written before issue 13 kept its
  * body as a `program` attribute, which becomes its element body region (programToBody).
  */
-function upgradeLegacy(op: string, attrs: Attrs, regions: Block[], nInputs: number): { attrs: Attrs; regions: Block[] } {
-  if (op !== 'fused_elementwise' || regions.length || !Object.hasOwn(attrs, 'program')) return { attrs, regions };
+function upgradeLegacy(attrs: Attrs, regions: Block[], nInputs: number): { attrs: Attrs; regions: Block[] } {
+  if (regions.length || !Object.hasOwn(attrs, 'program')) return { attrs, regions };
   const { program, ...rest } = attrs;
   return { attrs: rest, regions: [programToBody(program, nInputs)] };
 }

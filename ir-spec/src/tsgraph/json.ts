@@ -112,9 +112,14 @@ function encodeAttr(v: AttrValue | undefined, path: string): JsonValue {
  * names the attributes in messages (a function: spelled out only for an error).
  */
 export function decodeAttrs(v: Readonly<Record<string, unknown>>, path: string | (() => string)): Attrs {
+  const keys = Object.keys(v);
+  // Most nodes have none: one shared, frozen empty object for all of them.
+  if (keys.length === 0) return NO_ATTRS;
   const at = typeof path === 'string' ? () => path : path;
-  return Object.fromEntries(Object.keys(v).map((k) => [k, decodeAttr(v[k], () => `${at()}.${k}`)]));
+  return Object.fromEntries(keys.map((k) => [k, decodeAttr(v[k], () => `${at()}.${k}`)]));
 }
+
+const NO_ATTRS: Attrs = Object.freeze({});
 
 function decodeAttr(v: unknown, path: () => string): AttrValue {
   if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number') return v;
@@ -155,7 +160,8 @@ function jsonShapeOk(root: unknown, maxDepth: number): boolean {
         if (typeof e === 'object' && e !== null) { values.push(e); depths.push(depth + 1); }
       }
     } else {
-      for (const k of Object.keys(v)) {
+      // for-in allocates no key array per object; parsed JSON objects inherit no enumerable keys.
+      for (const k in v) {
         if (k === '__proto__') return false;
         const e = (v as Record<string, unknown>)[k];
         if (typeof e === 'object' && e !== null) { values.push(e); depths.push(depth + 1); }

@@ -226,6 +226,8 @@ const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32 (int8: four per u32, s
 
 class GpuDevice implements WebGpuDevice {
   readonly backend = 'webgpu' as const;
+  /** Above any GPU's float32 rate (an H100 does about 3·10^13 multiply-adds a second), with room for fast algorithms. */
+  readonly peakWorkRate = 4e14;
   readonly stats: WebGpuStats = { dispatches: 0, kernelsCreated: 0, submits: 0, compileMs: 0, compileTimes: [], buffersCreated: 0, uploads: 0, maps: 0, packs: 0, packedBytes: 0 };
   private readonly pool: BufferPool;
   private readonly kernels = new Map<string, CachedKernel>();
