@@ -12,7 +12,7 @@
 // (RunLimits): its time is checked before every node and loop trip, and a node's results
 // against the tensor and live-bytes limits before the device allocates them.
 
-import { convertArray, dataDimsOf, ELEMENT_BYTES, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { convertArray, dataDimsOf, type Attrs, ELEMENT_BYTES, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -66,10 +66,17 @@ export interface ExecContext {
   readonly started: number;
   /** A profiled run on a device with GPU timestamps: where nodes go until their times are known. */
   readonly gpuNodes?: GpuNodeLog;
+  /** Told of every registry op the run dispatches (replay.ts records a run to replay it). */
+  readonly recorder?: StepRecorder;
+}
+
+/** What a recorded run keeps of each registry op it ran (replay.ts). */
+export interface StepRecorder {
+  step(np: NodePlan, inputs: readonly (DeviceTensor | null)[], attrs: Attrs, out: readonly (DeviceTensor | undefined)[] | undefined, outs: readonly DeviceTensor[], work: number): void;
 }
 
 /** Fails the run once it is past its time limit: called before each node and each loop trip. */
-function checkTime(ctx: ExecContext, np: NodePlan): void {
+export function checkTime(ctx: ExecContext, np: NodePlan): void {
   const ms = performance.now() - ctx.started;
   if (ms > ctx.limits.maxRunMs) {
     throw new RuntimeError('TIME_LIMIT', `${np.text}: the run has taken ${Math.round(ms)} ms, over the limit of ${ctx.limits.maxRunMs} ms (after ${ctx.nodesRun} nodes and ${ctx.loopTrips} loop trips); check for a loop that never ends, or raise maxRunMs in load()/createModel() options`, np.text);
@@ -80,7 +87,7 @@ function checkTime(ctx: ExecContext, np: NodePlan): void {
  * Fails a node before it starts when its work (OpDef.work) cannot finish in the run's time left
  * even at the device's peak rate: checking between nodes alone lets one huge product run for hours.
  */
-function checkWork(ctx: ExecContext, np: NodePlan, work: number, rate: number): void {
+export function checkWork(ctx: ExecContext, np: NodePlan, work: number, rate: number): void {
   const needMs = (work / rate) * 1000, ms = performance.now() - ctx.started, limit = ctx.limits.maxRunMs;
   if (ms + needMs > limit) {
     throw new RuntimeError('TIME_LIMIT', `${np.text}: its ${work.toExponential(2)} multiply-adds need at least ${Math.ceil(needMs)} ms even at the ${ctx.device.backend} device's peak rate, but the run has ${Math.max(0, Math.round(limit - ms))} ms left of its limit of ${limit} ms, so it is refused before it starts; make the op smaller, or raise maxRunMs in load()/createModel() options`, np.text);
@@ -197,25 +204,32 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     throw new RuntimeError('MEMORY_LIMIT', `${np.text}: its results need ${need} bytes while ${live} bytes of intermediate tensors are alive, over the run's limit of ${ctx.limits.maxLiveBytes}; raise maxLiveBytes in load()/createModel() options if this is intended`, np.text);
   }
   const rate = ctx.device.peakWorkRate;
-  if (def.work && rate && ctx.limits.maxRunMs < Infinity) checkWork(ctx, np, def.work(inputs, attrs, types), rate);
+  const work = def.work && (rate || ctx.recorder) ? def.work(inputs, attrs, types) : 0;
+  if (work && rate && ctx.limits.maxRunMs < Infinity) checkWork(ctx, np, work, rate);
   // Planned results land in the model's arena (memory.ts decides when a slot is free to take).
   const out = scope.mem.offer(np.node.outputs, types, inputs, np.releases.map((v) => scope.get(v)));
-  let outs: DeviceTensor[];
-  try {
-    // Random ops draw from the run's generator; an op with an element body gets its body.
-    const kernel = def.random ? { generator: ctx.generator } : def.elementBody ? { regions: np.node.regions } : undefined;
-    outs = ctx.device.dispatch(np.node.op, inputs, attrs, dims, kernel, out);
-  } catch (e) {
-    if (e instanceof RuntimeError) throw e;
-    throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);
-  }
+  const outs = dispatchOp(ctx, np, inputs, attrs, dims, out);
   outs.forEach((o, i) => {
     const t = types[i];
     if (t && (o.shape.length !== t.shape.length || t.shape.some((d, k) => typeof d === 'number' && d !== o.shape[k]))) {
       throw fail(np, `the kernel returned shape [${o.shape.join(',')}] for result ${i}, but the op's shape rule gives [${t.shape.join(',')}] (a kernel bug)`);
     }
   });
+  ctx.recorder?.step(np, inputs, attrs, out, outs, work);
   return outs;
+}
+
+/** Runs a registry op's kernel on the device; a failure other than a RuntimeError becomes one naming the node. */
+export function dispatchOp(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTensor | null)[], attrs: Attrs, dims: Record<string, number> | undefined, out: readonly (DeviceTensor | undefined)[] | undefined): DeviceTensor[] {
+  const def = np.def!;
+  try {
+    // Random ops draw from the run's generator; an op with an element body gets its body.
+    const kernel = def.random ? { generator: ctx.generator } : def.elementBody ? { regions: np.node.regions } : undefined;
+    return ctx.device.dispatch(np.node.op, inputs, attrs, dims, kernel, out);
+  } catch (e) {
+    if (e instanceof RuntimeError) throw e;
+    throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);
+  }
 }
 
 function condition(np: NodePlan, v: RtValue, data?: TypedArray): boolean {

@@ -16,8 +16,9 @@ import { runBlock, type Exec, type ExecContext, type HostFunction, type RunLimit
 import { LiveBuffers, Scope } from './memory.js';
 import { GpuNodeLog, nodeProfiler } from './node-profiler.js';
 import { planGraph, type GraphPlan } from './plan.js';
+import { RunRecorder, type RunRecord } from './replay.js';
 import { toScalar } from './scalar.js';
-import { signature, validateInputs, type InputValue } from './validate.js';
+import { signature, validateInputs, type HostTensor, type InputValue } from './validate.js';
 import { checkValue, isDeviceTensor, type RtValue } from './values.js';
 
 /** What a run() learns while its generator runs: the GPU node log of a profiled run, and when the run's work ended. */
@@ -104,6 +105,8 @@ export interface ModelOptions {
 }
 
 export const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorBytes: 2 ** 30, maxLiveBytes: 2 ** 31, maxRunMs: Infinity };
+/** The symbol bindings of a replayed run: none are read (attributes were made concrete when it was recorded). */
+const NO_SYMBOLS: ReadonlyMap<string, number> = new Map();
 const ARRAY_OF: Record<DType, new (n: number) => TypedArray> = { float32: Float32Array, float16: Float32Array, bfloat16: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array };
 
 /** Graph outputs with tuples flattened depth-first into `name.0`, `name.1`, ... */
@@ -156,6 +159,12 @@ export class Model {
   private arenaBusy = false;
   /** ModelOptions.shareArrays, on a device that can use host arrays in place. */
   private readonly shareArrays: boolean;
+  /** Whether runs can be recorded and replayed (replay.ts): a straight-line graph of tensor inputs on the CPU, updating no buffers. */
+  private readonly replayable: boolean;
+  /** The last run's record, while nothing else has run since (replay.ts). */
+  private record: RunRecord | undefined;
+  /** Params and constants by value: a record's outputs may be these. */
+  private readonly fixedValues = new Map<Value, DeviceTensor>();
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -234,7 +243,11 @@ export class Model {
         this.external.add(t.buffer);
       }
       this.constants.set(node, t);
+      this.fixedValues.set(node.outputs[0], t);
     }
+    for (const b of this.bound) this.fixedValues.set(b.value, b.tensor);
+    this.replayable = device.backend === 'cpu' && this.updates.length === 0 && runInputs.every((i) => i.value.type.kind === 'tensor') &&
+      this.plan.body.nodes.every((np) => np.def !== undefined || np.node.op === 'constant');
   }
 
   /** The backend this model runs on. */
@@ -294,6 +307,8 @@ export class Model {
    * ```
    */
   async run(inputs: readonly InputValue[]): Promise<Output[]> {
+    const replayed = this.replay(inputs, false);
+    if (replayed) return replayed;
     const profiled: ProfiledRun = {};
     const gen = this.exec(inputs, false, profiled);
     try {
@@ -318,6 +333,8 @@ export class Model {
    * ```
    */
   runSync(inputs: readonly InputValue[]): Output[] {
+    const replayed = this.replay(inputs, this.shareArrays);
+    if (replayed) return replayed;
     const gen = this.exec(inputs, this.shareArrays);
     try {
       let r = gen.next();
@@ -359,6 +376,23 @@ export class Model {
 
   private signature(): string {
     return signature(this.graph.inputs.filter((i) => i.kind === 'input'));
+  }
+
+  /** The run replayed from the last run's record (replay.ts), or undefined when it does not apply. */
+  private replay(inputs: readonly InputValue[], borrow: boolean): Output[] | undefined {
+    const record = this.record;
+    if (!record || this.arenaBusy || nodeProfiler()) return undefined;
+    const arrays = record.match(inputs);
+    if (!arrays) return undefined;
+    const ctx: ExecContext = { device: this.device, env: NO_SYMBOLS, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: performance.now() };
+    this.arenaBusy = true;
+    try {
+      const { outputs, stats } = record.replay(ctx, arrays, borrow, this.external);
+      this.stats = stats;
+      return outputs;
+    } finally {
+      this.arenaBusy = false;
+    }
   }
 
   /**
@@ -406,7 +440,10 @@ export class Model {
     });
     const prof = nodeProfiler(), timer = this.device.dispatchTimer;
     const gpuNodes = prof && timer && profiled ? (profiled.gpuNodes = new GpuNodeLog(timer, prof)) : undefined;
-    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0, ...(gpuNodes ? { gpuNodes } : {}) };
+    // A run that holds the arena may change it: the last record no longer applies, this run's may.
+    if (arena === this.arena) this.record = undefined;
+    const recorder = this.replayable && arena === this.arena && !prof ? new RunRecorder(decl.map((d) => d.value)) : undefined;
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0, ...(gpuNodes ? { gpuNodes } : {}), ...(recorder ? { recorder } : {}) };
     yield* runBlock(ctx, this.plan.body, scope);
 
     const outputs: Output[] = [];
@@ -436,6 +473,7 @@ export class Model {
     for (const b of inputBuffers) this.device.free(b);
     const end = performance.now();
     this.stats = { peakIntermediateBytes: mem.peak, measuredPeakBytes: mem.measuredPeak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: end - t0 };
+    if (recorder) this.record = recorder.finish(values as HostTensor[], this.graph.outputs, this.fixedValues, this.stats);
     if (profiled) profiled.endMs = end;
     prof?.onRun({ graph: this.graph.name, backend: this.device.backend, startMs: t0, endMs: end, peakBytes: mem.measuredPeak });
     return outputs;
