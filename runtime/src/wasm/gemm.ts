@@ -14,7 +14,14 @@ import { PinnedArrays } from './pinned.js';
 /** Below this many multiply-adds the JavaScript kernel is as fast as copying into the memory. */
 const MIN_WORK = 4096;
 
+/** A kept form of a pinned view, found again without building its key; holds the pinned array, so the form outlives no use. */
+interface KeptForm { readonly at: number; readonly owner: Float32Array }
+
 export class WasmGemm {
+  /** The last packed form and bias copy per view (a model passes the same views run after run). */
+  private readonly lastPacked = new WeakMap<Float32Array, KeptForm & { readonly bOff: number; readonly sbk: number; readonly sbj: number; readonly K: number; readonly N: number }>();
+  private readonly lastBias = new WeakMap<Float32Array, KeptForm>();
+
   constructor(private readonly heap: WasmHeap, private readonly pins = new PinnedArrays(heap)) {}
 
   /** Marks an array as a constant: never written again, so its packed form can be kept. */
@@ -28,7 +35,9 @@ export class WasmGemm {
       return;
     }
     const h = this.heap;
-    const constant = this.pins.owner(B) !== undefined;
+    const last = this.lastPacked.get(B);
+    const kept = last && last.bOff === bOff && last.sbk === sbk && last.sbj === sbj && last.K === K && last.N === N ? last.at : undefined;
+    const constant = kept !== undefined || this.pins.owner(B) !== undefined;
     // A small M with a B that must be packed on every call: packing costs as much as the product.
     if (!constant && M < 4) {
       REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate, epilogue);
@@ -37,7 +46,7 @@ export class WasmGemm {
     const temps: number[] = [];
     const take = (floats: number) => { const at = h.alloc(floats * 4); temps.push(at); return at; };
     try {
-      const bp = constant ? this.packedConstant(B, bOff, sbk, sbj, K, N) : this.packTemp(B, bOff, sbk, sbj, K, N, take);
+      const bp = kept ?? (constant ? this.packedConstant(B, bOff, sbk, sbj, K, N) : this.packTemp(B, bOff, sbk, sbj, K, N, take));
       const a = take(M * K), c = take(M * N);
       const f = h.f32();
       copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
@@ -54,8 +63,13 @@ export class WasmGemm {
 
   /** The bias in the kernel memory: copied once when it is a pinned constant, else per call (into a block from `take`). */
   private biasIn(bias: Float32Array, take: (n: number) => number): number {
+    const last = this.lastBias.get(bias);
+    if (last) return last.at;
     const kept = this.pins.copy(bias);
-    if (kept !== undefined) return kept;
+    if (kept !== undefined) {
+      this.lastBias.set(bias, { at: kept, owner: this.pins.owner(bias)! });
+      return kept;
+    }
     const at = take(bias.length);
     this.heap.f32().set(bias, at >> 2);
     return at;
@@ -74,7 +88,7 @@ export class WasmGemm {
 
   /** B's panels, packed once per pinned constant and view (pinned.ts keeps and frees them). */
   private packedConstant(B: Float32Array, bOff: number, sbk: number, sbj: number, K: number, N: number): number {
-    return this.pins.form(B, `packB ${bOff},${sbk},${sbj},${K},${N}`, () => {
+    const at = this.pins.form(B, `packB ${bOff},${sbk},${sbj},${K},${N}`, () => {
       const h = this.heap;
       const span = (K - 1) * sbk + (N - 1) * sbj + 1;
       const src = h.alloc(span * 4);
@@ -84,6 +98,8 @@ export class WasmGemm {
       h.free(src);
       return dst;
     })!;
+    this.lastPacked.set(B, { at, owner: this.pins.owner(B)!, bOff, sbk, sbj, K, N });
+    return at;
   }
 }
 
