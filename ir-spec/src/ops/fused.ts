@@ -304,6 +304,21 @@ function oihwWeight(w: CpuTensor, a: FusedConvAttrs): CpuTensor {
   return { dtype: 'float32', shape, data: winograd4Unpack(w.data as Float32Array, shape[0], shape[1]) };
 }
 
+/**
+ * convActPool's scratch (a conv tile and the pool's unused winner offsets), kept between calls:
+ * a fresh zeroed array of a tile's size per call cost more than the pool itself (fresh pages,
+ * then garbage). Grown to the largest call's need, at most TILE floats and ints. The kernel
+ * calls nothing that uses them while it holds them (it is not reentrant; workers run no JS).
+ */
+let poolScratch: { tiles: Float32Array; winners: Int32Array } | undefined;
+
+function scratchFor(tileFloats: number, winnerInts: number): { tiles: Float32Array; winners: Int32Array } {
+  const have = poolScratch;
+  if (have && have.tiles.length >= tileFloats && have.winners.length >= winnerInts) return have;
+  poolScratch = { tiles: new Float32Array(Math.max(tileFloats, have?.tiles.length ?? 0)), winners: new Int32Array(Math.max(winnerInts, have?.winners.length ?? 0)) };
+  return poolScratch;
+}
+
 /** conv2d + activation + max pool, a tile of images (or of one image's channels) at a time. */
 function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: FusedConvAttrs, out: readonly number[], prims: CpuPrimitives, ctx: KernelContext | undefined): Float32Array {
   const pool = a.pool!;
@@ -319,8 +334,7 @@ function convActPool(x: CpuTensor, w: CpuTensor, bias: CpuTensor | null, a: Fuse
   const dst = outputBuffer(ctx, 0, 'float32', N * Cout * PH * PW) as Float32Array;
   // max_pool2d's kernel (the device's primitive); the winners' indices it also writes go unused.
   const poolWin = { kh: pool.kernel_size[0], kw: pool.kernel_size[1], sh: pool.stride[0], sw: pool.stride[1], ph: 0, pw: 0, dh: 1, dw: 1 };
-  const scratch = new Int32Array((images > 1 ? images * Cout : block) * PH * PW);
-  const tiles = new Float32Array((images > 1 ? Math.min(images, N) * Cout : block) * plane);
+  const { tiles, winners: scratch } = scratchFor((images > 1 ? Math.min(images, N) * Cout : block) * plane, (images > 1 ? images * Cout : block) * PH * PW);
   for (let n0 = 0; n0 < N; n0 += images) {
     const nb = Math.min(images, N - n0);
     const xs = X.subarray(n0 * image, (n0 + nb) * image);
