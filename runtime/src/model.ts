@@ -159,7 +159,7 @@ export class Model {
   private arenaBusy = false;
   /** ModelOptions.shareArrays, on a device that can use host arrays in place. */
   private readonly shareArrays: boolean;
-  /** Whether runs can be recorded and replayed (replay.ts): a straight-line graph of tensor inputs on the CPU, updating no buffers. */
+  /** Whether runs can be recorded and replayed (replay.ts): a straight-line graph of tensor inputs on the CPU, updating no buffers, no result sized by data. */
   private readonly replayable: boolean;
   /** The last run's record, while nothing else has run since (replay.ts). */
   private record: RunRecord | undefined;
@@ -247,7 +247,8 @@ export class Model {
     }
     for (const b of this.bound) this.fixedValues.set(b.value, b.tensor);
     this.replayable = device.backend === 'cpu' && this.updates.length === 0 && runInputs.every((i) => i.value.type.kind === 'tensor') &&
-      this.plan.body.nodes.every((np) => np.def !== undefined || np.node.op === 'constant');
+      // A result sized by data (masked_select) may change size between runs of the same shapes.
+      this.plan.body.nodes.every((np) => (np.def !== undefined && !np.def.dataDims) || np.node.op === 'constant');
   }
 
   /** The backend this model runs on. */
