@@ -1,5 +1,6 @@
 // Replay of a straight-line run on a synchronous device (the CPU). A run of a model whose body is
-// registry ops and constants only, on inputs of the dtypes and shapes of the run before it, does
+// registry ops (none sizing a result by data) and constants only, on inputs of the dtypes and
+// shapes of the run before it, does
 // exactly what that run did: the same kernels with the same attributes, results in the same
 // arena slots, the same limits passed (tensor sizes and live bytes depend on shapes alone). So
 // the executor's first such run is recorded (ExecContext.recorder) and later ones replay the
