@@ -67,8 +67,10 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
   };
   const fast3x3 = wasmWinograd4(heap, pins);
   return (x, w, bias, d, epi) => {
-    // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster.
-    if (pins?.owner(w) && winograd4(d)) return fast3x3(x, w, bias, d, epi);
+    // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster. The
+    // call that starts the transform as a background job (worker threads exist) runs the direct
+    // kernel below instead, so a model's first run never waits for transforms.
+    if (pins?.owner(w) && winograd4(d) && !fast3x3.prepare(w, d)) return fast3x3(x, w, bias, d, epi);
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);

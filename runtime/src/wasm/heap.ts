@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, QLINEAR, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, JOB_WINOGRAD4_WEIGHTS, QLINEAR, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -137,6 +137,62 @@ export class WasmHeap {
     for (const a of arrays) this.residentRelease.register(a, held);
   }
 
+  /** Background jobs writing a block, by the block's address, and the source block each frees when done (see winograd4WeightsLater). */
+  private readonly pending = new Map<number, { slot: number; src?: number }>();
+
+  /**
+   * Starts the worker threads the kernels will use (getNumThreads() − 1) now, so that they are
+   * ready by the first call big enough to split (load calls it before reading a file).
+   */
+  startWorkers(): void {
+    if (getNumThreads() > 1) this.pool?.start(getNumThreads() - 1);
+  }
+
+  /**
+   * Whether background jobs can run here: worker threads can exist and the kernels use more than
+   * one thread (setNumThreads(1) keeps all work on the calling thread).
+   */
+  get background(): boolean { return getNumThreads() > 1 && (this.pool?.available ?? false); }
+
+  /**
+   * Posts winograd4Weights of S filters at w into U as a background job, held until the current
+   * run ends (releaseJobs), when an idle worker takes it; true if posted (U is complete only once
+   * settle(U) returned), false when it cannot be (no worker threads, no free job slot: nothing
+   * was done). `src`, when given, is a block freed once the job is done or dropped (w's copy).
+   * Freeing U first drops the job (or waits for the worker running it).
+   */
+  winograd4WeightsLater(S: number, w: number, U: number, src?: number): boolean {
+    const slot = this.background ? this.pool!.post(JOB_WINOGRAD4_WEIGHTS, [S, w, U], true) : -1;
+    if (slot < 0) return false;
+    this.pending.set(U, src === undefined ? { slot } : { slot, src });
+    return true;
+  }
+
+  /** Lets idle workers start the background jobs posted so far (the CPU device calls it when a run ends). */
+  releaseJobs(): void {
+    this.pool?.release();
+  }
+
+  /** Makes block `at` complete when a background job writes it (runs the job here if no worker took it yet). */
+  settle(at: number): void {
+    const p = this.pending.get(at);
+    if (p === undefined) return;
+    this.pending.delete(at);
+    this.pool!.finish(p.slot);
+    if (p.src !== undefined) this.free(p.src);
+  }
+
+  /** Whether block `at` has no background job still to finish (settle() then waits for nothing). */
+  settled(at: number): boolean {
+    const p = this.pending.get(at);
+    return p === undefined || this.pool!.done(p.slot);
+  }
+
+  /** Background jobs posted so far, and how many of them a worker ran (the rest ran on the calling thread, or were dropped). */
+  get jobStats(): { posted: number; byWorkers: number } {
+    return { posted: this.pool?.jobsPosted ?? 0, byWorkers: this.pool?.jobsByWorkers ?? 0 };
+  }
+
   /** Whether products can be split over worker threads here. */
   get threaded(): boolean { return this.pool?.available ?? false; }
 
@@ -244,6 +300,13 @@ export class WasmHeap {
   free(at: number): void {
     const size = this.sizes.get(at);
     if (size === undefined) throw new Error(`WasmHeap.free: ${at} is not an allocated block`);
+    // A block a background job writes is never handed out again while the job may run.
+    const p = this.pending.get(at);
+    if (p !== undefined) {
+      this.pending.delete(at);
+      this.pool!.cancel(p.slot);
+      if (p.src !== undefined) this.free(p.src);
+    }
     this.sizes.delete(at);
     let i = this.freeList.findIndex((b) => b.at > at);
     if (i < 0) i = this.freeList.length;
