@@ -137,8 +137,13 @@ export class WasmHeap {
     for (const a of arrays) this.residentRelease.register(a, held);
   }
 
-  /** Background jobs writing a block, by the block's address, and the source block each frees when done (see winograd4WeightsLater). */
-  private readonly pending = new Map<number, { slot: number; src?: number }>();
+  /**
+   * Deferred Winograd weight transforms, by ticket (a negative number standing for the block U
+   * will be): what to transform, then U once allocated (releaseJobs, or settle) and the job slot
+   * while a worker may still be writing U.
+   */
+  private readonly deferred = new Map<number, { S: number; w: number; copy?: number; U?: number; slot?: number }>();
+  private nextTicket = -1;
 
   /**
    * Starts the worker threads the kernels will use (getNumThreads() − 1) now, so that they are
@@ -155,37 +160,48 @@ export class WasmHeap {
   get background(): boolean { return getNumThreads() > 1 && (this.pool?.available ?? false); }
 
   /**
-   * Posts winograd4Weights of S filters at w into U as a background job, held until the current
-   * run ends (releaseJobs), when an idle worker takes it; true if posted (U is complete only once
-   * settle(U) returned), false when it cannot be (no worker threads, no free job slot: nothing
-   * was done). `src`, when given, is a block freed once the job is done or dropped (w's copy).
-   * Freeing U first drops the job (or waits for the worker running it).
+   * Defers winograd4Weights of S filters at w: returns a ticket standing for the block U it will
+   * write (settle(ticket) gives U, complete; free(ticket) drops it), or undefined where background
+   * jobs cannot run. Nothing is allocated until the run ends (releaseJobs: U is allocated and the
+   * transform posted for an idle worker), so U does not take the pages the run's scratch reuses.
+   * `copy`, when given, is a block holding w's copy, freed once U is complete or dropped.
    */
-  winograd4WeightsLater(S: number, w: number, U: number, src?: number): boolean {
-    const slot = this.background ? this.pool!.post(JOB_WINOGRAD4_WEIGHTS, [S, w, U], true) : -1;
-    if (slot < 0) return false;
-    this.pending.set(U, src === undefined ? { slot } : { slot, src });
-    return true;
+  winograd4WeightsLater(S: number, w: number, copy?: number): number | undefined {
+    if (!this.background) return undefined;
+    const ticket = this.nextTicket--;
+    this.deferred.set(ticket, copy === undefined ? { S, w } : { S, w, copy });
+    return ticket;
   }
 
-  /** Lets idle workers start the background jobs posted so far (the CPU device calls it when a run ends). */
+  /** Allocates the deferred transforms' blocks and posts them for idle workers (the CPU device calls it when a run ends). */
   releaseJobs(): void {
-    this.pool?.release();
+    for (const d of this.deferred.values()) {
+      if (d.U !== undefined) continue;
+      d.U = this.alloc(36 * d.S * 4);
+      const slot = this.pool!.post(JOB_WINOGRAD4_WEIGHTS, [d.S, d.w, d.U]);
+      if (slot >= 0) d.slot = slot;
+      else this.winograd4Weights(d.S, d.w, d.U); // no free job slot: made now
+    }
   }
 
-  /** Makes block `at` complete when a background job writes it (runs the job here if no worker took it yet). */
-  settle(at: number): void {
-    const p = this.pending.get(at);
-    if (p === undefined) return;
-    this.pending.delete(at);
-    this.pool!.finish(p.slot);
-    if (p.src !== undefined) this.free(p.src);
-  }
-
-  /** Whether block `at` has no background job still to finish (settle() then waits for nothing). */
-  settled(at: number): boolean {
-    const p = this.pending.get(at);
-    return p === undefined || this.pool!.done(p.slot);
+  /**
+   * The block `at` stands for, complete: `at` itself for a block, else (a ticket) the deferred
+   * transform's U, made here if it was not posted yet, else finished here if no worker took its
+   * job, else waited for.
+   */
+  settle(at: number): number {
+    if (at >= 0) return at;
+    const d = this.deferred.get(at);
+    if (!d) throw new Error(`WasmHeap.settle: ${at} is not a live ticket`);
+    if (d.U === undefined) {
+      d.U = this.alloc(36 * d.S * 4);
+      this.winograd4Weights(d.S, d.w, d.U);
+    } else if (d.slot !== undefined) {
+      this.pool!.finish(d.slot);
+      d.slot = undefined;
+    }
+    if (d.copy !== undefined) { this.free(d.copy); d.copy = undefined; }
+    return d.U;
   }
 
   /** Background jobs posted so far, and how many of them a worker ran (the rest ran on the calling thread, or were dropped). */
@@ -296,17 +312,20 @@ export class WasmHeap {
     return at;
   }
 
-  /** Returns a block from alloc(). */
+  /** Returns a block from alloc(), or drops a ticket from winograd4WeightsLater (a job writing its U is dropped or waited for first). */
   free(at: number): void {
+    if (at < 0) {
+      const d = this.deferred.get(at);
+      if (!d) throw new Error(`WasmHeap.free: ${at} is not a live ticket`);
+      this.deferred.delete(at);
+      if (d.slot !== undefined) this.pool!.cancel(d.slot);
+      if (d.U !== undefined) this.free(d.U);
+      if (d.copy !== undefined) this.free(d.copy);
+      return;
+    }
     const size = this.sizes.get(at);
     if (size === undefined) throw new Error(`WasmHeap.free: ${at} is not an allocated block`);
-    // A block a background job writes is never handed out again while the job may run.
-    const p = this.pending.get(at);
-    if (p !== undefined) {
-      this.pending.delete(at);
-      this.pool!.cancel(p.slot);
-      if (p.src !== undefined) this.free(p.src);
-    }
+
     this.sizes.delete(at);
     let i = this.freeList.findIndex((b) => b.at > at);
     if (i < 0) i = this.freeList.length;

@@ -32,11 +32,10 @@ const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, TASK = 8, TASK_WORDS = 32;
 const CLOSED = 1 << 30;
 /**
  * Background job slots after the task (JOB_WORDS words each: state, kind, arguments); a slot's
- * state goes FREE → POSTED (the caller) → RUNNING (whoever claims it) → JOB_DONE → FREE (the caller);
- * a job posted held (HELD) waits for release() before a worker may claim it.
+ * state goes FREE → POSTED (the caller) → RUNNING (whoever claims it) → JOB_DONE → FREE (the caller).
  */
 const JOBS = TASK + TASK_WORDS, JOB_SLOTS = 32, JOB_WORDS = 8;
-const FREE = 0, POSTED = 1, RUNNING = 2, JOB_DONE = 3, HELD = 4;
+const FREE = 0, POSTED = 1, RUNNING = 2, JOB_DONE = 3;
 const CONTROL_WORDS = JOBS + JOB_SLOTS * JOB_WORDS;
 export const CONTROL_BYTES = CONTROL_WORDS * 4;
 /** Background job kinds: winograd4Weights over all S filters (S, w, U). */
@@ -295,7 +294,7 @@ export class ThreadPool {
    * none exists; returns its slot, or -1 when no slot is free or no worker can exist (the caller
    * then does the work itself). Call finish(slot) or cancel(slot) exactly once afterwards.
    */
-  post(kind: number, args: readonly number[], held = false): number {
+  post(kind: number, args: readonly number[]): number {
     if (!this.available) return -1;
     const c = this.c;
     let j = 0;
@@ -306,26 +305,10 @@ export class ThreadPool {
     c[at + 1] = kind;
     c.set(args, at + 2);
     this.jobsPosted++;
-    if (held) { Atomics.store(c, at, HELD); this.held = true; return j; }
     Atomics.store(c, at, POSTED);
-    this.wake();
+    Atomics.add(c, WAKE, 1);
+    Atomics.notify(c, WAKE, 1);
     return j;
-  }
-
-  private held = false;
-
-  private wake(): void {
-    Atomics.add(this.c, WAKE, 1);
-    Atomics.notify(this.c, WAKE, 1);
-  }
-
-  /** Lets the workers claim every job posted held so far. */
-  release(): void {
-    if (!this.held) return;
-    this.held = false;
-    const c = this.c;
-    for (let j = 0; j < JOB_SLOTS; j++) Atomics.compareExchange(c, JOBS + j * JOB_WORDS, HELD, POSTED);
-    this.wake();
   }
 
   /** Whether job `slot` is complete (finish() then returns at once). */
@@ -337,7 +320,7 @@ export class ThreadPool {
    */
   finish(slot: number): void {
     const c = this.c, at = JOBS + slot * JOB_WORDS;
-    if (Atomics.compareExchange(c, at, POSTED, RUNNING) === POSTED || Atomics.compareExchange(c, at, HELD, RUNNING) === HELD) {
+    if (Atomics.compareExchange(c, at, POSTED, RUNNING) === POSTED) {
       runJob(this.k, c, slot);
       this.jobsHere++;
     }
@@ -350,7 +333,7 @@ export class ThreadPool {
   /** Drops job `slot`: unrun if no worker has claimed it, else waits for the worker running it; frees the slot. */
   cancel(slot: number): void {
     const c = this.c, at = JOBS + slot * JOB_WORDS;
-    if (Atomics.compareExchange(c, at, POSTED, FREE) === POSTED || Atomics.compareExchange(c, at, HELD, FREE) === HELD) { this.jobsCancelled++; return; }
+    if (Atomics.compareExchange(c, at, POSTED, FREE) === POSTED) { this.jobsCancelled++; return; }
     this.finish(slot);
   }
 }

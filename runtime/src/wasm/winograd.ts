@@ -8,10 +8,10 @@
 // choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv. A
 // big one is split over the threads by runs of whole tile chunks (WasmHeap.winograd4Conv). Where
 // worker threads exist, a kept transform is made in the background: the call that first meets the
-// weight posts it as a job (held until the run ends, then taken by an idle worker) and runs the
-// direct conv itself (`prepare`, called by conv.ts), so a model's first run never waits for
-// transforms; a later call settles the job (finishing it here if no worker has) before it reads
-// U, so no call reads a half-written transform. (The first run's results are the direct conv's,
+// weight defers it (allocated and posted as a job for an idle worker when the run ends) and runs
+// the direct conv itself (`prepare`, called by conv.ts), so a model's first run never waits for
+// transforms; a later call settles it (finishing it here if no worker has) before it reads U, so
+// no call reads a half-written transform. (The first run's results are the direct conv's,
 // later ones F(4×4)'s: equal up to the rounding bound below.)
 // Invariant: results equal ir-spec's conv2dForward up to the transforms' float32 rounding
 // (F(4×4) loses ~1–2 more digits than the direct sum: tests/winograd*.test.ts bound it).
@@ -81,8 +81,8 @@ export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn & {
     const T = N * TH * TWp;
     const Tc = Math.min(Math.ceil(T / 8) * 8, Math.max(8, Math.floor(CHUNK_BYTES / (36 * 4 * (C + Cout)) / 8) * 8));
     const kept = pins?.form(w, key(Cout, C), () => transform(w, Cout, C));
-    if (kept !== undefined) heap.settle(kept); // a transform prepare() started: complete from here on
-    const U = kept ?? transform(w, Cout, C);
+    // A kept transform prepare() deferred is a ticket: settle gives its block, complete.
+    const U = kept !== undefined ? heap.settle(kept) : transform(w, Cout, C);
     const out = N * Cout * OH * OW;
     const xa = heap.alloc(x.length * 4), img = heap.alloc(N * C * Hp * Wp * 4);
     // Split over the threads by runs of whole tile chunks, each run with its own V, M and scratch.
@@ -105,23 +105,20 @@ export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn & {
   };
   /**
    * Before a call with pinned weight `w` and dims `d`: when `w` has no kept transform yet and
-   * background jobs can run, makes it one — as a job held until the run ends, then made by an
-   * idle worker — and returns true: this call should take another kernel (the direct conv), and
-   * a later one settles the job (finishing it here if no worker has). False: call the conv as usual.
+   * background jobs can run, defers it (heap.winograd4WeightsLater: posted for an idle worker
+   * when the run ends) and returns true: this call should take another kernel (the direct conv),
+   * and a later one settles the transform (finishing it here if no worker has). False: call the
+   * conv as usual.
    */
   const prepare = (w: Float32Array, d: ConvDims): boolean => {
     if (!pins || !heap.background || !winograd4Fits(d)) return false;
     let started = false;
     pins.form(w, key(d.Cout, d.C), () => {
-      const U = heap.alloc(36 * d.Cout * d.C * 4);
       const inPlace = heap.addressOf(w), src = inPlace ?? heap.alloc(w.length * 4);
       if (inPlace === undefined) heap.f32().set(w, src >> 2);
-      started = heap.winograd4WeightsLater(d.Cout * d.C, src, U, inPlace === undefined ? src : undefined);
-      if (!started) {
-        heap.winograd4Weights(d.Cout * d.C, src, U); // no free job slot: made now, as without jobs
-        if (inPlace === undefined) heap.free(src);
-      }
-      return U;
+      const ticket = heap.winograd4WeightsLater(d.Cout * d.C, src, inPlace === undefined ? src : undefined)!;
+      started = true;
+      return ticket;
     });
     return started;
   };
