@@ -57,7 +57,7 @@ async function readResident(source: string, read: ReadSource): Promise<{ bytes: 
   const heap = wasmKernels();
   // The kernels' worker threads start while the file is read, so the first run's split calls
   // find them ready (a worker takes tens of milliseconds to start).
-  if ((globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.KILN_EARLY !== '0') heap?.startWorkers();
+  heap?.startWorkers();
   let block: Uint8Array | undefined;
   const into = (size: number) => (heap && size >= RESIDENT_MIN_BYTES ? (block = heap.residentBlock(size)) : undefined);
   let bytes: Uint8Array;
