@@ -204,7 +204,7 @@ export class WasmHeap {
     return d.U;
   }
 
-  /** Background jobs posted so far, and how many of them a worker ran (the rest ran on the calling thread, or were dropped). */
+  /** Background jobs posted so far, and how many of them a worker took (the rest ran on the calling thread, or were dropped). */
   get jobStats(): { posted: number; byWorkers: number } {
     return { posted: this.pool?.jobsPosted ?? 0, byWorkers: this.pool?.jobsByWorkers ?? 0 };
   }
@@ -325,7 +325,6 @@ export class WasmHeap {
     }
     const size = this.sizes.get(at);
     if (size === undefined) throw new Error(`WasmHeap.free: ${at} is not an allocated block`);
-
     this.sizes.delete(at);
     let i = this.freeList.findIndex((b) => b.at > at);
     if (i < 0) i = this.freeList.length;

@@ -10,7 +10,7 @@
 // process alive) or Web Workers (only in a cross-origin-isolated page); they start in the
 // background and join once ready, so nothing ever waits for a worker to start. No worker exists
 // until a kernel call is big enough to split, or a background job is posted.
-// Background jobs (a Winograd weight transform started at load): the calling thread posts a job
+// Background jobs (the Winograd weight transforms a run deferred): the calling thread posts a job
 // into a slot of the control block and goes on; an idle worker claims it (one atomic
 // compare-exchange), runs it whole and marks it done, helping any round that begins first. The
 // caller that needs the result finishes the job: it runs it itself when no worker has claimed it,
@@ -24,10 +24,10 @@ import type { KernelExports } from './heap.js';
 
 /**
  * Control block (Int32): the wake counter workers sleep on, the next chunk to claim (CLOSED
- * between rounds), chunks finished this round, workers ready, then the round's task: its kind,
- * its chunk count and its arguments.
+ * between rounds), chunks finished this round, workers ready, background jobs workers ran, then
+ * the round's task: its kind, its chunk count and its arguments.
  */
-const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, TASK = 8, TASK_WORDS = 32;
+const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, JOBS_RUN = 4, TASK = 8, TASK_WORDS = 32;
 /** CLAIM's value between rounds: above any chunk index, so a claim then gets nothing. */
 const CLOSED = 1 << 30;
 /**
@@ -41,7 +41,7 @@ export const CONTROL_BYTES = CONTROL_WORDS * 4;
 /** Background job kinds: winograd4Weights over all S filters (S, w, U). */
 export const JOB_WINOGRAD4_WEIGHTS = 0;
 // runJob and takeJob spell these numbers out (their source is also the workers'): keep them equal.
-if (JOBS !== 40 || JOB_SLOTS !== 32 || JOB_WORDS !== 8 || CONTROL_WORDS !== 296) throw new Error('threads.ts: job layout changed without runJob/takeJob');
+if (JOBS !== 40 || JOB_SLOTS !== 32 || JOB_WORDS !== 8 || CONTROL_WORDS !== 296 || JOBS_RUN !== 4) throw new Error('threads.ts: job layout changed without runJob/takeJob');
 export const MAX_WORKERS = 48;
 
 /**
@@ -139,6 +139,7 @@ function runJob(k: KernelExports, c: Int32Array, j: number): void {
 function takeJob(k: KernelExports, c: Int32Array, run: typeof runJob): boolean {
   for (let j = 0; j < 32; j++) { // JOB_SLOTS
     if (Atomics.load(c, 40 + j * 8) === 1 && Atomics.compareExchange(c, 40 + j * 8, 1, 2) === 1) { // POSTED → RUNNING
+      Atomics.add(c, 4, 1); // JOBS_RUN
       run(k, c, j);
       return true;
     }
@@ -283,11 +284,9 @@ export class ThreadPool {
     }
   }
 
-  /** Background jobs posted so far (for tests and stats), and how many a worker ran. */
+  /** Background jobs posted so far (for tests and stats), and how many a worker took. */
   jobsPosted = 0;
-  get jobsByWorkers(): number { return this.jobsPosted - this.jobsHere - this.jobsCancelled; }
-  private jobsHere = 0;
-  private jobsCancelled = 0;
+  get jobsByWorkers(): number { return Atomics.load(this.c, JOBS_RUN); }
 
   /**
    * Posts background job `kind` (args as runJob reads them) for an idle worker, starting one if
@@ -320,10 +319,7 @@ export class ThreadPool {
    */
   finish(slot: number): void {
     const c = this.c, at = JOBS + slot * JOB_WORDS;
-    if (Atomics.compareExchange(c, at, POSTED, RUNNING) === POSTED) {
-      runJob(this.k, c, slot);
-      this.jobsHere++;
-    }
+    if (Atomics.compareExchange(c, at, POSTED, RUNNING) === POSTED) runJob(this.k, c, slot);
     for (let s = Atomics.load(c, at), spins = 0; s !== JOB_DONE; s = Atomics.load(c, at)) {
       if (this.canBlock && ++spins > CALLER_SPIN) Atomics.wait(c, at, s);
     }
@@ -333,7 +329,7 @@ export class ThreadPool {
   /** Drops job `slot`: unrun if no worker has claimed it, else waits for the worker running it; frees the slot. */
   cancel(slot: number): void {
     const c = this.c, at = JOBS + slot * JOB_WORDS;
-    if (Atomics.compareExchange(c, at, POSTED, FREE) === POSTED) { this.jobsCancelled++; return; }
+    if (Atomics.compareExchange(c, at, POSTED, FREE) === POSTED) return;
     this.finish(slot);
   }
 }
