@@ -55,9 +55,6 @@ const RESIDENT_MIN_BYTES = 1 << 20;
  */
 async function readResident(source: string, read: ReadSource): Promise<{ bytes: Uint8Array; done: (arrays: readonly ArrayBufferView[] | null) => void }> {
   const heap = wasmKernels();
-  // The kernels' worker threads start while the file is read, so the first run's split calls
-  // find them ready (a worker takes tens of milliseconds to start).
-  heap?.startWorkers();
   let block: Uint8Array | undefined;
   const into = (size: number) => (heap && size >= RESIDENT_MIN_BYTES ? (block = heap.residentBlock(size)) : undefined);
   let bytes: Uint8Array;

@@ -146,14 +146,6 @@ export class WasmHeap {
   private nextTicket = -1;
 
   /**
-   * Starts the worker threads the kernels will use (getNumThreads() − 1) now, so that they are
-   * ready by the first call big enough to split (load calls it before reading a file).
-   */
-  startWorkers(): void {
-    if (getNumThreads() > 1) this.pool?.start(getNumThreads() - 1);
-  }
-
-  /**
    * Whether background jobs can run here: worker threads can exist and the kernels use more than
    * one thread (setNumThreads(1) keeps all work on the calling thread).
    */
