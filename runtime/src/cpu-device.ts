@@ -65,6 +65,9 @@ export function createCpuDevice(): Device<TypedArray> {
     pin(t) {
       prims.pin(t.buffer);
     },
+    afterRun() {
+      prims.afterRun?.();
+    },
     free() {
       // Garbage collected: dropping the last reference is the free. A pool would recycle here.
     },

@@ -78,6 +78,11 @@ export interface Device<B = unknown> {
    * (WebGPU) uploads instead. Keeps a model's weights in memory once.
    */
   adopt?(dtype: DType, shape: readonly number[], data: TypedArray): DeviceTensor<B>;
+  /**
+   * Called when a run ends (completed or failed): the CPU device lets the background work the
+   * run deferred (Winograd weight transforms) start on idle worker threads. Optional.
+   */
+  afterRun?(): void;
   /** Returns a buffer no value refers to any more (the executor calls it once per buffer). */
   free(buffer: B): void;
   /** Size of a buffer in bytes, for memory accounting. */

@@ -412,6 +412,7 @@ export class Model {
       return yield* this.execWith(inputs, t0, arena, borrow, profiled);
     } finally {
       if (arena) this.arenaBusy = false;
+      this.device.afterRun?.();
     }
   }
 

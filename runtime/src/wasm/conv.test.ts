@@ -1,6 +1,6 @@
 // The WebAssembly conv2d against ir-spec's reference conv2dForward: strides, padding, dilation,
 // groups, odd channel counts, non-square images and kernels, batch 1 and 3, with and without
-// bias; the kernel memory is returned after each call.
+// bias, patch matrices packed in bands of output rows; the kernel memory is returned after each call.
 
 import { describe, expect, it } from 'vitest';
 import { getOp, REFERENCE_PRIMITIVES, type CpuTensor } from '@kiln/ir-spec';
@@ -23,6 +23,10 @@ const CASES: Case[] = [
   c(1, 12, 10, 10, 24, 3, 3, { G: 3, p: [1, 1] }),
   c(1, 64, 16, 16, 128, 3, 3, { p: [1, 1] }),
   c(1, 3, 7, 7, 8, 7, 7, { s: [2, 2], p: [3, 3] }),
+  // Packed in bands of output rows (conv.ts BAND_BYTES): a stem-like 7×7 stride 2 (7 bands), and
+  // 2 bands whose boundary is not a multiple of 8 columns (OW 150), in groups, batch 2.
+  c(1, 3, 224, 224, 64, 7, 7, { s: [2, 2], p: [3, 3] }),
+  c(2, 8, 301, 301, 48, 3, 3, { s: [2, 2], G: 2 }),
 ];
 
 describe('WebAssembly conv2d', () => {

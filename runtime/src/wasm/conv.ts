@@ -51,6 +51,15 @@ export function copyConvOperands(heap: WasmHeap, x: Float32Array, xa: number, sl
   if (bias) f.set(bias, ba >> 2);
 }
 
+/**
+ * The im2col path packs the patch matrix a band of output rows at a time, about BAND_BYTES
+ * packed (ResNet-18's 224×224 stem: 1 MB a band instead of 7.4 MB at once, fewer fresh pages and
+ * a packed band that stays in cache), but never a band of fewer than BAND_MIN_WORK
+ * multiply-adds, so a product that split over the threads whole still splits (heap.ts
+ * PARALLEL_WORK is half that). Every output column is the same sum whatever the band.
+ */
+const BAND_BYTES = 1 << 20, BAND_MIN_WORK = 1 << 24;
+
 /** Floats left readable past an image the direct kernel reads (a row's last columns read 8). */
 const SLACK = 8;
 
@@ -67,8 +76,10 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
   };
   const fast3x3 = wasmWinograd4(heap, pins);
   return (x, w, bias, d, epi) => {
-    // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster.
-    if (pins?.owner(w) && winograd4(d)) return fast3x3(x, w, bias, d, epi);
+    // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster. The
+    // call that starts the transform as a background job (worker threads exist) runs the direct
+    // kernel below instead, so a model's first run never waits for transforms.
+    if (pins?.owner(w) && winograd4(d) && !fast3x3.prepare(w, d)) return fast3x3(x, w, bias, d, epi);
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
@@ -83,7 +94,9 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const kept = pins?.copy(w);
     const out = N * Cout * P;
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
-    const pa = direct ? 0 : heap.alloc(k.packedSize(K, P) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
+    // The im2col path packs bands of RB output rows at a time (the whole image when it is small).
+    const RB = direct ? OH : Math.min(OH, Math.max(1, Math.floor(BAND_BYTES / 4 / (K * OW)), Math.ceil(BAND_MIN_WORK / (Coutg * K * OW))));
+    const pa = direct ? 0 : heap.alloc(k.packedSize(K, RB * OW) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
     // The padded copy: of every image and group for the direct kernel (one call over all of them,
     // split over the threads), of one image and group at a time for packing.
     const paddedFloats = (direct ? N * C : Cg) * Hp * Wp;
@@ -108,8 +121,12 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
               k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, img, sa);
               img = sa;
             }
-            k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, 0, 0, win.dh, win.dw, OH, OW, img, pa);
-            heap.gemm(Coutg, P, K, wa + g * Coutg * K * 4, K, pa, oa + (n * Cout + g * Coutg) * P * 4, P, 0);
+            // Output rows r0..r0+rows: a negative top padding starts the windows at input row r0·sh.
+            for (let r0 = 0; r0 < OH; r0 += RB) {
+              const rows = Math.min(RB, OH - r0);
+              k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, -r0 * win.sh, 0, win.dh, win.dw, rows, OW, img, pa);
+              heap.gemm(Coutg, rows * OW, K, wa + g * Coutg * K * 4, K, pa, oa + ((n * Cout + g * Coutg) * P + r0 * OW) * 4, P, 0);
+            }
           }
         }
       }

@@ -91,11 +91,13 @@ export class WasmGemm {
     const at = this.pins.form(B, `packB ${bOff},${sbk},${sbj},${K},${N}`, () => {
       const h = this.heap;
       const span = (K - 1) * sbk + (N - 1) * sbj + 1;
-      const src = h.alloc(span * 4);
+      // A B in the kernel memory already (a loaded file's weight) is packed from where it lies.
+      const inPlace = h.addressOf(B);
+      const src = inPlace !== undefined ? inPlace + bOff * 4 : h.alloc(span * 4);
       const dst = h.alloc(h.k.packedSize(K, N) * 4);
-      h.f32().set(B.subarray(bOff, bOff + span), src >> 2);
+      if (inPlace === undefined) h.f32().set(B.subarray(bOff, bOff + span), src >> 2);
       h.k.packB(K, N, src, sbk, sbj, dst);
-      h.free(src);
+      if (inPlace === undefined) h.free(src);
       return dst;
     })!;
     this.lastPacked.set(B, { at, owner: this.pins.owner(B)!, bOff, sbk, sbj, K, N });

@@ -8,7 +8,7 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, QLINEAR, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, JOB_WINOGRAD4_WEIGHTS, QLINEAR, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -137,6 +137,70 @@ export class WasmHeap {
     for (const a of arrays) this.residentRelease.register(a, held);
   }
 
+  /**
+   * Deferred Winograd weight transforms, by ticket (a negative number standing for the block U
+   * will be): what to transform, then U once allocated (releaseJobs, or settle) and the job slot
+   * while a worker may still be writing U.
+   */
+  private readonly deferred = new Map<number, { S: number; w: number; copy?: number; U?: number; slot?: number }>();
+  private nextTicket = -1;
+
+  /**
+   * Whether background jobs can run here: worker threads can exist and the kernels use more than
+   * one thread (setNumThreads(1) keeps all work on the calling thread).
+   */
+  get background(): boolean { return getNumThreads() > 1 && (this.pool?.available ?? false); }
+
+  /**
+   * Defers winograd4Weights of S filters at w: returns a ticket standing for the block U it will
+   * write (settle(ticket) gives U, complete; free(ticket) drops it), or undefined where background
+   * jobs cannot run. Nothing is allocated until the run ends (releaseJobs: U is allocated and the
+   * transform posted for an idle worker), so U does not take the pages the run's scratch reuses.
+   * `copy`, when given, is a block holding w's copy, freed once U is complete or dropped.
+   */
+  winograd4WeightsLater(S: number, w: number, copy?: number): number | undefined {
+    if (!this.background) return undefined;
+    const ticket = this.nextTicket--;
+    this.deferred.set(ticket, copy === undefined ? { S, w } : { S, w, copy });
+    return ticket;
+  }
+
+  /** Allocates the deferred transforms' blocks and posts them for idle workers (the CPU device calls it when a run ends). */
+  releaseJobs(): void {
+    for (const d of this.deferred.values()) {
+      if (d.U !== undefined) continue;
+      d.U = this.alloc(36 * d.S * 4);
+      const slot = this.pool!.post(JOB_WINOGRAD4_WEIGHTS, [d.S, d.w, d.U]);
+      if (slot >= 0) d.slot = slot;
+      else this.winograd4Weights(d.S, d.w, d.U); // no free job slot: made now
+    }
+  }
+
+  /**
+   * The block `at` stands for, complete: `at` itself for a block, else (a ticket) the deferred
+   * transform's U, made here if it was not posted yet, else finished here if no worker took its
+   * job, else waited for.
+   */
+  settle(at: number): number {
+    if (at >= 0) return at;
+    const d = this.deferred.get(at);
+    if (!d) throw new Error(`WasmHeap.settle: ${at} is not a live ticket`);
+    if (d.U === undefined) {
+      d.U = this.alloc(36 * d.S * 4);
+      this.winograd4Weights(d.S, d.w, d.U);
+    } else if (d.slot !== undefined) {
+      this.pool!.finish(d.slot);
+      d.slot = undefined;
+    }
+    if (d.copy !== undefined) { this.free(d.copy); d.copy = undefined; }
+    return d.U;
+  }
+
+  /** Background jobs posted so far, and how many of them a worker took (the rest ran on the calling thread, or were dropped). */
+  get jobStats(): { posted: number; byWorkers: number } {
+    return { posted: this.pool?.jobsPosted ?? 0, byWorkers: this.pool?.jobsByWorkers ?? 0 };
+  }
+
   /** Whether products can be split over worker threads here. */
   get threaded(): boolean { return this.pool?.available ?? false; }
 
@@ -240,8 +304,17 @@ export class WasmHeap {
     return at;
   }
 
-  /** Returns a block from alloc(). */
+  /** Returns a block from alloc(), or drops a ticket from winograd4WeightsLater (a job writing its U is dropped or waited for first). */
   free(at: number): void {
+    if (at < 0) {
+      const d = this.deferred.get(at);
+      if (!d) throw new Error(`WasmHeap.free: ${at} is not a live ticket`);
+      this.deferred.delete(at);
+      if (d.slot !== undefined) this.pool!.cancel(d.slot);
+      if (d.U !== undefined) this.free(d.U);
+      if (d.copy !== undefined) this.free(d.copy);
+      return;
+    }
     const size = this.sizes.get(at);
     if (size === undefined) throw new Error(`WasmHeap.free: ${at} is not an allocated block`);
     this.sizes.delete(at);

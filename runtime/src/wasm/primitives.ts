@@ -29,6 +29,10 @@ export interface FastPrimitives extends CpuPrimitives {
    * JavaScript kernels), callable apart for benchmarks: `winograd4Applies(d)` is the choice.
    */
   readonly conv3x3?: { readonly direct: Conv2dFn; readonly winograd4: Conv2dFn };
+  /** Lets the background work deferred so far start on idle worker threads (the CPU device calls it when a run ends). */
+  afterRun?(): void;
+  /** Background jobs posted so far and how many of them worker threads ran. */
+  jobStats?(): { posted: number; byWorkers: number };
 }
 
 let chosen: FastPrimitives | undefined;
@@ -45,7 +49,7 @@ export function fastPrimitives(): FastPrimitives {
     const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
     const direct = wasmConv2d(heap, pins, () => false), conv2d = wasmDepthwiseConv2d(heap, pins, env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins));
     chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, conv3x3: { direct, winograd4: wasmWinograd4(heap, pins) }, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
-      threadStats: () => ({ splitCalls: heap.splitProducts, workerChunks: heap.workerChunks, workersStarted: heap.workersStarted }) };
+      threadStats: () => ({ splitCalls: heap.splitProducts, workerChunks: heap.workerChunks, workersStarted: heap.workersStarted }), jobStats: () => heap.jobStats, afterRun: () => heap.releaseJobs() };
   }
   return chosen;
 }

@@ -9,21 +9,39 @@
 // one model run) skip the wake-up. Workers are Node worker_threads (unref'd: they never keep the
 // process alive) or Web Workers (only in a cross-origin-isolated page); they start in the
 // background and join once ready, so nothing ever waits for a worker to start. No worker exists
-// until a kernel call is big enough to split.
+// until a kernel call is big enough to split, or a background job is posted.
+// Background jobs (the Winograd weight transforms a run deferred): the calling thread posts a job
+// into a slot of the control block and goes on; an idle worker claims it (one atomic
+// compare-exchange), runs it whole and marks it done, helping any round that begins first. The
+// caller that needs the result finishes the job: it runs it itself when no worker has claimed it,
+// else waits for the worker that has (a job is short). So a job's result is read only once it is
+// complete, and a job never waits for a worker to start.
 // Invariant: a split call equals the single-threaded one bit for bit (chunks partition the
-// output, and every element is computed by one thread in the same order as without a split).
+// output, and every element is computed by one thread in the same order as without a split);
+// a job computes the same whichever thread runs it.
 
 import type { KernelExports } from './heap.js';
 
 /**
  * Control block (Int32): the wake counter workers sleep on, the next chunk to claim (CLOSED
- * between rounds), chunks finished this round, workers ready, then the round's task: its kind,
- * its chunk count and its arguments.
+ * between rounds), chunks finished this round, workers ready, background jobs workers ran, then
+ * the round's task: its kind, its chunk count and its arguments.
  */
-const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, TASK = 8, TASK_WORDS = 32;
+const WAKE = 0, CLAIM = 1, DONE = 2, READY = 3, JOBS_RUN = 4, TASK = 8, TASK_WORDS = 32;
 /** CLAIM's value between rounds: above any chunk index, so a claim then gets nothing. */
 const CLOSED = 1 << 30;
-export const CONTROL_BYTES = (TASK + TASK_WORDS) * 4;
+/**
+ * Background job slots after the task (JOB_WORDS words each: state, kind, arguments); a slot's
+ * state goes FREE → POSTED (the caller) → RUNNING (whoever claims it) → JOB_DONE → FREE (the caller).
+ */
+const JOBS = TASK + TASK_WORDS, JOB_SLOTS = 32, JOB_WORDS = 8;
+const FREE = 0, POSTED = 1, RUNNING = 2, JOB_DONE = 3;
+const CONTROL_WORDS = JOBS + JOB_SLOTS * JOB_WORDS;
+export const CONTROL_BYTES = CONTROL_WORDS * 4;
+/** Background job kinds: winograd4Weights over all S filters (S, w, U). */
+export const JOB_WINOGRAD4_WEIGHTS = 0;
+// runJob and takeJob spell these numbers out (their source is also the workers'): keep them equal.
+if (JOBS !== 40 || JOB_SLOTS !== 32 || JOB_WORDS !== 8 || CONTROL_WORDS !== 296 || JOBS_RUN !== 4) throw new Error('threads.ts: job layout changed without runJob/takeJob');
 export const MAX_WORKERS = 48;
 
 /**
@@ -106,11 +124,34 @@ function drain(k: KernelExports, c: Int32Array, chunk: typeof runChunk): void {
   }
 }
 
-/** The worker's program: instantiate, count itself ready, then help with every round. */
-function workerMain(data: WorkerData, spin: number, help: typeof drain, chunk: typeof runChunk): void {
+/**
+ * Runs background job slot `j` (its state already RUNNING, claimed by this thread), then marks
+ * it done and wakes a caller waiting for it. Self-contained, like runChunk.
+ */
+function runJob(k: KernelExports, c: Int32Array, j: number): void {
+  const at = 40 + j * 8; // JOBS + j·JOB_WORDS
+  if (c[at + 1] === 0) k.winograd4Weights(c[at + 2], 0, c[at + 2], c[at + 3], c[at + 4]);
+  Atomics.store(c, at, 3); // JOB_DONE
+  Atomics.notify(c, at);
+}
+
+/** Claims and runs one posted background job, if any; false when none was left. Self-contained. */
+function takeJob(k: KernelExports, c: Int32Array, run: typeof runJob): boolean {
+  for (let j = 0; j < 32; j++) { // JOB_SLOTS
+    if (Atomics.load(c, 40 + j * 8) === 1 && Atomics.compareExchange(c, 40 + j * 8, 1, 2) === 1) { // POSTED → RUNNING
+      Atomics.add(c, 4, 1); // JOBS_RUN
+      run(k, c, j);
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The worker's program: instantiate, count itself ready, then help with every round, and run background jobs between rounds. */
+function workerMain(data: WorkerData, spin: number, help: typeof drain, chunk: typeof runChunk, take: typeof takeJob, job: typeof runJob): void {
   const inst = new WebAssembly.Instance(data.module, { env: { memory: data.memory, abort: () => { throw new Error('wasm kernel abort'); } } });
   const k = inst.exports as unknown as KernelExports;
-  const c = new Int32Array(data.memory.buffer, data.control, 40); // TASK + TASK_WORDS words
+  const c = new Int32Array(data.memory.buffer, data.control, 296); // CONTROL_WORDS
   let seen = Atomics.load(c, 0);
   Atomics.add(c, 3, 1);
   for (;;) {
@@ -123,6 +164,8 @@ function workerMain(data: WorkerData, spin: number, help: typeof drain, chunk: t
     }
     seen = w;
     help(k, c, chunk);
+    // Jobs one at a time; a round that begins meanwhile (WAKE moves) is helped first.
+    while (Atomics.load(c, 0) === seen && take(k, c, job));
   }
 }
 
@@ -135,7 +178,7 @@ const WORKER_SPIN = 4000;
 const CALLER_SPIN = 2000;
 
 /** The program a worker runs, as source text: `start(data)` begins serving. */
-export const WORKER_PROGRAM = `(data) => (${workerMain.toString()})(data, ${WORKER_SPIN}, ${drain.toString()}, ${runChunk.toString()})`;
+export const WORKER_PROGRAM = `(data) => (${workerMain.toString()})(data, ${WORKER_SPIN}, ${drain.toString()}, ${runChunk.toString()}, ${takeJob.toString()}, ${runJob.toString()})`;
 
 /** What a worker is given: the kernel module, the shared memory and the control block's address. */
 export interface WorkerData { module: WebAssembly.Module; memory: WebAssembly.Memory; control: number }
@@ -180,7 +223,7 @@ export class ThreadPool {
   private readonly canBlock: boolean;
 
   constructor(private readonly module: WebAssembly.Module, private readonly memory: WebAssembly.Memory, private readonly control: number, private readonly k: KernelExports) {
-    this.c = new Int32Array(memory.buffer, control, TASK + TASK_WORDS);
+    this.c = new Int32Array(memory.buffer, control, CONTROL_WORDS);
     this.c.fill(0);
     Atomics.store(this.c, CLAIM, CLOSED);
     this.canBlock = !!(globalThis as { process?: unknown }).process || typeof (globalThis as { document?: unknown }).document === 'undefined';
@@ -203,11 +246,7 @@ export class ThreadPool {
   run(threads: number, kind: number, chunks: number, args: readonly number[]): void {
     const c = this.c;
     const want = Math.min(threads - 1, MAX_WORKERS, chunks - 1);
-    const host = threadHost();
-    while (host && this.started < want) {
-      host.spawn({ module: this.module, memory: this.memory, control: this.control });
-      this.started++;
-    }
+    this.start(want);
     const helpers = Math.min(want, Atomics.load(c, READY));
     // CLAIM is CLOSED here, so no worker reads the task while it is written.
     c[TASK] = kind;
@@ -234,5 +273,63 @@ export class ThreadPool {
     }
     Atomics.store(c, CLAIM, CLOSED);
     this.helped += chunks - mine;
+  }
+
+  /** Starts workers until `n` exist (they join in the background: nothing waits for them). */
+  start(n: number): void {
+    const host = threadHost();
+    while (host && this.started < Math.min(n, MAX_WORKERS)) {
+      host.spawn({ module: this.module, memory: this.memory, control: this.control });
+      this.started++;
+    }
+  }
+
+  /** Background jobs posted so far (for tests and stats), and how many a worker took. */
+  jobsPosted = 0;
+  get jobsByWorkers(): number { return Atomics.load(this.c, JOBS_RUN); }
+
+  /**
+   * Posts background job `kind` (args as runJob reads them) for an idle worker, starting one if
+   * none exists; returns its slot, or -1 when no slot is free or no worker can exist (the caller
+   * then does the work itself). Call finish(slot) or cancel(slot) exactly once afterwards.
+   */
+  post(kind: number, args: readonly number[]): number {
+    if (!this.available) return -1;
+    const c = this.c;
+    let j = 0;
+    while (j < JOB_SLOTS && Atomics.load(c, JOBS + j * JOB_WORDS) !== FREE) j++;
+    if (j === JOB_SLOTS) return -1;
+    this.start(1);
+    const at = JOBS + j * JOB_WORDS;
+    c[at + 1] = kind;
+    c.set(args, at + 2);
+    this.jobsPosted++;
+    Atomics.store(c, at, POSTED);
+    Atomics.add(c, WAKE, 1);
+    Atomics.notify(c, WAKE, 1);
+    return j;
+  }
+
+  /** Whether job `slot` is complete (finish() then returns at once). */
+  done(slot: number): boolean { return Atomics.load(this.c, JOBS + slot * JOB_WORDS) === JOB_DONE; }
+
+  /**
+   * Makes job `slot` complete and frees its slot: runs it here when no worker has claimed it,
+   * else waits for the worker running it.
+   */
+  finish(slot: number): void {
+    const c = this.c, at = JOBS + slot * JOB_WORDS;
+    if (Atomics.compareExchange(c, at, POSTED, RUNNING) === POSTED) runJob(this.k, c, slot);
+    for (let s = Atomics.load(c, at), spins = 0; s !== JOB_DONE; s = Atomics.load(c, at)) {
+      if (this.canBlock && ++spins > CALLER_SPIN) Atomics.wait(c, at, s);
+    }
+    Atomics.store(c, at, FREE);
+  }
+
+  /** Drops job `slot`: unrun if no worker has claimed it, else waits for the worker running it; frees the slot. */
+  cancel(slot: number): void {
+    const c = this.c, at = JOBS + slot * JOB_WORDS;
+    if (Atomics.compareExchange(c, at, POSTED, FREE) === POSTED) return;
+    this.finish(slot);
   }
 }

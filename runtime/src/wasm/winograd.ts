@@ -6,7 +6,13 @@
 // tiles run input transform → 36 packed GEMMs → output transform with the epilogue (bias, relu;
 // folded BatchNorm arrives folded into the weight and bias). `winograd4Applies` is the measured
 // choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv. A
-// big one is split over the threads by runs of whole tile chunks (WasmHeap.winograd4Conv).
+// big one is split over the threads by runs of whole tile chunks (WasmHeap.winograd4Conv). Where
+// worker threads exist, a kept transform is made in the background: the call that first meets the
+// weight defers it (allocated and posted as a job for an idle worker when the run ends) and runs
+// the direct conv itself (`prepare`, called by conv.ts), so a model's first run never waits for
+// transforms; a later call settles it (finishing it here if no worker has) before it reads U, so
+// no call reads a half-written transform. (The first run's results are the direct conv's,
+// later ones F(4×4)'s: equal up to the rounding bound below.)
 // Invariant: results equal ir-spec's conv2dForward up to the transforms' float32 rounding
 // (F(4×4) loses ~1–2 more digits than the direct sum: tests/winograd*.test.ts bound it).
 
@@ -56,7 +62,7 @@ export function winograd4Tiles(d: ConvDims): { TH: number; TWp: number; Hp: numb
  * with winograd4Fits. A weight the device pinned keeps its transform; any other is transformed
  * per call.
  */
-export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
+export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn & { prepare(w: Float32Array, d: ConvDims): boolean } {
   // A weight in the kernel memory already (a file read there) is transformed in place of a copy.
   const transform = (w: Float32Array, Cout: number, C: number): number => {
     const U = heap.alloc(36 * Cout * C * 4);
@@ -66,15 +72,17 @@ export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
     if (inPlace === undefined) heap.free(src);
     return U;
   };
-  return (x, w, bias, d, epi?: ConvEpilogue) => {
+  const key = (Cout: number, C: number) => `winograd4 ${Cout},${C}`;
+  const conv = (x: Float32Array, w: Float32Array, bias: Float32Array | null, d: ConvDims, epi?: ConvEpilogue): Float32Array => {
     if (!winograd4Fits(d)) throw new Error(`wasmWinograd4: needs a 3×3, stride-1, undilated, ungrouped conv (got ${JSON.stringify(d.win)}, groups ${d.G}); use conv2d`);
     const { N, C, H, W, Cout, OH, OW, win } = d;
     const k = heap.k;
     const { TH, TWp, Hp, Wp } = winograd4Tiles(d);
     const T = N * TH * TWp;
     const Tc = Math.min(Math.ceil(T / 8) * 8, Math.max(8, Math.floor(CHUNK_BYTES / (36 * 4 * (C + Cout)) / 8) * 8));
-    const kept = pins?.form(w, `winograd4 ${Cout},${C}`, () => transform(w, Cout, C));
-    const U = kept ?? transform(w, Cout, C);
+    const kept = pins?.form(w, key(Cout, C), () => transform(w, Cout, C));
+    // A kept transform prepare() deferred is a ticket: settle gives its block, complete.
+    const U = kept !== undefined ? heap.settle(kept) : transform(w, Cout, C);
     const out = N * Cout * OH * OW;
     const xa = heap.alloc(x.length * 4), img = heap.alloc(N * C * Hp * Wp * 4);
     // Split over the threads by runs of whole tile chunks, each run with its own V, M and scratch.
@@ -95,4 +103,24 @@ export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn {
       if (kept === undefined) heap.free(U);
     }
   };
+  /**
+   * Before a call with pinned weight `w` and dims `d`: when `w` has no kept transform yet and
+   * background jobs can run, defers it (heap.winograd4WeightsLater: posted for an idle worker
+   * when the run ends) and returns true: this call should take another kernel (the direct conv),
+   * and a later one settles the transform (finishing it here if no worker has). False: call the
+   * conv as usual.
+   */
+  const prepare = (w: Float32Array, d: ConvDims): boolean => {
+    if (!pins || !heap.background || !winograd4Fits(d)) return false;
+    let started = false;
+    pins.form(w, key(d.Cout, d.C), () => {
+      const inPlace = heap.addressOf(w), src = inPlace ?? heap.alloc(w.length * 4);
+      if (inPlace === undefined) heap.f32().set(w, src >> 2);
+      const ticket = heap.winograd4WeightsLater(d.Cout * d.C, src, inPlace === undefined ? src : undefined)!;
+      started = true;
+      return ticket;
+    });
+    return started;
+  };
+  return Object.assign(conv, { prepare });
 }
