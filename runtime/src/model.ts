@@ -393,6 +393,7 @@ export class Model {
       return outputs;
     } finally {
       this.arenaBusy = false;
+      this.device.afterRun?.();
     }
   }
 
