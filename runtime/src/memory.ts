@@ -13,11 +13,14 @@
 // With a plan but no arena (WebGPU), a slot counts once, at the largest buffer it has held, while
 // any buffer is in it: the bytes an arena laid out by the plan would hold.
 // Values in `escaping` (the graph outputs a synchronous CPU run hands to its caller without a
-// copy) are never offered an arena slot: the next run would overwrite what the caller holds.
+// copy) are never offered an arena slot: the next run would overwrite what the caller holds. A
+// planned one is offered an array its caller handed back (`recycled`, Model.recycle) of its
+// dtype and size instead, when there is one: a fresh buffer as far as this run is concerned.
 
 import { ELEMENT_BYTES, numel, type DType, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Arena, Device, DeviceTensor } from './device.js';
 import type { SlotPlan } from './plan.js';
+import type { RecycledArrays } from './recycled.js';
 import { isDeviceTensor, type RtValue } from './values.js';
 
 
@@ -52,6 +55,8 @@ export class LiveBuffers {
     private readonly arena?: Arena,
     /** Values whose results leave the run as they are (never placed in the arena). */
     private readonly escaping?: ReadonlySet<Value>,
+    /** Arrays the caller handed back, for escaping results to be computed into. */
+    private readonly recycled?: RecycledArrays,
   ) {}
 
   /** Whether `buffer` is a live buffer in a plan slot (an arena tensor, when there is an arena). */
@@ -78,7 +83,11 @@ export class LiveBuffers {
     for (let i = 0; i < outputs.length; i++) {
       const slot = this.plan.slots.get(outputs[i]), t = types[i];
       if (slot === undefined || !t || !t.shape.every((d): d is number => typeof d === 'number')) continue;
-      if (this.escaping?.has(outputs[i])) continue;
+      if (this.escaping?.has(outputs[i])) {
+        const data = this.recycled?.take(t.dtype, numel(t.shape as readonly number[]));
+        if (data) (out ??= [])[i] = { buffer: data, shape: [...(t.shape as readonly number[])], dtype: t.dtype };
+        continue;
+      }
       if ([...this.offered.values()].includes(slot)) continue;
       const held = this.occupants.get(slot);
       const shape = t.shape as readonly number[];

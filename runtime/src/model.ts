@@ -16,6 +16,7 @@ import { runBlock, type Exec, type ExecContext, type HostFunction, type RunLimit
 import { LiveBuffers, Scope } from './memory.js';
 import { GpuNodeLog, nodeProfiler } from './node-profiler.js';
 import { planGraph, type GraphPlan } from './plan.js';
+import { RecycledArrays } from './recycled.js';
 import { toScalar } from './scalar.js';
 import { signature, validateInputs, type InputValue } from './validate.js';
 import { checkValue, isDeviceTensor, type RtValue } from './values.js';
@@ -156,6 +157,8 @@ export class Model {
   private arenaBusy = false;
   /** ModelOptions.shareArrays, on a device that can use host arrays in place. */
   private readonly shareArrays: boolean;
+  /** Output arrays handed back (recycle()) for runSync's results to be computed into. */
+  private readonly recycled: RecycledArrays;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -170,6 +173,7 @@ export class Model {
     }
     this.hostFunctions = opts.hostFunctions ?? {};
     this.shareArrays = !!opts.shareArrays && !!device.adopt;
+    this.recycled = new RecycledArrays(graph.outputs.length);
     this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
@@ -336,6 +340,18 @@ export class Model {
   }
 
   /**
+   * With ModelOptions.shareArrays: hands back output arrays of earlier runSync calls that the
+   * caller no longer reads and holds nowhere (not in a tensor anyone can reach), so a later
+   * runSync may compute a result of the same dtype and size into one instead of a fresh array
+   * (and hand it over again). At most one array per graph output is kept; arrays that view part
+   * of a larger buffer are not taken. Without shareArrays it does nothing.
+   */
+  recycle(outputs: readonly Output[]): void {
+    if (!this.shareArrays) return;
+    for (const o of outputs) this.recycled.give(o.dtype, o.shape, o.data);
+  }
+
+  /**
    * run() with inputs keyed by name.
    *
    * @example
@@ -385,7 +401,7 @@ export class Model {
     const { env, values } = validateInputs(decl, inputs);
     const external = new Set(this.external);
     const escaping = borrow ? new Set(this.graph.outputs.map((o) => o.value)) : undefined;
-    const mem = new LiveBuffers(this.device, external, this.plan.memory, arena, escaping);
+    const mem = new LiveBuffers(this.device, external, this.plan.memory, arena, escaping, borrow ? this.recycled : undefined);
     const scope = new Scope(mem);
     for (const { value, tensor } of this.bound) scope.bind(value, tensor);
     const inputBuffers: unknown[] = []; // this run's copies of the inputs, freed when it ends

@@ -5,7 +5,7 @@
 // with scatter_add, whose own gradient is a gather, so double backward needs no extra op.
 
 import * as z from 'zod';
-import { defineOp } from '../op-def.js';
+import { defineOp, outputBuffer } from '../op-def.js';
 import { concreteDim, fmtShape, numel, OpError, symbolicWindowSize, type Dim, type TensorType } from '../shape.js';
 import type { GradBuilder } from '../grad-builder.js';
 import { primitivesOf } from '../kernels/primitives.js';
@@ -108,7 +108,9 @@ export const max_pool2d = defineOp({
   cpu([x], a: MaxAttrs, ctx) {
     const [N, C, H, W] = x!.shape;
     const [OH, OW] = pooledSize('max_pool2d', x!.shape, a, a.dilation) as [number, number];
-    const val = new Float32Array(N * C * OH * OW), idx = new Int32Array(N * C * OH * OW);
+    // Into the runtime's planned slots when it offers them (compiled graphs), else fresh arrays.
+    const n = N * C * OH * OW;
+    const val = outputBuffer(ctx, 0, 'float32', n) as Float32Array, idx = outputBuffer(ctx, 1, 'int32', n) as Int32Array;
     primitivesOf(ctx).maxPool(x!.data as Float32Array, N * C, H, W, windowOf(a, a.dilation), OH, OW, val, idx);
     const shape = [N, C, OH, OW];
     return [{ data: val, shape, dtype: 'float32' }, { data: idx, shape, dtype: 'int32' }];
