@@ -143,7 +143,7 @@ function* dataDims(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTenso
  * with the same dtypes and shapes (every run of a fixed-shape model) reuses the result instead of
  * running the rule (and its attribute checks) again.
  */
-const lastInference = new WeakMap<NodePlan, { readonly inputs: readonly ({ readonly dtype: DType; readonly shape: readonly number[] } | null)[]; readonly types: TensorType[] }>();
+const lastInference = new WeakMap<NodePlan, { readonly inputs: readonly ({ readonly dtype: DType; readonly shape: readonly number[] } | null)[]; readonly types: TensorType[]; bytes?: number }>();
 
 function sameInputTypes(known: readonly ({ readonly dtype: DType; readonly shape: readonly number[] } | null)[], inputs: readonly (DeviceTensor | null)[]): boolean {
   if (known.length !== inputs.length) return false;
@@ -167,10 +167,11 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     attrs = r.attrs;
   }
   let types: TensorType[];
-  const known = np.symbolicAttrs ? undefined : lastInference.get(np);
+  let known = np.symbolicAttrs ? undefined : lastInference.get(np);
   if (known && sameInputTypes(known.inputs, inputs)) {
     types = known.types;
   } else {
+    known = undefined;
     const ins = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
     try {
       types = def.infer(ins, attrs);
@@ -179,16 +180,24 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     }
     if (!np.symbolicAttrs) lastInference.set(np, { inputs: ins.map((t) => t && { dtype: t.dtype, shape: [...t.shape] }), types });
   }
-  const dims = yield* dataDims(ctx, np, inputs);
+  // Only a non-CPU device sizes data-dependent results by reading inputs (dataDims says so too).
+  const dims = ctx.device.backend === 'cpu' ? undefined : yield* dataDims(ctx, np, inputs);
   if (dims) types = types.map((t) => ({ ...t, shape: t.shape.map((d) => (typeof d === 'string' && Object.hasOwn(dims, d) ? dims[d] : d)) }));
-  let need = 0;
-  for (const t of types) {
-    if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
-    const bytes = t.shape.reduce((a, d) => a * d, ELEMENT_BYTES[t.dtype]);
-    if (bytes > ctx.limits.maxTensorBytes) {
-      throw new RuntimeError('TOO_LARGE', `${np.text}: the result ${typeToString({ kind: 'tensor', ...t })} needs ${bytes} bytes, over the limit of ${ctx.limits.maxTensorBytes}; raise maxTensorBytes in load()/createModel() options if this is intended`, np.text);
+  // The results' bytes, checked against the tensor limit once per inferred types (the same
+  // model's limits every run): a node whose types came from lastInference passed it before.
+  let need = known?.bytes ?? -1;
+  if (need < 0) {
+    need = 0;
+    for (const t of types) {
+      if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
+      const bytes = t.shape.reduce((a, d) => a * d, ELEMENT_BYTES[t.dtype]);
+      if (bytes > ctx.limits.maxTensorBytes) {
+        throw new RuntimeError('TOO_LARGE', `${np.text}: the result ${typeToString({ kind: 'tensor', ...t })} needs ${bytes} bytes, over the limit of ${ctx.limits.maxTensorBytes}; raise maxTensorBytes in load()/createModel() options if this is intended`, np.text);
+      }
+      need += bytes;
     }
-    need += bytes;
+    const cached = dims ? undefined : lastInference.get(np);
+    if (cached && cached.types === types) cached.bytes = need;
   }
   // The results are counted as new buffers (a view or an in-place result may need less), so
   // the run is refused before the device allocates past the budget, never after.

@@ -78,7 +78,7 @@ export class LiveBuffers {
    */
   offer(outputs: readonly Value[], types: readonly TensorType[], inputs: readonly (DeviceTensor | null)[], dying: readonly (RtValue | undefined)[]): (DeviceTensor | undefined)[] | undefined {
     if (!this.arena || !this.plan) return undefined;
-    this.offered = new Map();
+    if (this.offered.size) this.offered = new Map();
     let out: (DeviceTensor | undefined)[] | undefined;
     for (let i = 0; i < outputs.length; i++) {
       const slot = this.plan.slots.get(outputs[i]), t = types[i];
@@ -88,7 +88,7 @@ export class LiveBuffers {
         if (data) (out ??= [])[i] = { buffer: data, shape: [...(t.shape as readonly number[])], dtype: t.dtype };
         continue;
       }
-      if ([...this.offered.values()].includes(slot)) continue;
+      if (this.offered.size && [...this.offered.values()].includes(slot)) continue;
       const held = this.occupants.get(slot);
       const shape = t.shape as readonly number[];
       if (held?.size && !(this.plan.inPlace.has(outputs[i]) && [...held].every((b) => this.diesWith(b, dying) && this.overwritable(b, inputs, t.dtype, shape)))) continue;
