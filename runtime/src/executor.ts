@@ -156,8 +156,16 @@ function sameInputTypes(known: readonly ({ readonly dtype: DType; readonly shape
   return true;
 }
 
-/** A registry op: concrete attrs, shape rule, size limit, then the device kernel. */
-function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
+/** A registry op's inputs, concrete attrs and result types (its shape rule, or the last node's when the inputs match). */
+interface OpCall {
+  readonly inputs: (DeviceTensor | null)[];
+  readonly attrs: Node['attrs'];
+  types: TensorType[];
+  /** The last inference this call reused (its checked byte count may be cached there). */
+  readonly known: ({ readonly types: TensorType[]; bytes?: number }) | undefined;
+}
+
+function prepareOp(ctx: ExecContext, np: NodePlan, scope: Scope): OpCall {
   const def = np.def!;
   const inputs = np.node.inputs.map((_, i) => tensorInput(scope, np, i));
   let attrs = np.node.attrs;
@@ -166,26 +174,45 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     if ('unbound' in r) throw fail(np, `attribute '${r.attr}' holds dim '${r.unbound}', which no graph input binds; give the graph an input whose type names it`);
     attrs = r.attrs;
   }
+  const known = np.symbolicAttrs ? undefined : lastInference.get(np);
+  if (known && sameInputTypes(known.inputs, inputs)) return { inputs, attrs, types: known.types, known };
+  const ins = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
   let types: TensorType[];
-  let known = np.symbolicAttrs ? undefined : lastInference.get(np);
-  if (known && sameInputTypes(known.inputs, inputs)) {
-    types = known.types;
-  } else {
-    known = undefined;
-    const ins = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
-    try {
-      types = def.infer(ins, attrs);
-    } catch (e) {
-      throw fail(np, errText(e), e);
-    }
-    if (!np.symbolicAttrs) lastInference.set(np, { inputs: ins.map((t) => t && { dtype: t.dtype, shape: [...t.shape] }), types });
+  try {
+    types = def.infer(ins, attrs);
+  } catch (e) {
+    throw fail(np, errText(e), e);
   }
+  if (!np.symbolicAttrs) lastInference.set(np, { inputs: ins.map((t) => t && { dtype: t.dtype, shape: [...t.shape] }), types });
+  return { inputs, attrs, types, known: undefined };
+}
+
+/** A registry op: concrete attrs, shape rule, size limit, then the device kernel. */
+function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
+  const call = prepareOp(ctx, np, scope);
   // Only a non-CPU device sizes data-dependent results by reading inputs (dataDims says so too).
-  const dims = ctx.device.backend === 'cpu' ? undefined : yield* dataDims(ctx, np, inputs);
-  if (dims) types = types.map((t) => ({ ...t, shape: t.shape.map((d) => (typeof d === 'string' && Object.hasOwn(dims, d) ? dims[d] : d)) }));
+  const dims = ctx.device.backend === 'cpu' ? undefined : yield* dataDims(ctx, np, call.inputs);
+  if (dims) call.types = call.types.map((t) => ({ ...t, shape: t.shape.map((d) => (typeof d === 'string' && Object.hasOwn(dims, d) ? dims[d] : d)) }));
+  return dispatchOp(ctx, np, scope, call, dims);
+}
+
+/**
+ * runOp on a device that never needs to read inputs to size results (the CPU): the same steps
+ * as a plain call, without the generators a node otherwise costs.
+ */
+function runOpSync(ctx: ExecContext, np: NodePlan, scope: Scope): void {
+  checkTime(ctx, np);
+  ctx.nodesRun++;
+  bindOutputs(ctx, np, scope, dispatchOp(ctx, np, scope, prepareOp(ctx, np, scope), undefined));
+}
+
+/** The size limits, then the device kernel into the offered arena buffers; checks the results' shapes. */
+function dispatchOp(ctx: ExecContext, np: NodePlan, scope: Scope, call: OpCall, dims: Record<string, number> | undefined): DeviceTensor[] {
+  const def = np.def!;
+  const { inputs, attrs, types } = call;
   // The results' bytes, checked against the tensor limit once per inferred types (the same
   // model's limits every run): a node whose types came from lastInference passed it before.
-  let need = known?.bytes ?? -1;
+  let need = dims ? -1 : call.known?.bytes ?? -1;
   if (need < 0) {
     need = 0;
     for (const t of types) {
@@ -205,8 +232,10 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
   if (live + need > ctx.limits.maxLiveBytes) {
     throw new RuntimeError('MEMORY_LIMIT', `${np.text}: its results need ${need} bytes while ${live} bytes of intermediate tensors are alive, over the run's limit of ${ctx.limits.maxLiveBytes}; raise maxLiveBytes in load()/createModel() options if this is intended`, np.text);
   }
-  const rate = ctx.device.peakWorkRate;
-  if (def.work && rate && ctx.limits.maxRunMs < Infinity) checkWork(ctx, np, def.work(inputs, attrs, types), rate);
+  if (def.work && ctx.limits.maxRunMs < Infinity) {
+    const rate = ctx.device.peakWorkRate;
+    if (rate) checkWork(ctx, np, def.work(inputs, attrs, types), rate);
+  }
   // Planned results land in the model's arena (memory.ts decides when a slot is free to take).
   const out = scope.mem.offer(np.node.outputs, types, inputs, np.releases.map((v) => scope.get(v)));
   let outs: DeviceTensor[];
@@ -218,12 +247,12 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     if (e instanceof RuntimeError) throw e;
     throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);
   }
-  outs.forEach((o, i) => {
-    const t = types[i];
+  for (let i = 0; i < outs.length; i++) {
+    const o = outs[i], t = types[i];
     if (t && (o.shape.length !== t.shape.length || t.shape.some((d, k) => typeof d === 'number' && d !== o.shape[k]))) {
       throw fail(np, `the kernel returned shape [${o.shape.join(',')}] for result ${i}, but the op's shape rule gives [${t.shape.join(',')}] (a kernel bug)`);
     }
-  });
+  }
   return outs;
 }
 
@@ -411,8 +440,10 @@ function* runNode(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
 export function* runBlock(ctx: ExecContext, bp: BlockPlan, scope: Scope): Exec<RtValue[]> {
   for (const a of bp.deadArgs) scope.release(a);
   const prof = nodeProfiler();
+  const sync = ctx.device.backend === 'cpu';
   for (let i = 0; i < bp.nodes.length; i++) {
     if (prof && bp.nodes[i].def) yield* runProfiled(ctx, bp.nodes[i], scope, prof);
+    else if (sync && bp.nodes[i].def) runOpSync(ctx, bp.nodes[i], scope);
     else yield* runNode(ctx, bp.nodes[i], scope);
     for (const v of bp.releaseAfter[i]) scope.release(v);
   }

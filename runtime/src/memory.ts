@@ -91,7 +91,7 @@ export class LiveBuffers {
       if (this.offered.size && [...this.offered.values()].includes(slot)) continue;
       const held = this.occupants.get(slot);
       const shape = t.shape as readonly number[];
-      if (held?.size && !(this.plan.inPlace.has(outputs[i]) && [...held].every((b) => this.diesWith(b, dying) && this.overwritable(b, inputs, t.dtype, shape)))) continue;
+      if (held?.size && !(this.plan.inPlace.has(outputs[i]) && this.allOverwritable(held, dying, inputs, t.dtype, numel(shape)))) continue;
       const tensor = this.arena.take(slot, t.dtype, shape);
       this.offered.set(tensor.buffer, slot);
       (out ??= [])[i] = tensor;
@@ -106,9 +106,15 @@ export class LiveBuffers {
    * element k of the input (an elementwise kernel reads that before writing it). A broadcast
    * input, or a different element width, would be overwritten before it was read.
    */
-  private overwritable(buffer: unknown, inputs: readonly (DeviceTensor | null)[], dtype: DType, shape: readonly number[]): boolean {
-    const n = numel(shape);
-    return inputs.some((t) => t !== null && t.buffer === buffer && numel(t.shape) === n && ELEMENT_BYTES[t.dtype] === ELEMENT_BYTES[dtype]);
+  private overwritable(buffer: unknown, inputs: readonly (DeviceTensor | null)[], dtype: DType, n: number): boolean {
+    for (const t of inputs) if (t !== null && t.buffer === buffer && numel(t.shape) === n && ELEMENT_BYTES[t.dtype] === ELEMENT_BYTES[dtype]) return true;
+    return false;
+  }
+
+  /** Whether every buffer `held` in a slot dies at this node and may be overwritten by its result of n elements. */
+  private allOverwritable(held: ReadonlySet<unknown>, dying: readonly (RtValue | undefined)[], inputs: readonly (DeviceTensor | null)[], dtype: DType, n: number): boolean {
+    for (const b of held) if (!this.diesWith(b, dying) || !this.overwritable(b, inputs, dtype, n)) return false;
+    return true;
   }
 
   /** Whether every binding of `buffer` is among `dying`. */
