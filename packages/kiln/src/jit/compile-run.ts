@@ -21,6 +21,13 @@ export type Tuning = 'default' | 'max-autotune';
 /** Passes for graphs not frozen (parameters or training mode): no elementwise fusion (its CPU kernel was slower here). */
 const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
   'fuse-epilogue', 'eliminate-dead-code', 'plan-memory'];
+/**
+ * Training graphs: PASSES with small elementwise chains fused (at most SMALL_CHAIN elements: the
+ * batch norms' running-statistics updates, a handful of nodes of [C] each, where a node costs
+ * the run more than its loop), large ones left to the per-op kernels.
+ */
+const TRAINING_PASSES = [...PASSES.slice(0, -1), 'fuse-elementwise', 'plan-memory'];
+const SMALL_CHAIN = 1024;
 
 export interface Run { readonly model: Model; readonly autotune?: AutotuneChoice }
 /** An inference model with the parameters' values bound in (as the versions say). */
@@ -98,8 +105,8 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
     const b = autotune('backward', j.backward, CANDIDATES, null, make);
     return withWiring({ model: f.model, autotune: f.choice }, { model: b.model, autotune: b.choice });
   }
-  const fwd = runPipeline(j.forward, { passes: PASSES }).graph;
-  const bwd = runPipeline(j.backward, { passes: PASSES }).graph;
+  const fwd = runPipeline(j.forward, { passes: TRAINING_PASSES, fuseMaxElements: SMALL_CHAIN }).graph;
+  const bwd = runPipeline(j.backward, { passes: TRAINING_PASSES, fuseMaxElements: SMALL_CHAIN }).graph;
   return withWiring(run(fwd, c), run(bwd, c));
 }
 
