@@ -4,7 +4,8 @@
 // their arena slot only when it is free); every failure is a
 // RuntimeError naming the node; and the executor reads tensor contents only through
 // `device.read`, which it requests by yielding the tensor — a synchronous driver answers at
-// once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation.
+// once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation
+// (on the CPU a registry op never yields, so it runs as a plain call: runOpSync, the same steps).
 // A result whose size depends on data (masked_select) is sized the same way on a non-CPU
 // device: the executor reads what the op entry's `dataDims` names and hands the dims to the dispatch.
 // `host_call` nodes call back into JavaScript through the model's host functions with host
