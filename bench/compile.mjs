@@ -2,16 +2,20 @@
 // cross-entropy, backward, Adam step) at batch 32, with the compile time of the first call
 // shown apart; and the cost of the guard check every compiled call makes first, against a
 // batch-1 seed CNN call. Medians in ms. Numbers agree with eager (tests/jit-compile.test.ts
-// checks 50 steps); this file only times.
+// checks 50 steps); this file only times. Flags: `--threads=N` (setNumThreads: 1 takes the
+// worker threads, and their spinning, out of the CPU-time columns), `--steps=N` interleaved
+// steps of each (default 60).
 
-import { F, jit, manualSeed, noGrad, optim, randn, tensor } from 'kiln';
+import { F, jit, manualSeed, noGrad, optim, randn, setNumThreads, tensor } from 'kiln';
 import { digitsModel, loadDigits } from '../examples/digits/train.mjs';
 import { ResearchModel } from '../examples/seed/models.mjs';
 import { isMain, summarize, timeRuns } from './stats.mjs';
 
+const arg = (name) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const ms = (fn, opts) => summarize(timeRuns(fn, { warmup: 2, minRuns: 10, budgetMs: 4000, ...opts })).median;
 
-export function measure() {
+export function measure({ threads = Number(arg('threads') ?? 0), steps = Number(arg('steps') ?? 60) } = {}) {
+  if (threads) setNumThreads(threads);
   const data = loadDigits();
   const batches = Array.from({ length: 8 }, (_, s) => ({
     x: tensor(data.x.slice(s * 32 * 64, (s + 1) * 32 * 64), { shape: [32, 1, 8, 8] }),
@@ -48,11 +52,12 @@ export function measure() {
   // Eager and compiled steps interleaved one by one, medians: the machine's load shifts over
   // seconds, and timing one after the other would hand the difference to whichever ran calmer.
   // CPU time of this process as well: on a shared machine a step may wait for a core most of its
-  // wall time, and the CPU time is what the step itself cost (the kernels here run on one thread).
+  // wall time, and the CPU time is what the step itself cost (all threads: the convolutions split
+  // over the worker threads, which spin a little after each split call).
   const e = [], c = [], ec = [], cc = [];
   const cpu = (fn) => { const t0 = process.cpuUsage(); fn(); const d = process.cpuUsage(t0); return (d.user + d.system) / 1000; };
   for (let i = 0; i < 3; i++) { eager(); step(); }
-  for (let i = 0; i < 60; i++) {
+  for (let i = 0; i < steps; i++) {
     let t = performance.now(); ec.push(cpu(eager)); e.push(performance.now() - t);
     t = performance.now(); cc.push(cpu(step)); c.push(performance.now() - t);
   }
@@ -70,7 +75,7 @@ export function measure() {
   // loss and the optimizer are eager code on both sides, the backward through the compiled graph
   // is one autograd node running the backward graph).
   for (const phase of Object.keys(eager.phases)) {
-    const a = summarize(eager.phases[phase].slice(-60)).median, b = summarize(step.phases[phase].slice(-60)).median;
+    const a = summarize(eager.phases[phase].slice(-steps)).median, b = summarize(step.phases[phase].slice(-steps)).median;
     rows[`  ${phase}, eager (CPU ms)`] = a;
     rows[`  ${phase}, jit.compile (CPU ms)`] = b;
   }

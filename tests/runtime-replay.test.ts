@@ -72,6 +72,24 @@ describe('runtime: replayed runs', () => {
     expect(third[0].data).not.toBe(first[0].data);
   });
 
+  it('with shareArrays, take recycled arrays for handed-over outputs once per recycle, never an array the caller kept', () => {
+    const b = new GraphBuilder('big');
+    const x = b.input('x', tensorType('float32', [2, 8]));
+    b.output('y', b.op1('tanh', [b.op1('relu', [x])]));
+    const g = planMemory(b.build());
+    const model = createModel(g, { shareArrays: true }), plain = createModel(g);
+    const at = (k: number) => ({ data: Float32Array.from({ length: 16 }, (_, i) => Math.sin(i + k)), shape: [2, 8], dtype: 'float32' as const });
+    const [first] = model.runSync([at(1)]);
+    model.recycle([first]);
+    const [second] = model.runSync([at(2)]);
+    expect(second.data).toBe(first.data); // the recycled array, computed into
+    const kept = Array.from(second.data);
+    const [third] = model.runSync([at(3)]);
+    expect(third.data).not.toBe(second.data);
+    expect(Array.from(second.data)).toEqual(kept);
+    expect(Array.from(third.data)).toEqual(unreplayed(() => Array.from(plain.runSync([at(3)])[0].data)));
+  });
+
   it('draw random numbers in the order the normal path does', () => {
     const b = new GraphBuilder('noise');
     const x = b.input('x', tensorType('float32', ['N', 4]));

@@ -27,6 +27,8 @@ import { removeDropout } from './passes/remove-dropout.js';
 export interface PassOptions {
   /** Storage buffers one WebGPU kernel may bind (default 8, WebGPU's default `maxStorageBuffersPerShaderStage`). */
   readonly maxStorageBuffers?: number;
+  /** fuse-elementwise fuses only chains whose result has at most this many elements (default: any). */
+  readonly fuseMaxElements?: number;
 }
 
 /** A pass: most ignore the options; those that size kernels (fuse-elementwise) read the target's limits. */
@@ -44,7 +46,7 @@ export const PASSES: Readonly<Record<string, Pass>> = {
   'fold-linear-bn': foldLinearBn,
   'fold-channel-affine': foldChannelAffine,
   'fuse-epilogue': fuseEpilogue,
-  'fuse-elementwise': (g, opts) => fuseElementwise(g, { maxStorageBuffers: opts?.maxStorageBuffers }),
+  'fuse-elementwise': (g, opts) => fuseElementwise(g, { maxStorageBuffers: opts?.maxStorageBuffers, maxElements: opts?.fuseMaxElements }),
   'plan-memory': planMemory,
 };
 
@@ -162,7 +164,7 @@ export function runPipeline(g: Graph, opts: PipelineOptions = {}): PipelineResul
   for (const name of names) {
     const t0 = performance.now();
     // The pass and the sweep after it count as one (its `ms` includes the sweep).
-    const next = runPass(name, cur, { maxStorageBuffers: opts.maxStorageBuffers });
+    const next = runPass(name, cur, { maxStorageBuffers: opts.maxStorageBuffers, fuseMaxElements: opts.fuseMaxElements });
     timings.push({ pass: name, ms: performance.now() - t0, changed: next !== cur });
     cur = next;
     if (opts.verifyEach) {

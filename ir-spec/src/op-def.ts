@@ -65,12 +65,17 @@ export interface KernelContext {
   readonly regions?: readonly Block[];
 }
 
-/** The buffer for result `i` of `n` elements: the offered `ctx.out[i]` when it fits exactly, else a fresh zeroed one. */
-export function outputBuffer(ctx: KernelContext | undefined, i: number, dtype: DType, n: number): TypedArray {
+/** The offered `ctx.out[i]` when it fits a result of `dtype` with `n` elements exactly, else undefined. */
+export function offeredBuffer(ctx: KernelContext | undefined, i: number, dtype: DType, n: number): TypedArray | undefined {
   const o = ctx?.out?.[i];
   const fits = o !== undefined && o.length === n
     && (dtype === 'float32' || dtype === 'float16' || dtype === 'bfloat16' ? o instanceof Float32Array : dtype === 'int32' ? o instanceof Int32Array : dtype === 'int8' ? o instanceof Int8Array : o instanceof Uint8Array);
-  return fits ? o : allocate(dtype, n);
+  return fits ? o : undefined;
+}
+
+/** The buffer for result `i` of `n` elements: the offered `ctx.out[i]` when it fits exactly, else a fresh zeroed one. */
+export function outputBuffer(ctx: KernelContext | undefined, i: number, dtype: DType, n: number): TypedArray {
+  return offeredBuffer(ctx, i, dtype, n) ?? allocate(dtype, n);
 }
 
 /** See OpDef.dataDims. */

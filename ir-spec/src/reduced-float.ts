@@ -61,7 +61,9 @@ export function withReducedFloat<A>(def: OpDef<A>): OpDef<A> {
       if (sameDType) checkSameDType(def as OpDef<unknown>, inputs);
       if (skip(attrs) || !inputs.some((t) => t && isReducedFloat(t.dtype))) return cpu.call(def, inputs, attrs, ctx);
       const reduced = reducedResult(inputs.map((t) => t?.dtype));
-      const outs = cpu.call(def, inputs.map(asFloat32), attrs, ctx);
+      // No offered buffers: one may be an input's (in place), and a result written there would
+      // skip the rounding below, which leaves an input's own buffer alone.
+      const outs = cpu.call(def, inputs.map(asFloat32), attrs, ctx?.out ? { ...ctx, out: undefined } : ctx);
       if (!reduced) return outs;
       return outs.map((o) => {
         if (o.dtype !== 'float32') return o;

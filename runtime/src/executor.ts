@@ -4,7 +4,8 @@
 // their arena slot only when it is free); every failure is a
 // RuntimeError naming the node; and the executor reads tensor contents only through
 // `device.read`, which it requests by yielding the tensor — a synchronous driver answers at
-// once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation.
+// once (the CPU), an asynchronous one awaits (WebGPU), and both share this one implementation
+// (on the CPU a registry op never yields, so it runs as a plain call: runOpSync, the same steps).
 // A result whose size depends on data (masked_select) is sized the same way on a non-CPU
 // device: the executor reads what the op entry's `dataDims` names and hands the dims to the dispatch.
 // `host_call` nodes call back into JavaScript through the model's host functions with host
@@ -12,7 +13,7 @@
 // (RunLimits): its time is checked before every node and loop trip, and a node's results
 // against the tensor and live-bytes limits before the device allocates them.
 
-import { convertArray, dataDimsOf, type Attrs, ELEMENT_BYTES, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { convertArray, dataDimsOf, ELEMENT_BYTES, type Attrs, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -150,7 +151,7 @@ function* dataDims(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTenso
  * with the same dtypes and shapes (every run of a fixed-shape model) reuses the result instead of
  * running the rule (and its attribute checks) again.
  */
-const lastInference = new WeakMap<NodePlan, { readonly inputs: readonly ({ readonly dtype: DType; readonly shape: readonly number[] } | null)[]; readonly types: TensorType[] }>();
+const lastInference = new WeakMap<NodePlan, { readonly inputs: readonly ({ readonly dtype: DType; readonly shape: readonly number[] } | null)[]; readonly types: TensorType[]; bytes?: number }>();
 
 function sameInputTypes(known: readonly ({ readonly dtype: DType; readonly shape: readonly number[] } | null)[], inputs: readonly (DeviceTensor | null)[]): boolean {
   if (known.length !== inputs.length) return false;
@@ -163,8 +164,16 @@ function sameInputTypes(known: readonly ({ readonly dtype: DType; readonly shape
   return true;
 }
 
-/** A registry op: concrete attrs, shape rule, size limit, then the device kernel. */
-function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
+/** A registry op's inputs, concrete attrs and result types (its shape rule, or the last node's when the inputs match). */
+interface OpCall {
+  readonly inputs: (DeviceTensor | null)[];
+  readonly attrs: Node['attrs'];
+  types: TensorType[];
+  /** The last inference this call reused (its checked byte count may be cached there). */
+  readonly known: ({ readonly types: TensorType[]; bytes?: number }) | undefined;
+}
+
+function prepareOp(ctx: ExecContext, np: NodePlan, scope: Scope): OpCall {
   const def = np.def!;
   const inputs = np.node.inputs.map((_, i) => tensorInput(scope, np, i));
   let attrs = np.node.attrs;
@@ -173,29 +182,57 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     if ('unbound' in r) throw fail(np, `attribute '${r.attr}' holds dim '${r.unbound}', which no graph input binds; give the graph an input whose type names it`);
     attrs = r.attrs;
   }
-  let types: TensorType[];
   const known = np.symbolicAttrs ? undefined : lastInference.get(np);
-  if (known && sameInputTypes(known.inputs, inputs)) {
-    types = known.types;
-  } else {
-    const ins = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
-    try {
-      types = def.infer(ins, attrs);
-    } catch (e) {
-      throw fail(np, errText(e), e);
-    }
-    if (!np.symbolicAttrs) lastInference.set(np, { inputs: ins.map((t) => t && { dtype: t.dtype, shape: [...t.shape] }), types });
+  if (known && sameInputTypes(known.inputs, inputs)) return { inputs, attrs, types: known.types, known };
+  const ins = inputs.map((t) => (t ? { dtype: t.dtype, shape: t.shape } : null));
+  let types: TensorType[];
+  try {
+    types = def.infer(ins, attrs);
+  } catch (e) {
+    throw fail(np, errText(e), e);
   }
-  const dims = yield* dataDims(ctx, np, inputs);
-  if (dims) types = types.map((t) => ({ ...t, shape: t.shape.map((d) => (typeof d === 'string' && Object.hasOwn(dims, d) ? dims[d] : d)) }));
-  let need = 0;
-  for (const t of types) {
-    if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
-    const bytes = t.shape.reduce((a, d) => a * d, ELEMENT_BYTES[t.dtype]);
-    if (bytes > ctx.limits.maxTensorBytes) {
-      throw new RuntimeError('TOO_LARGE', `${np.text}: the result ${typeToString({ kind: 'tensor', ...t })} needs ${bytes} bytes, over the limit of ${ctx.limits.maxTensorBytes}; raise maxTensorBytes in load()/createModel() options if this is intended`, np.text);
+  if (!np.symbolicAttrs) lastInference.set(np, { inputs: ins.map((t) => t && { dtype: t.dtype, shape: [...t.shape] }), types });
+  return { inputs, attrs, types, known: undefined };
+}
+
+/** A registry op: concrete attrs, shape rule, size limit, then the device kernel. */
+function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
+  const call = prepareOp(ctx, np, scope);
+  // Only a non-CPU device sizes data-dependent results by reading inputs (dataDims says so too).
+  const dims = ctx.device.backend === 'cpu' ? undefined : yield* dataDims(ctx, np, call.inputs);
+  if (dims) call.types = call.types.map((t) => ({ ...t, shape: t.shape.map((d) => (typeof d === 'string' && Object.hasOwn(dims, d) ? dims[d] : d)) }));
+  return dispatchOp(ctx, np, scope, call, dims);
+}
+
+/**
+ * runOp on a device that never needs to read inputs to size results (the CPU): the same steps
+ * as a plain call, without the generators a node otherwise costs.
+ */
+function runOpSync(ctx: ExecContext, np: NodePlan, scope: Scope): void {
+  checkTime(ctx, np);
+  ctx.nodesRun++;
+  bindOutputs(ctx, np, scope, dispatchOp(ctx, np, scope, prepareOp(ctx, np, scope), undefined));
+}
+
+/** The size limits, then the device kernel into the offered arena buffers; checks the results' shapes. */
+function dispatchOp(ctx: ExecContext, np: NodePlan, scope: Scope, call: OpCall, dims: Record<string, number> | undefined): DeviceTensor[] {
+  const def = np.def!;
+  const { inputs, attrs, types } = call;
+  // The results' bytes, checked against the tensor limit once per inferred types (the same
+  // model's limits every run): a node whose types came from lastInference passed it before.
+  let need = dims ? -1 : call.known?.bytes ?? -1;
+  if (need < 0) {
+    need = 0;
+    for (const t of types) {
+      if (!t.shape.every((d): d is number => typeof d === 'number')) continue; // data-dependent size
+      const bytes = t.shape.reduce((a, d) => a * d, ELEMENT_BYTES[t.dtype]);
+      if (bytes > ctx.limits.maxTensorBytes) {
+        throw new RuntimeError('TOO_LARGE', `${np.text}: the result ${typeToString({ kind: 'tensor', ...t })} needs ${bytes} bytes, over the limit of ${ctx.limits.maxTensorBytes}; raise maxTensorBytes in load()/createModel() options if this is intended`, np.text);
+      }
+      need += bytes;
     }
-    need += bytes;
+    const cached = dims ? undefined : lastInference.get(np);
+    if (cached && cached.types === types) cached.bytes = need;
   }
   // The results are counted as new buffers (a view or an in-place result may need less), so
   // the run is refused before the device allocates past the budget, never after.
@@ -204,23 +241,24 @@ function* runOp(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<RtValue[]> {
     throw new RuntimeError('MEMORY_LIMIT', `${np.text}: its results need ${need} bytes while ${live} bytes of intermediate tensors are alive, over the run's limit of ${ctx.limits.maxLiveBytes}; raise maxLiveBytes in load()/createModel() options if this is intended`, np.text);
   }
   const rate = ctx.device.peakWorkRate;
-  const work = def.work && (rate || ctx.recorder) ? def.work(inputs, attrs, types) : 0;
-  if (work && rate && ctx.limits.maxRunMs < Infinity) checkWork(ctx, np, work, rate);
+  const timed = rate && ctx.limits.maxRunMs < Infinity;
+  const work = def.work && (timed || ctx.recorder) ? def.work(inputs, attrs, types) : 0;
+  if (work && timed) checkWork(ctx, np, work, rate);
   // Planned results land in the model's arena (memory.ts decides when a slot is free to take).
   const out = scope.mem.offer(np.node.outputs, types, inputs, np.releases.map((v) => scope.get(v)));
-  const outs = dispatchOp(ctx, np, inputs, attrs, dims, out);
-  outs.forEach((o, i) => {
-    const t = types[i];
+  const outs = callKernel(ctx, np, inputs, attrs, dims, out);
+  for (let i = 0; i < outs.length; i++) {
+    const o = outs[i], t = types[i];
     if (t && (o.shape.length !== t.shape.length || t.shape.some((d, k) => typeof d === 'number' && d !== o.shape[k]))) {
       throw fail(np, `the kernel returned shape [${o.shape.join(',')}] for result ${i}, but the op's shape rule gives [${t.shape.join(',')}] (a kernel bug)`);
     }
-  });
+  }
   ctx.recorder?.step(np, inputs, attrs, out, outs, work);
   return outs;
 }
 
 /** Runs a registry op's kernel on the device; a failure other than a RuntimeError becomes one naming the node. */
-export function dispatchOp(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTensor | null)[], attrs: Attrs, dims: Record<string, number> | undefined, out: readonly (DeviceTensor | undefined)[] | undefined): DeviceTensor[] {
+export function callKernel(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTensor | null)[], attrs: Attrs, dims: Record<string, number> | undefined, out: readonly (DeviceTensor | undefined)[] | undefined): DeviceTensor[] {
   const def = np.def!;
   try {
     // Random ops draw from the run's generator; an op with an element body gets its body.
@@ -416,8 +454,10 @@ function* runNode(ctx: ExecContext, np: NodePlan, scope: Scope): Exec<void> {
 export function* runBlock(ctx: ExecContext, bp: BlockPlan, scope: Scope): Exec<RtValue[]> {
   for (const a of bp.deadArgs) scope.release(a);
   const prof = nodeProfiler();
+  const sync = ctx.device.backend === 'cpu';
   for (let i = 0; i < bp.nodes.length; i++) {
     if (prof && bp.nodes[i].def) yield* runProfiled(ctx, bp.nodes[i], scope, prof);
+    else if (sync && bp.nodes[i].def) runOpSync(ctx, bp.nodes[i], scope);
     else yield* runNode(ctx, bp.nodes[i], scope);
     for (const v of bp.releaseAfter[i]) scope.release(v);
   }

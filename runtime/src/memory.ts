@@ -13,11 +13,14 @@
 // With a plan but no arena (WebGPU), a slot counts once, at the largest buffer it has held, while
 // any buffer is in it: the bytes an arena laid out by the plan would hold.
 // Values in `escaping` (the graph outputs a synchronous CPU run hands to its caller without a
-// copy) are never offered an arena slot: the next run would overwrite what the caller holds.
+// copy) are never offered an arena slot: the next run would overwrite what the caller holds. A
+// planned one is offered an array its caller handed back (`recycled`, Model.recycle) of its
+// dtype and size instead, when there is one: a fresh buffer as far as this run is concerned.
 
 import { ELEMENT_BYTES, numel, type DType, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Arena, Device, DeviceTensor } from './device.js';
 import type { SlotPlan } from './plan.js';
+import type { RecycledArrays } from './recycled.js';
 import { isDeviceTensor, type RtValue } from './values.js';
 
 
@@ -52,6 +55,8 @@ export class LiveBuffers {
     private readonly arena?: Arena,
     /** Values whose results leave the run as they are (never placed in the arena). */
     private readonly escaping?: ReadonlySet<Value>,
+    /** Arrays the caller handed back, for escaping results to be computed into. */
+    private readonly recycled?: RecycledArrays,
   ) {}
 
   /** Whether `buffer` is a live buffer in a plan slot (an arena tensor, when there is an arena). */
@@ -73,16 +78,20 @@ export class LiveBuffers {
    */
   offer(outputs: readonly Value[], types: readonly TensorType[], inputs: readonly (DeviceTensor | null)[], dying: readonly (RtValue | undefined)[]): (DeviceTensor | undefined)[] | undefined {
     if (!this.arena || !this.plan) return undefined;
-    this.offered = new Map();
+    if (this.offered.size) this.offered = new Map();
     let out: (DeviceTensor | undefined)[] | undefined;
     for (let i = 0; i < outputs.length; i++) {
       const slot = this.plan.slots.get(outputs[i]), t = types[i];
       if (slot === undefined || !t || !t.shape.every((d): d is number => typeof d === 'number')) continue;
-      if (this.escaping?.has(outputs[i])) continue;
-      if ([...this.offered.values()].includes(slot)) continue;
+      if (this.escaping?.has(outputs[i])) {
+        const data = this.recycled?.take(t.dtype, numel(t.shape as readonly number[]));
+        if (data) (out ??= [])[i] = { buffer: data, shape: [...(t.shape as readonly number[])], dtype: t.dtype };
+        continue;
+      }
+      if (this.offered.size && [...this.offered.values()].includes(slot)) continue;
       const held = this.occupants.get(slot);
       const shape = t.shape as readonly number[];
-      if (held?.size && !(this.plan.inPlace.has(outputs[i]) && [...held].every((b) => this.diesWith(b, dying) && this.overwritable(b, inputs, t.dtype, shape)))) continue;
+      if (held?.size && !(this.plan.inPlace.has(outputs[i]) && this.allOverwritable(held, dying, inputs, t.dtype, numel(shape)))) continue;
       const tensor = this.arena.take(slot, t.dtype, shape);
       this.offered.set(tensor.buffer, slot);
       (out ??= [])[i] = tensor;
@@ -97,9 +106,15 @@ export class LiveBuffers {
    * element k of the input (an elementwise kernel reads that before writing it). A broadcast
    * input, or a different element width, would be overwritten before it was read.
    */
-  private overwritable(buffer: unknown, inputs: readonly (DeviceTensor | null)[], dtype: DType, shape: readonly number[]): boolean {
-    const n = numel(shape);
-    return inputs.some((t) => t !== null && t.buffer === buffer && numel(t.shape) === n && ELEMENT_BYTES[t.dtype] === ELEMENT_BYTES[dtype]);
+  private overwritable(buffer: unknown, inputs: readonly (DeviceTensor | null)[], dtype: DType, n: number): boolean {
+    for (const t of inputs) if (t !== null && t.buffer === buffer && numel(t.shape) === n && ELEMENT_BYTES[t.dtype] === ELEMENT_BYTES[dtype]) return true;
+    return false;
+  }
+
+  /** Whether every buffer `held` in a slot dies at this node and may be overwritten by its result of n elements. */
+  private allOverwritable(held: ReadonlySet<unknown>, dying: readonly (RtValue | undefined)[], inputs: readonly (DeviceTensor | null)[], dtype: DType, n: number): boolean {
+    for (const b of held) if (!this.diesWith(b, dying) || !this.overwritable(b, inputs, dtype, n)) return false;
+    return true;
   }
 
   /** Whether every binding of `buffer` is among `dying`. */

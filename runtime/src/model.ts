@@ -17,6 +17,7 @@ import { LiveBuffers, Scope } from './memory.js';
 import { GpuNodeLog, nodeProfiler } from './node-profiler.js';
 import { planGraph, type GraphPlan } from './plan.js';
 import { RunRecorder, type RunRecord } from './replay.js';
+import { RecycledArrays } from './recycled.js';
 import { toScalar } from './scalar.js';
 import { signature, validateInputs, type HostTensor, type InputValue } from './validate.js';
 import { checkValue, isDeviceTensor, type RtValue } from './values.js';
@@ -165,6 +166,8 @@ export class Model {
   private record: RunRecord | undefined;
   /** Params and constants by value: a record's outputs may be these. */
   private readonly fixedValues = new Map<Value, DeviceTensor>();
+  /** Output arrays handed back (recycle()) for runSync's results to be computed into. */
+  private readonly recycled: RecycledArrays;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -179,6 +182,7 @@ export class Model {
     }
     this.hostFunctions = opts.hostFunctions ?? {};
     this.shareArrays = !!opts.shareArrays && !!device.adopt;
+    this.recycled = new RecycledArrays(graph.outputs.length);
     this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
@@ -354,6 +358,18 @@ export class Model {
   }
 
   /**
+   * With ModelOptions.shareArrays: hands back output arrays of earlier runSync calls that the
+   * caller no longer reads and holds nowhere (not in a tensor anyone can reach), so a later
+   * runSync may compute a result of the same dtype and size into one instead of a fresh array
+   * (and hand it over again). At most one array per graph output is kept; arrays that view part
+   * of a larger buffer are not taken. Without shareArrays it does nothing.
+   */
+  recycle(outputs: readonly Output[]): void {
+    if (!this.shareArrays) return;
+    for (const o of outputs) this.recycled.give(o.dtype, o.shape, o.data);
+  }
+
+  /**
    * run() with inputs keyed by name.
    *
    * @example
@@ -388,7 +404,7 @@ export class Model {
     const ctx: ExecContext = { device: this.device, env: NO_SYMBOLS, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: performance.now() };
     this.arenaBusy = true;
     try {
-      const { outputs, stats } = record.replay(ctx, arrays, borrow, this.external);
+      const { outputs, stats } = record.replay(ctx, arrays, borrow, this.external, this.recycled);
       this.stats = stats;
       return outputs;
     } finally {
@@ -422,7 +438,7 @@ export class Model {
     const { env, values } = validateInputs(decl, inputs);
     const external = new Set(this.external);
     const escaping = borrow ? new Set(this.graph.outputs.map((o) => o.value)) : undefined;
-    const mem = new LiveBuffers(this.device, external, this.plan.memory, arena, escaping);
+    const mem = new LiveBuffers(this.device, external, this.plan.memory, arena, escaping, borrow ? this.recycled : undefined);
     const scope = new Scope(mem);
     for (const { value, tensor } of this.bound) scope.bind(value, tensor);
     const inputBuffers: unknown[] = []; // this run's copies of the inputs, freed when it ends
@@ -445,7 +461,7 @@ export class Model {
     const gpuNodes = prof && timer && profiled ? (profiled.gpuNodes = new GpuNodeLog(timer, prof)) : undefined;
     // A run that holds the arena may change it: the last record no longer applies, this run's may.
     if (arena === this.arena) this.record = undefined;
-    const recorder = this.replayable && arena === this.arena && !prof ? new RunRecorder(decl.map((d) => d.value)) : undefined;
+    const recorder = this.replayable && arena === this.arena && !prof ? new RunRecorder(decl.map((d) => d.value), escaping) : undefined;
     const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0, ...(gpuNodes ? { gpuNodes } : {}), ...(recorder ? { recorder } : {}) };
     yield* runBlock(ctx, this.plan.body, scope);
 

@@ -13,9 +13,10 @@
 
 import { numel, type Attrs, type DType, type TypedArray, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
-import { checkTime, checkWork, dispatchOp, type ExecContext, type StepRecorder } from './executor.js';
+import { callKernel, checkTime, checkWork, type ExecContext, type StepRecorder } from './executor.js';
 import type { Output, RunStats } from './model.js';
 import type { NodePlan } from './plan.js';
+import type { RecycledArrays } from './recycled.js';
 
 /** Where a replayed node finds an input: an index into the run's values, or a fixed tensor (a param or constant). */
 type Source = number | DeviceTensor | null;
@@ -24,7 +25,11 @@ interface Step {
   readonly np: NodePlan;
   readonly inputs: readonly Source[];
   readonly attrs: Attrs;
+  /** The arena tensors the results were offered (never a graph output's: see `escaping`). */
   readonly out: readonly (DeviceTensor | undefined)[] | undefined;
+  /** Per result: the dtype and shape of a graph output a borrowing run hands over, whose array
+   * a replay takes from the recycled ones at its time (undefined for other results). */
+  readonly escaping: readonly ({ dtype: DType; shape: readonly number[] } | undefined)[] | undefined;
   /** Indices of the node's results in the run's values. */
   readonly results: readonly number[];
   /** The node's multiply-adds (OpDef.work), checked against the time left like a run does; 0 when the op has no rule. */
@@ -44,11 +49,13 @@ export class RunRecorder implements StepRecorder {
   private readonly steps: Step[] = [];
   private readonly slotBuffers = new Set<unknown>();
 
-  constructor(inputs: readonly Value[]) {
+  /** `escaping`: the graph outputs a borrowing run hands over (an array offered to one of them
+   * is the caller's afterwards, never to be offered again). */
+  constructor(inputs: readonly Value[], private readonly escaping?: ReadonlySet<Value>) {
     inputs.forEach((v, k) => this.index.set(v, k));
   }
 
-  step(np: NodePlan, inputs: readonly (DeviceTensor | null)[], attrs: Attrs, out: readonly (DeviceTensor | undefined)[] | undefined, _outs: readonly DeviceTensor[], work: number): void {
+  step(np: NodePlan, inputs: readonly (DeviceTensor | null)[], attrs: Attrs, out: readonly (DeviceTensor | undefined)[] | undefined, outs: readonly DeviceTensor[], work: number): void {
     // A value the run did not make (a param or a constant) is the same tensor in every run.
     const sources = np.node.inputs.map((v, i) => (v && this.index.has(v) ? this.index.get(v)! : inputs[i]));
     const results = np.node.outputs.map((v) => {
@@ -56,8 +63,11 @@ export class RunRecorder implements StepRecorder {
       this.index.set(v, k);
       return k;
     });
-    if (out) for (const t of out) if (t) this.slotBuffers.add(t.buffer);
-    this.steps.push({ np, inputs: sources, attrs, out, results, work });
+    const handed = this.escaping && np.node.outputs.map((v, i) => (this.escaping!.has(v) && outs[i] ? { dtype: outs[i].dtype, shape: [...outs[i].shape] } : undefined));
+    const escaping = handed?.some((e) => e) ? handed : undefined;
+    const slots = out && escaping ? out.map((t, i) => (escaping[i] ? undefined : t)) : out;
+    if (slots) for (const t of slots) if (t) this.slotBuffers.add(t.buffer);
+    this.steps.push({ np, inputs: sources, attrs, out: slots, escaping, results, work });
   }
 
   /**
@@ -112,7 +122,7 @@ export class RunRecord {
    * inputs are copied in and outputs copied out, as a run does. `modelBuffers`: the model's
    * params and constants, never handed over.
    */
-  replay(ctx: ExecContext, arrays: readonly TypedArray[], borrow: boolean, modelBuffers: ReadonlySet<unknown>): { outputs: Output[]; stats: RunStats } {
+  replay(ctx: ExecContext, arrays: readonly TypedArray[], borrow: boolean, modelBuffers: ReadonlySet<unknown>, recycled?: RecycledArrays): { outputs: Output[]; stats: RunStats } {
     const device: Device = ctx.device;
     const values: (DeviceTensor | undefined)[] = new Array(this.steps.length + arrays.length);
     const external = new Set<unknown>();
@@ -135,7 +145,7 @@ export class RunRecord {
       }
       ctx.nodesRun++;
       const ins = s.inputs.map((src) => (typeof src === 'number' ? values[src]! : src));
-      const outs = dispatchOp(ctx, s.np, ins, s.attrs, undefined, s.out);
+      const outs = callKernel(ctx, s.np, ins, s.attrs, undefined, borrow && recycled && s.escaping ? withRecycled(s, recycled) : s.out);
       for (let i = 0; i < s.results.length; i++) values[s.results[i]] = outs[i];
     }
     const handed = new Set<unknown>();
@@ -152,4 +162,13 @@ export class RunRecord {
     });
     return { outputs, stats: { ...this.stats, ms: performance.now() - ctx.started } };
   }
+}
+
+/** A step's offers with recycled arrays (Model.recycle) for the graph outputs it hands over, as a borrowing run offers them. */
+function withRecycled(s: Step, recycled: RecycledArrays): (DeviceTensor | undefined)[] {
+  return s.escaping!.map((e, i) => {
+    if (!e) return s.out?.[i];
+    const data = recycled.take(e.dtype, numel(e.shape));
+    return data && { buffer: data, shape: [...e.shape], dtype: e.dtype };
+  });
 }

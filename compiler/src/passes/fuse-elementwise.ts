@@ -20,6 +20,13 @@ export const WEBGPU_DEFAULT_STORAGE_BUFFERS = 8;
 export interface FuseElementwiseOptions {
   /** Storage buffers one kernel may bind (its inputs and its output); default 8, WebGPU's default limit. */
   readonly maxStorageBuffers?: number;
+  /**
+   * Fuse only chains whose result has at most this many elements (a known size; default: any).
+   * jit.compile's training graphs on the CPU fuse small chains (the batch norms' running
+   * statistics: there the cost per node is the run's, not the loop's) and leave large ones to
+   * the per-op WebAssembly kernels.
+   */
+  readonly maxElements?: number;
 }
 
 const ELEMENT = tensorType('float32', []);
@@ -56,10 +63,12 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
   const limit = opts.maxStorageBuffers ?? WEBGPU_DEFAULT_STORAGE_BUFFERS;
   if (!Number.isInteger(limit) || limit < 2) throw new RangeError(`fuseElementwise: maxStorageBuffers must be an integer >= 2 (one input and the output), got ${limit}`);
   const maxInputs = limit - 1;
+  const maxElements = opts.maxElements ?? Infinity;
   const uses = countUses(g);
   const out = rewriteGraph(g, (node, ctx) => {
     const own = sourceOf(node);
     if (!own || node.op === 'fused_elementwise') return [node];
+    if (maxElements < Infinity && !(knownSize(node.outputs[0]) <= maxElements)) return [node];
     if (new Set(node.inputs).size > maxInputs) return [node];
     // The body being built: the fused node's inputs with their body arguments, and its nodes.
     const inputs: Value[] = [], args: Value[] = [], nodes: Node[] = [];
@@ -131,6 +140,14 @@ export function fuseElementwise(g: Graph, opts: FuseElementwiseOptions = {}): Gr
   });
   // The absorbed producers are now unused: the pipeline's sweep (runPass) removes them.
   return out;
+}
+
+/** A tensor value's element count, NaN while a dim is symbolic. */
+function knownSize(v: Value): number {
+  if (v.type.kind !== 'tensor') return NaN;
+  let n = 1;
+  for (const d of v.type.shape) n *= typeof d === 'number' ? d : NaN;
+  return n;
 }
 
 /** A float 0-d literal constant's value (it becomes a literal node in the body). */

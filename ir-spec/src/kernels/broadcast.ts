@@ -40,8 +40,9 @@ export function broadcastIndex(inShapes: readonly (readonly number[])[], outShap
 /** A whole-buffer unary loop (`out[i] = f(src[i])`), for hot ops that must not pay a call per element. */
 export type UnaryLoop = (src: TypedArray, out: TypedArray) => void;
 
-export function mapUnary(x: CpuTensor, outDtype: DType, f: (v: number) => number, loop?: UnaryLoop): CpuTensor {
-  const src = x.data, n = src.length, out = allocate(outDtype, n);
+/** `into` (here and in mapBinary/mapTernary): the result's buffer when the caller has one of its dtype and size; it may be a full-size input (element k is read before it is written). */
+export function mapUnary(x: CpuTensor, outDtype: DType, f: (v: number) => number, loop?: UnaryLoop, into?: TypedArray): CpuTensor {
+  const src = x.data, n = src.length, out = into ?? allocate(outDtype, n);
   if (loop) loop(src, out);
   else for (let i = 0; i < n; i++) out[i] = f(src[i]);
   return { data: out, shape: x.shape, dtype: outDtype };
@@ -63,9 +64,9 @@ function rowOf(f: (x: number, y: number) => number): BinaryRow {
 
 export function mapBinary(
   a: CpuTensor, b: CpuTensor, outShape: readonly number[], outDtype: DType,
-  f: (x: number, y: number) => number, row: BinaryRow = rowOf(f),
+  f: (x: number, y: number) => number, row: BinaryRow = rowOf(f), into?: TypedArray,
 ): CpuTensor {
-  const n = numel(outShape), out = allocate(outDtype, n);
+  const n = numel(outShape), out = into ?? allocate(outDtype, n);
   const A = a.data, B = b.data;
   // An input holding n elements has the output's layout (it differs only by size-1 dims).
   if (A.length === n && B.length === n) row(A, 0, 1, B, 0, 1, out, 0, n);
@@ -98,9 +99,9 @@ export function mapBinary(
 
 export function mapTernary(
   a: CpuTensor, b: CpuTensor, c: CpuTensor, outShape: readonly number[], outDtype: DType,
-  f: (x: number, y: number, z: number) => number,
+  f: (x: number, y: number, z: number) => number, into?: TypedArray,
 ): CpuTensor {
-  const n = numel(outShape), out = allocate(outDtype, n);
+  const n = numel(outShape), out = into ?? allocate(outDtype, n);
   const A = a.data, B = b.data, C = c.data;
   if ((A.length === n || A.length === 1) && (B.length === n || B.length === 1) && (C.length === n || C.length === 1)) {
     // Full-size or scalar operands (the common case): no index tables.

@@ -7,9 +7,9 @@
 // are shared with the activation family (sigmoid, tanh, erf, hardswish).
 
 import * as z from 'zod';
-import { defineOp, getOp, type GradDef, type OpDef } from '../op-def.js';
+import { defineOp, getOp, offeredBuffer, type GradDef, type OpDef } from '../op-def.js';
 import { argsOf, compileFormulaLoop, S, scalarFn, type ScalarDef } from '../scalar.js';
-import { broadcastShapes, OpError, type TensorType } from '../shape.js';
+import { broadcastShapes, numel, OpError, type TensorType } from '../shape.js';
 import { isFloating, promoteTypes, scalarDType, type DType, type TypedArray } from '../dtype.js';
 import { primitivesOf } from '../kernels/primitives.js';
 import { mapUnary, castArray, type BinaryRow, type UnaryLoop } from '../kernels/broadcast.js';
@@ -45,7 +45,8 @@ function defineBinary(spec: BinarySpec): OpDef {
     },
     cpu([a, b], _attrs, ctx) {
       const shape = broadcastShapes(spec.name, a!.shape, b!.shape) as number[];
-      return [primitivesOf(ctx).mapBinary(spec.name, a!, b!, shape, outDtype(promoteTypes(a!.dtype, b!.dtype)), scalarOfEntry(spec.name), spec.row)];
+      const dtype = outDtype(promoteTypes(a!.dtype, b!.dtype));
+      return [primitivesOf(ctx).mapBinary(spec.name, a!, b!, shape, dtype, scalarOfEntry(spec.name), spec.row, offeredBuffer(ctx, 0, dtype, numel(shape)))];
     },
     grad: spec.grad,
   });
@@ -184,7 +185,10 @@ export function defineUnary(spec: UnarySpec): OpDef {
     name: spec.name, doc: spec.doc, inputs: ['x'], attrs: noAttrs, elementwise: true, scalar: spec.scalar,
     ...(spec.epilogue ? { epilogue: spec.epilogue } : {}),
     infer([x]) { const t = need(spec.name, x, 'x'); return [{ dtype: out(t.dtype), shape: t.shape }]; },
-    cpu([x], _attrs, ctx) { return [primitivesOf(ctx).mapUnary(spec.name, x!, out(x!.dtype), scalarOfEntry(spec.name), spec.loop ?? formulaLoop(spec))]; },
+    cpu([x], _attrs, ctx) {
+      const dtype = out(x!.dtype);
+      return [primitivesOf(ctx).mapUnary(spec.name, x!, dtype, scalarOfEntry(spec.name), spec.loop ?? formulaLoop(spec), offeredBuffer(ctx, 0, dtype, x!.data.length))];
+    },
     grad: spec.grad,
   });
 }
@@ -335,7 +339,8 @@ export const where = defineOp({
   },
   cpu([c, a, b], _attrs, ctx) {
     const shape = broadcastShapes('where', broadcastShapes('where', c!.shape, a!.shape), b!.shape) as number[];
-    return [primitivesOf(ctx).mapTernary('where', c!, a!, b!, shape, promoteTypes(a!.dtype, b!.dtype), scalarOfEntry('where'))];
+    const dtype = promoteTypes(a!.dtype, b!.dtype);
+    return [primitivesOf(ctx).mapTernary('where', c!, a!, b!, shape, dtype, scalarOfEntry('where'), offeredBuffer(ctx, 0, dtype, numel(shape)))];
   },
   grad: {
     saveInputs: [0],

@@ -8,7 +8,7 @@
 // WGSL for them, so `backend: 'webgpu'` refuses a graph holding one and 'auto' picks the CPU.
 
 import * as z from 'zod';
-import { defineOp, type CpuTensor, type KernelContext } from '../op-def.js';
+import { defineOp, outputBuffer, type CpuTensor, type KernelContext } from '../op-def.js';
 import { fmtShape, numel, OpError, type Dim, type TensorType } from '../shape.js';
 import { canonicalDim, DimError } from '../ir/dims.js';
 import type { RandomSource } from '../random.js';
@@ -39,7 +39,7 @@ function sample(op: string, like: CpuTensor | null, shape: readonly Dim[] | unde
   if (!t.shape.every((d): d is number => typeof d === 'number')) throw new OpError(op, `the shape ${fmtShape(t.shape)} must be concrete when the kernel runs`);
   const g = ctx?.generator;
   if (!g) throw new OpError(op, 'a random op needs a generator to draw from; run it through the dispatch (eager) or a runtime Model, which pass one');
-  const data = new Float32Array(numel(t.shape));
+  const data = outputBuffer(ctx, 0, 'float32', numel(t.shape)) as Float32Array;
   for (let i = 0; i < data.length; i++) data[i] = draw(g);
   return [{ data, shape: t.shape, dtype: 'float32' }];
 }

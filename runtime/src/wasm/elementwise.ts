@@ -36,12 +36,12 @@ function coalesce(a: readonly number[], b: readonly number[], out: readonly numb
 }
 
 export function wasmMapBinary(heap: WasmHeap): MapBinaryFn {
-  return (op, a, b, outShape, outDtype, f, row) => {
+  return (op, a, b, outShape, outDtype, f, row, into) => {
     const arith = ARITH.get(op), cmp = COMPARE.get(op);
     const n = numel(outShape);
     const plan = (arith !== undefined || cmp !== undefined) && n >= MIN_ELEMENTS && a.dtype === 'float32' && b.dtype === 'float32'
       ? coalesce(a.shape, b.shape, outShape) : null;
-    if (!plan) return REFERENCE_PRIMITIVES.mapBinary(op, a, b, outShape, outDtype, f, row);
+    if (!plan) return REFERENCE_PRIMITIVES.mapBinary(op, a, b, outShape, outDtype, f, row, into);
     const A = a.data as Float32Array, B = b.data as Float32Array;
     const bool = cmp !== undefined;
     const pa = heap.alloc(A.length * 4), pb = heap.alloc(B.length * 4), po = heap.alloc(bool ? n : n * 4);
@@ -54,11 +54,11 @@ export function wasmMapBinary(heap: WasmHeap): MapBinaryFn {
       let data: Float32Array | Uint8Array;
       if (bool) {
         heap.k.compareF32(cmp, ...args);
-        data = new Uint8Array(n);
+        data = into instanceof Uint8Array ? into : new Uint8Array(n);
         data.set(new Uint8Array(heap.memory.buffer, po, n));
       } else {
         heap.k.binaryF32(arith!, ...args);
-        data = heap.copyOutF32(po, n);
+        data = heap.copyOutF32(po, n, into instanceof Float32Array ? into : undefined);
       }
       return { data, shape: outShape, dtype: outDtype } satisfies CpuTensor;
     } finally {
@@ -68,13 +68,13 @@ export function wasmMapBinary(heap: WasmHeap): MapBinaryFn {
 }
 
 export function wasmMapUnary(heap: WasmHeap): MapUnaryFn {
-  return (op, x, outDtype, f, loop) => {
-    if (op !== 'relu' || x.dtype !== 'float32' || x.data.length < MIN_ELEMENTS) return REFERENCE_PRIMITIVES.mapUnary(op, x, outDtype, f, loop);
+  return (op, x, outDtype, f, loop, into) => {
+    if (op !== 'relu' || x.dtype !== 'float32' || x.data.length < MIN_ELEMENTS) return REFERENCE_PRIMITIVES.mapUnary(op, x, outDtype, f, loop, into);
     const n = x.data.length, px = heap.alloc(n * 4), po = heap.alloc(n * 4);
     try {
       heap.f32().set(x.data, px >> 2);
       heap.k.reluF32(n, px, po);
-      return { data: heap.copyOutF32(po, n), shape: x.shape, dtype: outDtype };
+      return { data: heap.copyOutF32(po, n, into instanceof Float32Array ? into : undefined), shape: x.shape, dtype: outDtype };
     } finally {
       heap.free(px); heap.free(po);
     }
@@ -82,11 +82,11 @@ export function wasmMapUnary(heap: WasmHeap): MapUnaryFn {
 }
 
 export function wasmMapTernary(heap: WasmHeap): MapTernaryFn {
-  return (op, c, a, b, outShape, outDtype, f) => {
+  return (op, c, a, b, outShape, outDtype, f, into) => {
     const n = numel(outShape);
     const fits = (t: CpuTensor) => t.data.length === n || t.data.length === 1;
     if (op !== 'where' || n < MIN_ELEMENTS || c.dtype !== 'bool' || a.dtype !== 'float32' || b.dtype !== 'float32' || !fits(c) || !fits(a) || !fits(b)) {
-      return REFERENCE_PRIMITIVES.mapTernary(op, c, a, b, outShape, outDtype, f);
+      return REFERENCE_PRIMITIVES.mapTernary(op, c, a, b, outShape, outDtype, f, into);
     }
     const C = c.data, A = a.data as Float32Array, B = b.data as Float32Array;
     const pc = heap.alloc(C.length), pa = heap.alloc(A.length * 4), pb = heap.alloc(B.length * 4), po = heap.alloc(n * 4);
@@ -96,7 +96,7 @@ export function wasmMapTernary(heap: WasmHeap): MapTernaryFn {
       mem.set(A, pa >> 2);
       mem.set(B, pb >> 2);
       heap.k.whereF32(n, pc, C.length === n ? 1 : 0, pa, A.length === n ? 1 : 0, pb, B.length === n ? 1 : 0, po);
-      return { data: heap.copyOutF32(po, n), shape: outShape, dtype: outDtype };
+      return { data: heap.copyOutF32(po, n, into instanceof Float32Array ? into : undefined), shape: outShape, dtype: outDtype };
     } finally {
       heap.free(pc); heap.free(pa); heap.free(pb); heap.free(po);
     }

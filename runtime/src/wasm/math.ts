@@ -18,14 +18,14 @@ export const MATH_CODES = new Map([['exp', 0], ['sigmoid', 1], ['tanh', 2]]);
 export const MIN_MATH_ELEMENTS = 256;
 
 export function wasmMapMath(heap: WasmHeap, next: MapUnaryFn): MapUnaryFn {
-  return (op, x, outDtype, f, loop) => {
+  return (op, x, outDtype, f, loop, into) => {
     const fn = MATH_CODES.get(op);
-    if (fn === undefined || x.dtype !== 'float32' || outDtype !== 'float32' || x.data.length < MIN_MATH_ELEMENTS) return next(op, x, outDtype, f, loop);
+    if (fn === undefined || x.dtype !== 'float32' || outDtype !== 'float32' || x.data.length < MIN_MATH_ELEMENTS) return next(op, x, outDtype, f, loop, into);
     const n = x.data.length, px = heap.alloc(n * 4);
     try {
       heap.f32().set(x.data, px >> 2);
       heap.k.mathF32(fn, n, px, px);
-      return { data: heap.copyOutF32(px, n), shape: x.shape, dtype: outDtype };
+      return { data: heap.copyOutF32(px, n, into instanceof Float32Array ? into : undefined), shape: x.shape, dtype: outDtype };
     } finally {
       heap.free(px);
     }

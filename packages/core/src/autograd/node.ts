@@ -31,6 +31,8 @@ export class Node {
   readonly outputHooks: GradHook[][] = [];
   /** Set on custom nodes: runs instead of the op's gradient rule. */
   backwardFn: BackwardFn | null = null;
+  /** Set on custom nodes: called once release() has dropped the saved tensors (jit.compile hands their arrays back to its runtime model). */
+  onRelease: (() => void) | null = null;
 
   constructor(
     readonly def: NodeDef,
@@ -87,9 +89,13 @@ export class Node {
   }
 
   release(): void {
+    if (this.released) return;
     this.released = true;
     this.savedInputs = [];
     this.savedOutputs = [];
+    const done = this.onRelease;
+    this.onRelease = null;
+    done?.();
   }
 }
 

@@ -21,6 +21,13 @@ export type Tuning = 'default' | 'max-autotune';
 /** Passes for graphs not frozen (parameters or training mode): no elementwise fusion (its CPU kernel was slower here). */
 const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
   'fuse-epilogue', 'eliminate-dead-code', 'plan-memory'];
+/**
+ * Training graphs: PASSES with small elementwise chains fused (at most SMALL_CHAIN elements: the
+ * batch norms' running-statistics updates, a handful of nodes of [C] each, where a node costs
+ * the run more than its loop), large ones left to the per-op kernels.
+ */
+const TRAINING_PASSES = [...PASSES.slice(0, -1), 'fuse-elementwise', 'plan-memory'];
+const SMALL_CHAIN = 1024;
 
 export interface Run { readonly model: Model; readonly autotune?: AutotuneChoice }
 /** An inference model with the parameters' values bound in (as the versions say). */
@@ -98,8 +105,8 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
     const b = autotune('backward', j.backward, CANDIDATES, null, make);
     return withWiring({ model: f.model, autotune: f.choice }, { model: b.model, autotune: b.choice });
   }
-  const fwd = runPipeline(j.forward, { passes: PASSES }).graph;
-  const bwd = runPipeline(j.backward, { passes: PASSES }).graph;
+  const fwd = runPipeline(j.forward, { passes: TRAINING_PASSES, fuseMaxElements: SMALL_CHAIN }).graph;
+  const bwd = runPipeline(j.backward, { passes: TRAINING_PASSES, fuseMaxElements: SMALL_CHAIN }).graph;
   return withWiring(run(fwd, c), run(bwd, c));
 }
 
@@ -208,6 +215,11 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
     }
     return res;
   };
+  // Once the backward graph has read them (the engine releases the node), the saved values'
+  // arrays go back to the forward model for the next step's results: they were fresh arrays of
+  // this run that no tensor outside this node holds (none shares its buffer with an input or
+  // another output), and no gradient the backward made shares them (it copied any input it output).
+  node.onRelease = () => fm.recycle(ownSaved(outs, w.outputPlace, ins));
   outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
   return c.rebuild(outsOf);
 }
@@ -223,6 +235,14 @@ export function hostCalls(g: Graph): { reason: string; where?: string }[] {
 function run(graph: Capture['graph'], c: Capture): Run {
   // shareArrays: the parameters, inputs and saved values go in and the results come out without copies.
   return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator, shareArrays: true }) };
+}
+
+/** The forward's saved outputs whose array buffer no input and no other output of the run uses. */
+function ownSaved(outs: readonly Output[], place: readonly number[], inputs: readonly Tensor[]): Output[] {
+  const count = new Map<ArrayBufferLike, number>();
+  for (const o of outs) count.set(o.data.buffer, (count.get(o.data.buffer) ?? 0) + 1);
+  for (const t of inputs) count.set(t._storage.data.buffer, 2);
+  return outs.filter((o, k) => place[k] >= 0 && count.get(o.data.buffer) === 1);
 }
 
 /** The array buffers of `outs` that an input or another output also uses (views share them under shareArrays). */
