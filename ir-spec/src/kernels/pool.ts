@@ -3,7 +3,10 @@
 // as 0 for avg), and adaptive bins [floor(i·H/o), ceil((i+1)·H/o)). Max records the flat h·W + w
 // offset of the winner within its plane (first maximum in scan order; a NaN always wins).
 // Every pool is one of two loops (max; mean and its adjoint) over per-dim bins computed once
-// per call, plus a bounds-test-free fast path for the common 2×2 max pool.
+// per call, plus a bounds-test-free fast path for the common 2×2 max pool. The window loops tick
+// the run's deadline (kernels/deadline.ts) once per output row, with the row's taps as its work.
+
+import { kernelTick } from './deadline.js';
 
 /** A fixed pooling window (symmetric padding). */
 export interface PoolWindow {
@@ -102,14 +105,25 @@ function maxPool2x2(x: Float32Array, planes: number, H: number, W: number, OH: n
   }
 }
 
+/** Taps of a window lo..hi by step (at least 1: an empty window still costs its visit). */
+const span = (lo: number, hi: number, step: number): number => (lo < hi ? Math.floor((hi - 1 - lo) / step) + 1 : 1);
+
+/** Taps of all the windows of a dim's bins together. */
+function tapsOf(b: Bins): number {
+  let n = 0;
+  for (let i = 0; i < b.lo.length; i++) n += span(b.lo[i], b.hi[i], b.step);
+  return n;
+}
+
 /** Max and winner offset over each window of the bins (-inf and -1 for an empty window). */
 function maxOver(x: Float32Array, planes: number, H: number, W: number, ys: Bins, xs: Bins, val: Float32Array, idx: Int32Array): void {
-  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step;
+  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step, rowTaps = tapsOf(xs) + OW;
   let o = 0;
   for (let p = 0; p < planes; p++) {
     const base = p * H * W;
     for (let oy = 0; oy < OH; oy++) {
       const y0 = ys.lo[oy], y1 = ys.hi[oy];
+      kernelTick(span(y0, y1, sy) * rowTaps);
       for (let ox = 0; ox < OW; ox++) {
         const x0 = xs.lo[ox], x1 = xs.hi[ox];
         let best = -Infinity, bi = -1;
@@ -132,12 +146,13 @@ function maxOver(x: Float32Array, planes: number, H: number, W: number, ys: Bins
  * loop for both, so a pool and its gradient can never disagree about a window.
  */
 function meanOver(src: Float32Array, planes: number, H: number, W: number, ys: Bins, xs: Bins, dst: Float32Array, adjoint: boolean): void {
-  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step;
+  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step, rowTaps = tapsOf(xs) + OW;
   let o = 0;
   for (let p = 0; p < planes; p++) {
     const base = p * H * W;
     for (let oy = 0; oy < OH; oy++) {
       const y0 = ys.lo[oy], y1 = ys.hi[oy], dy = ys.div[oy];
+      kernelTick(span(y0, y1, sy) * rowTaps);
       for (let ox = 0; ox < OW; ox++) {
         const x0 = xs.lo[ox], x1 = xs.hi[ox], div = dy * xs.div[ox];
         if (adjoint) {

@@ -15,7 +15,7 @@
 // rounding of the sums. A pinned 3×3 stride-1 weight may run as Winograd F(4×4, 3×3) instead
 // (winograd.ts decides where).
 
-import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
+import { kernelTick, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
 import { wasmWinograd4, winograd4Applies } from './winograd.js';
@@ -23,6 +23,11 @@ import { wasmWinograd4, winograd4Applies } from './winograd.js';
 type ConvDims = Parameters<Conv2dFn>[3];
 
 const MIN_WORK = 1 << 15;
+/**
+ * Most floats of a packed patch matrix (64 MiB): a bigger one (a large kernel over a large
+ * output, which no tensor limit counts) is packed and multiplied a block of output rows at a time.
+ */
+const PACK_FLOATS = 1 << 24;
 /**
  * Largest contraction (C/G·kh·kw) the direct kernel takes: its 4 weight rows (18 KiB here) stay
  * in L1 across a row of output; longer ones pack and run the K-blocked GEMM.
@@ -83,7 +88,9 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const kept = pins?.copy(w);
     const out = N * Cout * P;
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
-    const pa = direct ? 0 : heap.alloc(k.packedSize(K, P) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
+    // Output rows packed at a time: all of them unless their patch matrix passes PACK_FLOATS.
+    const rowsPer = direct || K * P <= PACK_FLOATS ? OH : Math.max(1, Math.floor(PACK_FLOATS / (K * OW)));
+    const pa = direct ? 0 : heap.alloc(k.packedSize(K, rowsPer * OW) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
     // The padded copy: of every image and group for the direct kernel (one call over all of them,
     // split over the threads), of one image and group at a time for packing.
     const paddedFloats = (direct ? N * C : Cg) * Hp * Wp;
@@ -108,8 +115,13 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
               k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, img, sa);
               img = sa;
             }
-            k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, 0, 0, win.dh, win.dw, OH, OW, img, pa);
-            heap.gemm(Coutg, P, K, wa + g * Coutg * K * 4, K, pa, oa + (n * Cout + g * Coutg) * P * 4, P, 0);
+            // Output rows oy0.. are packed as rows 0.. of an image shifted up by oy0·sh (pt < 0).
+            for (let oy0 = 0; oy0 < OH; oy0 += rowsPer) {
+              const rows = Math.min(rowsPer, OH - oy0);
+              k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, -oy0 * win.sh, 0, win.dh, win.dw, rows, OW, img, pa);
+              heap.gemm(Coutg, rows * OW, K, wa + g * Coutg * K * 4, K, pa, oa + ((n * Cout + g * Coutg) * P + oy0 * OW) * 4, P, 0);
+              kernelTick(Coutg * rows * OW * K);
+            }
           }
         }
       }
