@@ -2,13 +2,15 @@
 // run as Winograd F(2×2, 3×3) where it applies (kernels/winograd.ts), otherwise as implicit
 // GEMMs (kernels/implicit-gemm.ts) that read patches straight from a zero-padded copy of each
 // image (or from the input itself when no padding is read), per image and group; a unit-stride
-// conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM followed by col2im. Shapes were checked by the op's shape rule; these functions trust them.
+// conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM followed by col2im;
+// windows that read mostly padding visit only their in-bounds taps (kernels/conv-taps.ts). Shapes were checked by the op's shape rule; these functions trust them.
 
 import { gemm } from './gemm.js';
 import type { CpuPrimitives } from './primitives.js';
 import { gemmGather } from './implicit-gemm.js';
 import { col2im } from './col2im.js';
 import { kernelTick } from './deadline.js';
+import { conv2dValidTaps, conv2dWeightGradValidTaps, padsTooMuch } from './conv-taps.js';
 import { winogradApplies, winogradConv2d, winogradWeightGrad } from './winograd.js';
 
 /** Geometry of a 2-D convolution window. */
@@ -115,6 +117,7 @@ function conv2dSums(x: Float32Array, w: Float32Array, bias: Float32Array | null,
   if (winogradApplies(d)) return winogradConv2d(x, w, bias, d);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
+  if (padsTooMuch(d, Cg)) return conv2dValidTaps(x, w, bias, d);
   const out = new Float32Array(N * Cout * P);
   if (bias) fillBias(out, bias, N, Cout, P);
   const src = patchSource(x, d, Cg);
@@ -136,6 +139,7 @@ export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims,
   if (winogradApplies(d)) return winogradWeightGrad(x, gy, d, gemmFn);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
+  if (padsTooMuch(d, Cg)) return conv2dWeightGradValidTaps(x, gy, d);
   const out = new Float32Array(Cout * K);
   const src = patchSource(x, d, Cg);
   const taps = tapOffsets(Cg, win, src.plane, src.row), pos = positionOffsets(OH, OW, win, src.row);

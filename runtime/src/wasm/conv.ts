@@ -15,7 +15,7 @@
 // rounding of the sums. A pinned 3×3 stride-1 weight may run as Winograd F(4×4, 3×3) instead
 // (winograd.ts decides where).
 
-import { kernelTick, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
+import { kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
 import { wasmWinograd4, winograd4Applies } from './winograd.js';
@@ -77,6 +77,9 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
+    // Windows reading mostly padding: the reference visits only the in-bounds taps, no padded copy.
+    const direct = win.sw === 1 && K <= DIRECT_MAX_K;
+    if (padsTooMuch(d, direct ? N * C : Cg)) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
     const k = heap.k;
     // The rows and columns the windows reach from the top-left padding corner: a padded image
     // is first copied into a zero-bordered one (padPlanes), so packing needs no bounds tests.
@@ -84,7 +87,6 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const padded = win.pt > 0 || win.pl > 0 || Hp > H || Wp > W;
     // Unit column stride: the direct kernel reads the (padded) image in place, no packing. (The
     // choice never depends on the thread count: both kernels split, and results stay identical.)
-    const direct = win.sw === 1 && K <= DIRECT_MAX_K;
     const kept = pins?.copy(w);
     const out = N * Cout * P;
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
