@@ -54,7 +54,7 @@ export function conv2dValidTaps(x: Float32Array, w: Float32Array, bias: Float32A
       const xg = (n * C + Math.floor(co / Coutg) * Cg) * H * W, wc = co * Cg * khw, b = bias ? bias[co] : 0;
       for (let oy = 0; oy < OH; oy++) {
         const iy0 = oy * win.sh - win.pt, [ky0, ky1] = tapRange(iy0, win.kh, win.dh, H);
-        kernelTick(Cg * (ky1 - ky0) * cols.taps + OW);
+        kernelTick(Cg * (ky1 - ky0) * cols.taps + OW * (1 + Cg * (ky1 - ky0)));
         for (let ox = 0; ox < OW; ox++, o++) {
           const ix0 = ox * win.sw - win.pl, kx0 = cols.lo[ox], kx1 = cols.hi[ox];
           let s = 0;
@@ -86,7 +86,7 @@ export function conv2dWeightGradValidTaps(x: Float32Array, gy: Float32Array, d: 
     for (let ci = 0; ci < Cg; ci++) {
       for (let ky = 0; ky < win.kh; ky++) {
         const [oy0, oy1] = rows[ky];
-        kernelTick(N * (oy1 - oy0) * OW + win.kw);
+        kernelTick(win.kw * N * (1 + (oy1 - oy0) * OW));
         for (let kx = 0; kx < win.kw; kx++, o++) {
           const [ox0, ox1] = colsOf[kx];
           let s = 0;
