@@ -193,6 +193,14 @@ export class WasmHeap {
   winograd4Conv(n: number, J: number, a: readonly number[], V: number, vStride: number, M: number, mStride: number, out: number, bias: number, relu: number, scratch: number, sStride: number): void {
     if (n > 1) { this.round(WINOGRAD4, n, [J, ...a, V, vStride, M, mStride, out, bias, relu, scratch, sStride]); return; }
     const [N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U] = a;
+    // Under a run's deadline, one thread runs the tile chunks one by one in the same blocks
+    // (strides 0), asking the clock between them.
+    const work = 36 * Cout * C * Tc * J;
+    if (J > 1 && work > DEADLINE_CHUNK_WORK && kernelDeadlineSet()) {
+      const chunks = Math.min(J, Math.ceil(work / DEADLINE_CHUNK_WORK));
+      if (!runChunksHere(this.k, WINOGRAD4, chunks, [J, ...a, V, 0, M, 0, out, bias, relu, scratch, 0], kernelDeadlinePassed)) kernelInterrupted();
+      return;
+    }
     this.k.winograd4Conv(0, J, N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U, V, M, out, bias, relu, scratch);
   }
 
