@@ -52,21 +52,23 @@ describe('convolutions over in-bounds taps', () => {
 });
 
 describe('conv_transpose2d with a column buffer past its block size', () => {
-  it('scatters each block of input rows like the whole', () => {
-    // Kc·H·W = 64·64·65·65 floats > 2^24: the columns of 63 input rows at a time.
-    const N = 1, C = 1, H = 65, W = 65, Cout = 1, kh = 64, kw = 64, sh = 2, sw = 2, pt = 3, pl = 1;
-    const OH = (H - 1) * sh - 2 * pt + kh, OW = (W - 1) * sw - 2 * pl + kw;
-    const d: ConvDims = { N, C, H, W, Cout, G: 1, OH, OW, win: { kh, kw, sh, sw, pt, pl, dh: 1, dw: 1 } };
-    const x = floats(H * W, 5), w = floats(kh * kw, 6), b = floats(1, 7);
-    const want = new Float32Array(OH * OW).fill(b[0]);
-    const acc = new Float64Array(OH * OW);
-    for (let iy = 0; iy < H; iy++) for (let ix = 0; ix < W; ix++) {
-      for (let ky = 0; ky < kh; ky++) for (let kx = 0; kx < kw; kx++) {
-        const oy = iy * sh - pt + ky, ox = ix * sw - pl + kx;
-        if (oy >= 0 && oy < OH && ox >= 0 && ox < OW) acc[oy * OW + ox] += x[iy * W + ix] * w[ky * kw + kx];
+  // Kc·H·W floats > 2^22: blocks of 65 rows and 992 taps; of 1997 rows and 1 tap.
+  for (const [H, k, s, pt, pl] of [[65, 64, 2, 3, 1], [2100, 2, 2, 1, 0]]) {
+    it(`scatters each block of input rows and kernel taps like the whole (${H}x${H}, kernel ${k})`, () => {
+      const N = 1, C = 1, W = H, Cout = 1, kh = k, kw = k, sh = s, sw = s;
+      const OH = (H - 1) * sh - 2 * pt + kh, OW = (W - 1) * sw - 2 * pl + kw;
+      const d: ConvDims = { N, C, H, W, Cout, G: 1, OH, OW, win: { kh, kw, sh, sw, pt, pl, dh: 1, dw: 1 } };
+      const x = floats(H * W, 5), w = floats(kh * kw, 6), b = floats(1, 7);
+      const acc = new Float64Array(OH * OW);
+      for (let iy = 0; iy < H; iy++) for (let ix = 0; ix < W; ix++) {
+        for (let ky = 0; ky < kh; ky++) for (let kx = 0; kx < kw; kx++) {
+          const oy = iy * sh - pt + ky, ox = ix * sw - pl + kx;
+          if (oy >= 0 && oy < OH && ox >= 0 && ox < OW) acc[oy * OW + ox] += x[iy * W + ix] * w[ky * kw + kx];
+        }
       }
-    }
-    for (let i = 0; i < want.length; i++) want[i] += acc[i];
-    close(convTranspose2dForward(x, w, b, d), want, kh * kw);
-  });
+      const want = new Float32Array(OH * OW);
+      for (let i = 0; i < want.length; i++) want[i] = b[0] + acc[i];
+      close(convTranspose2dForward(x, w, b, d), want, kh * kw);
+    });
+  }
 });

@@ -179,24 +179,28 @@ export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: F
   const P = H * W, Kc = Coutg * khw;
   const out = new Float32Array(N * Cout * OH * OW);
   if (bias) fillBias(out, bias, N, Cout, OH * OW);
-  // The columns of a few input rows at a time when all of them would pass COLS_FLOATS (a big
-  // kernel: cols is Kc·H·W floats, which no tensor limit counts); rows 0..R, R..2R, … then
-  // scatter in that order, so results never depend on the thread count.
-  const R = Kc * P <= COLS_FLOATS ? H : Math.max(1, Math.floor(COLS_FLOATS / (Kc * W)));
-  const cols = new Float32Array(Kc * R * W);
+  // The columns in blocks of input rows and of kernel taps when all of them would pass
+  // COLS_FLOATS (a big kernel: cols is Kc·H·W floats, which no tensor limit counts), scattered
+  // block after block in order, so results never depend on the thread count.
+  const R = Kc * P <= COLS_FLOATS ? H : Math.max(1, Math.min(H, Math.floor(COLS_FLOATS / W)));
+  const KB = Kc * P <= COLS_FLOATS ? Kc : Math.max(1, Math.min(Kc, Math.floor(COLS_FLOATS / (R * W))));
+  const cols = new Float32Array(KB * R * W);
   for (let n = 0; n < N; n++) {
     for (let g = 0; g < G; g++) {
       for (let y0 = 0; y0 < H; y0 += R) {
-        const rows = Math.min(R, H - y0), Pb = rows * W;
-        // cols[Kc, Pb] = W_gᵀ·x_g: A(i=kc, k=ci) = w[(g·Cing + ci)·Kc + kc], B(k=ci, j=p) = x[n, g·Cing + ci, y0·W + p].
-        (prims?.gemm ?? gemm)(Kc, Pb, Cing, w, g * Cing * Kc, 1, Kc, x, (n * C + g * Cing) * P + y0 * W, P, 1, cols, 0, Pb);
-        col2im(cols, Coutg, rows, W, y0 === 0 ? win : { ...win, pt: win.pt - y0 * win.sh }, OH, OW, out, (n * Cout + g * Coutg) * OH * OW);
-        kernelTick(Kc * Pb);
+        const rows = Math.min(R, H - y0), Pb = rows * W, sub = y0 === 0 ? win : { ...win, pt: win.pt - y0 * win.sh };
+        for (let r0 = 0; r0 < Kc; r0 += KB) {
+          const kb = Math.min(KB, Kc - r0);
+          // cols[kb, Pb] = W_gᵀ·x_g: A(i=kc, k=ci) = w[(g·Cing + ci)·Kc + r0 + kc], B(k=ci, j=p) = x[n, g·Cing + ci, y0·W + p].
+          (prims?.gemm ?? gemm)(kb, Pb, Cing, w, g * Cing * Kc + r0, 1, Kc, x, (n * C + g * Cing) * P + y0 * W, P, 1, cols, 0, Pb);
+          col2im(cols, Coutg, rows, W, sub, OH, OW, out, (n * Cout + g * Coutg) * OH * OW, r0, r0 + kb);
+          kernelTick(kb * Pb * (Cing + 1));
+        }
       }
     }
   }
   return out;
 }
 
-/** Most floats of conv_transpose2d's column buffer (64 MiB). */
-const COLS_FLOATS = 1 << 24;
+/** Most floats of conv_transpose2d's column buffer (16 MiB). */
+const COLS_FLOATS = 1 << 22;
