@@ -23,7 +23,7 @@ const CASES: Case[] = [
   c(1, 12, 10, 10, 24, 3, 3, { G: 3, p: [1, 1] }),
   c(1, 64, 16, 16, 128, 3, 3, { p: [1, 1] }),
   c(1, 3, 7, 7, 8, 7, 7, { s: [2, 2], p: [3, 3] }),
-  // A patch matrix past 64 MiB (K·P = 1600·35778 floats): packed a block of 78 output rows at a time.
+  // A patch matrix past 16 MiB (K·P = 1600·35778 floats): packed a block of 19 output rows at a time.
   c(1, 1, 300, 300, 4, 40, 40, { s: [1, 2], p: [3, 3], bias: false }),
 ];
 

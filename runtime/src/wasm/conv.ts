@@ -24,10 +24,11 @@ type ConvDims = Parameters<Conv2dFn>[3];
 
 const MIN_WORK = 1 << 15;
 /**
- * Most floats of a packed patch matrix (64 MiB): a bigger one (a large kernel over a large
- * output, which no tensor limit counts) is packed and multiplied a block of output rows at a time.
+ * Most floats of a packed patch matrix (16 MiB): a bigger one (a large kernel over a large
+ * output, which no tensor limit counts) is packed and multiplied a block of output rows at a
+ * time, so one block's packing is a few ms between two deadline checks.
  */
-const PACK_FLOATS = 1 << 24;
+const PACK_FLOATS = 1 << 22;
 /**
  * Largest contraction (C/G·kh·kw) the direct kernel takes: its 4 weight rows (18 KiB here) stay
  * in L1 across a row of output; longer ones pack and run the K-blocked GEMM.
