@@ -25,6 +25,8 @@ const CASES: Case[] = [
   c(1, 3, 7, 7, 8, 7, 7, { s: [2, 2], p: [3, 3] }),
   // A patch matrix past 16 MiB (K·P = 1600·35778 floats): packed a block of 19 output rows at a time.
   c(1, 1, 300, 300, 4, 40, 40, { s: [1, 2], p: [3, 3], bias: false }),
+  // One output row's patch matrix past 16 MiB (K·OW = 4800·1061): a block of 873 columns at a time.
+  c(1, 3, 42, 1100, 4, 40, 40, { s: [1, 1], p: [0, 0], bias: true }),
 ];
 
 describe('WebAssembly conv2d', () => {

@@ -91,9 +91,11 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const kept = pins?.copy(w);
     const out = N * Cout * P;
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
-    // Output rows packed at a time: all of them unless their patch matrix passes PACK_FLOATS.
+    // Output rows (or, when one row is too many, columns of a row) packed at a time: all of them
+    // unless their patch matrix passes PACK_FLOATS.
     const rowsPer = direct || K * P <= PACK_FLOATS ? OH : Math.max(1, Math.floor(PACK_FLOATS / (K * OW)));
-    const pa = direct ? 0 : heap.alloc(k.packedSize(K, rowsPer * OW) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
+    const colsPer = rowsPer > 1 || K * OW <= PACK_FLOATS ? OW : Math.max(1, Math.floor(PACK_FLOATS / K));
+    const pa = direct ? 0 : heap.alloc(k.packedSize(K, rowsPer * colsPer) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
     // The padded copy: of every image and group for the direct kernel (one call over all of them,
     // split over the threads), of one image and group at a time for packing.
     const paddedFloats = (direct ? N * C : Cg) * Hp * Wp;
@@ -118,12 +120,16 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
               k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, img, sa);
               img = sa;
             }
-            // Output rows oy0.. are packed as rows 0.. of an image shifted up by oy0·sh (pt < 0).
+            // Output rows oy0.. (columns ox0..) are packed as rows (columns) 0.. of an image
+            // shifted up by oy0·sh (left by ox0·sw): negative padding.
             for (let oy0 = 0; oy0 < OH; oy0 += rowsPer) {
               const rows = Math.min(rowsPer, OH - oy0);
-              k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, -oy0 * win.sh, 0, win.dh, win.dw, rows, OW, img, pa);
-              heap.gemm(Coutg, rows * OW, K, wa + g * Coutg * K * 4, K, pa, oa + ((n * Cout + g * Coutg) * P + oy0 * OW) * 4, P, 0);
-              kernelTick(Coutg * rows * OW * K);
+              for (let ox0 = 0; ox0 < OW; ox0 += colsPer) {
+                const cols = Math.min(colsPer, OW - ox0);
+                k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, -oy0 * win.sh, -ox0 * win.sw, win.dh, win.dw, rows, cols, img, pa);
+                heap.gemm(Coutg, rows * cols, K, wa + g * Coutg * K * 4, K, pa, oa + ((n * Cout + g * Coutg) * P + oy0 * OW + ox0) * 4, P, 0);
+                kernelTick(Coutg * rows * cols * K);
+              }
             }
           }
         }
