@@ -5,7 +5,7 @@
 // cost is the real work (in-bounds taps) plus the output, and nothing is allocated but the
 // output. Sums run in float64 over (channel, ky, kx) in order, rounded once per element, so
 // results equal the GEMM paths' up to float32 rounding. Ticks the run's deadline once per
-// output row (kernels/deadline.ts).
+// result element (kernels/deadline.ts): one element may sum a whole kernel's taps.
 
 import type { ConvDims } from './conv.js';
 import { kernelTick } from './deadline.js';
@@ -54,9 +54,9 @@ export function conv2dValidTaps(x: Float32Array, w: Float32Array, bias: Float32A
       const xg = (n * C + Math.floor(co / Coutg) * Cg) * H * W, wc = co * Cg * khw, b = bias ? bias[co] : 0;
       for (let oy = 0; oy < OH; oy++) {
         const iy0 = oy * win.sh - win.pt, [ky0, ky1] = tapRange(iy0, win.kh, win.dh, H);
-        kernelTick(Cg * (ky1 - ky0) * cols.taps + OW * (1 + Cg * (ky1 - ky0)));
         for (let ox = 0; ox < OW; ox++, o++) {
           const ix0 = ox * win.sw - win.pl, kx0 = cols.lo[ox], kx1 = cols.hi[ox];
+          kernelTick(1 + Cg * (ky1 - ky0) * (1 + kx1 - kx0));
           let s = 0;
           for (let ci = 0; ci < Cg; ci++) {
             for (let ky = ky0; ky < ky1; ky++) {
@@ -86,9 +86,9 @@ export function conv2dWeightGradValidTaps(x: Float32Array, gy: Float32Array, d: 
     for (let ci = 0; ci < Cg; ci++) {
       for (let ky = 0; ky < win.kh; ky++) {
         const [oy0, oy1] = rows[ky];
-        kernelTick(win.kw * N * (1 + (oy1 - oy0) * OW));
         for (let kx = 0; kx < win.kw; kx++, o++) {
           const [ox0, ox1] = colsOf[kx];
+          kernelTick(N * (1 + (oy1 - oy0) * (1 + ox1 - ox0)));
           let s = 0;
           for (let n = 0; n < N; n++) {
             const xp = (n * C + g * Cg + ci) * H * W, gp = (n * Cout + co) * P;

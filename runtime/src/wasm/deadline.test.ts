@@ -58,12 +58,14 @@ for (const threads of [1, 2]) {
         sameUnderDeadline(() => wasmConv2d(heap)(x, w, b, d));
       }
     });
-    it('depthwise convolution by blocks of channels', () => {
+    it('depthwise convolution by blocks of channels and by planes', () => {
       setNumThreads(threads);
-      const d = conv(2, 64, 96, 96, 64, 64, 9, 1, 4);
-      const x = randomFloats(d.N * d.C * d.H * d.W, 6), w = randomFloats(d.Cout * d.win.kh * d.win.kw, 7), b = randomFloats(d.Cout, 8);
-      const dw = wasmDepthwiseConv2d(heap, undefined, () => { throw new Error('not depthwise'); });
-      sameUnderDeadline(() => dw(x, w, b, d, { relu: true }));
+      // 64 channels of 1 plane each; 2 channels of 16 planes (each channel past the chunk).
+      for (const d of [conv(2, 64, 96, 96, 64, 64, 9, 1, 4), conv(1, 2, 200, 200, 32, 2, 21, 1, 10)]) {
+        const x = randomFloats(d.N * d.C * d.H * d.W, 6), w = randomFloats(d.Cout * d.win.kh * d.win.kw, 7), b = randomFloats(d.Cout, 8);
+        const dw = wasmDepthwiseConv2d(heap, undefined, () => { throw new Error('not depthwise'); });
+        sameUnderDeadline(() => dw(x, w, b, d, { relu: true }));
+      }
     });
     it('Winograd F(4×4) tile chunk by tile chunk', () => {
       setNumThreads(threads);
