@@ -15,7 +15,7 @@
 // rounding of the sums. A pinned 3×3 stride-1 weight may run as Winograd F(4×4, 3×3) instead
 // (winograd.ts decides where).
 
-import { kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
+import { kernelDeadlineSet, kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
 import { wasmWinograd4, winograd4Applies } from './winograd.js';
@@ -29,6 +29,8 @@ const MIN_WORK = 1 << 15;
  * time, so one block's packing is a few ms between two deadline checks.
  */
 const PACK_FLOATS = 1 << 22;
+/** Under a run's deadline, a direct conv whose 4-channel unit of a plane passes this many multiply-adds runs a block of rows at a time (heap.ts's chunk). */
+const DEADLINE_UNIT = 1 << 25;
 /**
  * Largest contraction (C/G·kh·kw) the direct kernel takes: its 4 weight rows (18 KiB here) stay
  * in L1 across a row of output; longer ones pack and run the K-blocked GEMM.
@@ -111,7 +113,27 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
         // Image-and-group pairs lie Cg planes apart, in x as in the padded copy; outputs Coutg planes apart.
         const pairs = N * G, stride = Cg * plane * 4;
         if (padded) for (let i = 0; i < pairs; i++) k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, xa + i * Cg * H * W * 4, sa + i * stride);
-        heap.convDirect(pairs, G, Coutg, K, wa, ta, padded ? sa : xa, stride, rowLen, win.sh, OH, OW, oa);
+        const src = padded ? sa : xa;
+        if (4 * K * P <= DEADLINE_UNIT || !kernelDeadlineSet()) {
+          heap.convDirect(pairs, G, Coutg, K, wa, ta, src, stride, rowLen, win.sh, OH, OW, oa);
+        } else {
+          // Under a run's deadline, planes too big for one chunk (4 channels of a plane are the
+          // direct kernel's unit): blocks of output rows into a scratch block, copied out. Each
+          // element is computed as unsplit (whole rows, the same 4-channel blocks).
+          const planes = pairs * Coutg, rows = Math.max(1, Math.min(Math.floor(PACK_FLOATS / (planes * OW)), Math.floor(DEADLINE_UNIT / (4 * K * OW))));
+          const tmp = heap.alloc(planes * rows * OW * 4);
+          try {
+            for (let oy0 = 0; oy0 < OH; oy0 += rows) {
+              const r = Math.min(rows, OH - oy0);
+              heap.convDirect(pairs, G, Coutg, K, wa, ta, src + oy0 * win.sh * rowLen * 4, stride, rowLen, win.sh, r, OW, tmp);
+              const f = heap.f32(), t = tmp >> 2, o = (oa >> 2) + oy0 * OW, n = r * OW;
+              for (let q = 0; q < planes; q++) f.copyWithin(o + q * P, t + q * n, t + (q + 1) * n);
+              kernelTick(planes * K * n);
+            }
+          } finally {
+            heap.free(tmp);
+          }
+        }
       } else {
         for (let n = 0; n < N; n++) {
           for (let g = 0; g < G; g++) {

@@ -1,8 +1,9 @@
 // Under a run's deadline the WebAssembly kernels cut a big call into chunks they can stop
-// between (heap.ts, depthwise.ts, winograd.ts); far from the deadline those chunks must give the
-// unsplit call's results bit for bit, on 1 thread and on 2: GEMM by rows and by panels, the
-// direct convolution, the packed one in blocks of output rows, the depthwise one by channel
-// blocks and Winograd F(4×4) tile chunk by tile chunk. Past the deadline a call throws
+// between (heap.ts, conv.ts, depthwise.ts, winograd.ts); far from the deadline those chunks must
+// give the unsplit call's results bit for bit, on 1 thread and on 2: GEMM by rows and by panels,
+// the direct convolution (by blocks of output rows when a plane is too big), the packed one in
+// blocks of output rows, the depthwise one by channel blocks and planes, and Winograd F(4×4)
+// tile chunk by tile chunk. Past the deadline a call throws
 // KernelDeadline and returns its kernel memory.
 
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,7 +54,7 @@ for (const threads of [1, 2]) {
     });
     it('direct and packed convolutions', () => {
       setNumThreads(threads);
-      for (const d of [conv(2, 16, 64, 64, 32, 1, 5, 1, 2), conv(1, 2, 150, 150, 8, 1, 25, 2, 3), conv(1, 1, 200, 200, 4, 1, 40, 1, 0)]) {
+      for (const d of [conv(2, 16, 64, 64, 32, 1, 5, 1, 2), conv(1, 2, 150, 150, 8, 1, 25, 2, 3), conv(1, 1, 200, 200, 4, 1, 40, 1, 0), conv(2, 2, 300, 300, 8, 2, 31, 1, 15)]) {
         const x = randomFloats(d.N * d.C * d.H * d.W, 3), w = randomFloats(d.Cout * (d.C / d.G) * d.win.kh * d.win.kw, 4), b = randomFloats(d.Cout, 5);
         sameUnderDeadline(() => wasmConv2d(heap)(x, w, b, d));
       }
