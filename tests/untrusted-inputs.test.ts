@@ -106,7 +106,8 @@ describe('findings 3 and 4: a run is bounded in time and in live memory', () => 
     const ms = performance.now() - t0;
     expect(e).toBeInstanceOf(RuntimeError);
     expect((e as RuntimeError).code).toBe('TIME_LIMIT');
-    expect((e as Error).message).toMatch(/over the limit of 300 ms .*raise maxRunMs/);
+    // Between two trips, or inside the trip's matmul once the deadline passes (kernel deadlines).
+    expect((e as Error).message).toMatch(/(over the limit|interrupted at \d+ ms, past the run's limit) of 300 ms .*raise maxRunMs/);
     expect(ms).toBeLessThan(3000);
   });
   it('one node too big for the time left is refused before it starts, not only checked after it', async () => {
