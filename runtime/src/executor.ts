@@ -45,7 +45,7 @@ export interface RunLimits {
   readonly maxTensorBytes: number;
   /** Most bytes of intermediate tensors alive at once, checked before a node allocates (MEMORY_LIMIT). */
   readonly maxLiveBytes: number;
-  /** Longest a run may take, in milliseconds, checked before each node and loop trip (TIME_LIMIT). */
+  /** Longest a run may take, in milliseconds, checked before each node and loop trip, and by CPU kernels between chunks (TIME_LIMIT). */
   readonly maxRunMs: number;
 }
 
