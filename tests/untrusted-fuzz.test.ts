@@ -3,7 +3,7 @@
 // Every case must end in a clean run or a typed error (TsgraphError / RuntimeError): no untyped
 // error, no hang, no memory blowup, no crash. Deterministic cases (a fixed seed); the long
 // campaign is `npm run fuzz -- --count 100000`. The runtime limits are set low here so the
-// cases that run into them (endless loops, huge expands) cost milliseconds, not seconds.
+// cases that run into them (endless loops, huge expands, slow kernels) cost milliseconds, not seconds.
 
 import { describe, expect, it } from 'vitest';
 import { formatReport, isBad, runCampaign } from './fuzz/campaign.js';
@@ -28,6 +28,8 @@ describe('load+run fuzz', () => {
     const got = (f: string, o: string) => report.counts.get(f)?.get(o) ?? 0;
     expect(got('endless-loop', 'RuntimeError:TIME_LIMIT')).toBeGreaterThan(0);
     expect(got('huge-expand', 'RuntimeError:TOO_LARGE') + got('huge-expand', 'RuntimeError:MEMORY_LIMIT')).toBeGreaterThan(0);
+    expect(got('huge-product', 'RuntimeError:TIME_LIMIT') + got('slow-kernel', 'RuntimeError:TIME_LIMIT'), 'slow kernels stopped at the time limit').toBeGreaterThan(0);
+    expect(got('slow-kernel', 'ok'), 'slow kernels that fit the limit finish').toBeGreaterThan(0);
     expect(got('odd-inputs', 'RuntimeError:INPUT')).toBeGreaterThan(0);
     expect(got('proto-keys', 'TsgraphError:VERIFY') + got('proto-keys', 'TsgraphError:SCHEMA')).toBeGreaterThan(0);
     for (const f of ['long-chain', 'deep-nesting', 'odd-inputs', 'fused-body']) expect(got(f, 'ok'), `no clean run in ${f}`).toBeGreaterThan(0);

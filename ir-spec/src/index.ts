@@ -10,5 +10,6 @@ export * from './ops/index.js';
 export * from './ir/index.js';
 export * from './tsgraph/index.js';
 export * from './kernels/primitives.js';
+export { KernelDeadline, kernelDeadlinePassed, kernelDeadlineSet, kernelInterrupted, kernelInterrupts, kernelTick, setKernelDeadline } from './kernels/deadline.js';
 export * from './viz/index.js';
 export { chooseQParams, nearbyint, quantizeActivations, quantizeWeight, requantizeToFloat, type ActivationQParams } from './kernels/quant.js';

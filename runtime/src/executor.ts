@@ -10,10 +10,11 @@
 // device: the executor reads what the op entry's `dataDims` names and hands the dims to the dispatch.
 // `host_call` nodes call back into JavaScript through the model's host functions with host
 // copies of their inputs; `raise` nodes fail the run with their message. A run is bounded
-// (RunLimits): its time is checked before every node and loop trip, and a node's results
-// against the tensor and live-bytes limits before the device allocates them.
+// (RunLimits): its time is checked before every node and loop trip, and inside a long kernel
+// (the run's deadline, which the kernels tick against), and a node's results against the
+// tensor and live-bytes limits before the device allocates them.
 
-import { convertArray, dataDimsOf, ELEMENT_BYTES, type Attrs, numel, OpError, typeToString, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
+import { convertArray, dataDimsOf, ELEMENT_BYTES, KernelDeadline, numel, OpError, setKernelDeadline, typeToString, type Attrs, type DType, type RandomSource, type IRType, type Node, type TypedArray, type TensorType, type Value } from '@kiln/ir-spec';
 import type { Device, DeviceTensor } from './device.js';
 import { concreteAttrs, type SymbolEnv } from './dims.js';
 import { RuntimeError } from './errors.js';
@@ -45,7 +46,7 @@ export interface RunLimits {
   readonly maxTensorBytes: number;
   /** Most bytes of intermediate tensors alive at once, checked before a node allocates (MEMORY_LIMIT). */
   readonly maxLiveBytes: number;
-  /** Longest a run may take, in milliseconds, checked before each node and loop trip (TIME_LIMIT). */
+  /** Longest a run may take, in milliseconds, checked before each node and loop trip, and by CPU kernels between chunks (TIME_LIMIT). */
   readonly maxRunMs: number;
 }
 
@@ -93,6 +94,12 @@ export function checkWork(ctx: ExecContext, np: NodePlan, work: number, rate: nu
   if (ms + needMs > limit) {
     throw new RuntimeError('TIME_LIMIT', `${np.text}: its ${work.toExponential(2)} multiply-adds need at least ${Math.ceil(needMs)} ms even at the ${ctx.device.backend} device's peak rate, but the run has ${Math.max(0, Math.round(limit - ms))} ms left of its limit of ${limit} ms, so it is refused before it starts; make the op smaller, or raise maxRunMs in load()/createModel() options`, np.text);
   }
+}
+
+/** The TIME_LIMIT error of a kernel its deadline stopped part way (its results are dropped). */
+function interrupted(ctx: ExecContext, np: NodePlan, e: KernelDeadline): RuntimeError {
+  const ms = performance.now() - ctx.started;
+  return new RuntimeError('TIME_LIMIT', `${np.text}: interrupted at ${Math.round(ms)} ms, past the run's limit of ${ctx.limits.maxRunMs} ms (after ${ctx.nodesRun} nodes and ${ctx.loopTrips} loop trips); make the op smaller, or raise maxRunMs in load()/createModel() options`, np.text, { cause: e });
 }
 
 function fail(np: NodePlan, message: string, cause?: unknown): RuntimeError {
@@ -260,13 +267,19 @@ function dispatchOp(ctx: ExecContext, np: NodePlan, scope: Scope, call: OpCall, 
 /** Runs a registry op's kernel on the device; a failure other than a RuntimeError becomes one naming the node. */
 export function callKernel(ctx: ExecContext, np: NodePlan, inputs: readonly (DeviceTensor | null)[], attrs: Attrs, dims: Record<string, number> | undefined, out: readonly (DeviceTensor | undefined)[] | undefined): DeviceTensor[] {
   const def = np.def!;
+  // Under a time limit, a long kernel stops at the run's deadline (kernels/deadline.ts in ir-spec).
+  const limited = ctx.limits.maxRunMs < Infinity;
+  const outer = limited ? setKernelDeadline(ctx.started + ctx.limits.maxRunMs) : 0;
   try {
     // Random ops draw from the run's generator; an op with an element body gets its body.
     const kernel = def.random ? { generator: ctx.generator } : def.elementBody ? { regions: np.node.regions } : undefined;
     return ctx.device.dispatch(np.node.op, inputs, attrs, dims, kernel, out);
   } catch (e) {
     if (e instanceof RuntimeError) throw e;
+    if (e instanceof KernelDeadline) throw interrupted(ctx, np, e);
     throw fail(np, e instanceof OpError ? e.message : `the ${ctx.device.backend} kernel failed: ${errText(e)}`, e);
+  } finally {
+    if (limited) setKernelDeadline(outer);
   }
 }
 

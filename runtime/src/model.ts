@@ -73,7 +73,8 @@ export interface ModelOptions {
    */
   readonly maxLiveBytes?: number;
   /**
-   * Longest a run may take, in milliseconds, checked before each node and loop trip (TIME_LIMIT).
+   * Longest a run may take, in milliseconds, checked before each node and loop trip and, on the
+   * CPU, inside long kernels between chunks (TIME_LIMIT).
    * Default: no limit for createModel(); 60 000 for load(), whose bytes may come from anyone.
    */
   readonly maxRunMs?: number;

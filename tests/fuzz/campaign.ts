@@ -35,6 +35,10 @@ export interface CampaignOptions {
   readonly workers?: number;
   /** Cases a worker takes from the queue at a time (default 500). */
   readonly chunk?: number;
+  /** Only these families (default: all; see makeCase). */
+  readonly families?: readonly string[];
+  /** CPU kernel threads in each child (default 1). */
+  readonly threads?: number;
 }
 
 export interface CaseNote { readonly index: number; readonly family: string; readonly what: string; readonly detail: string }
@@ -98,7 +102,7 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignReport
   // A case that ran past hangMs beside the other workers is only a suspect: it is run again
   // alone (below) before it counts as a hang.
   const suspects: CaseNote[] = [];
-  const job = (a: number, b: number): ChildJob => ({ seed: opts.seed, from: a, to: b, scale: opts.scale ?? 1, limits: opts.limits });
+  const job = (a: number, b: number): ChildJob => ({ seed: opts.seed, from: a, to: b, scale: opts.scale ?? 1, limits: opts.limits, families: opts.families, threads: opts.threads });
   const workers = Math.max(1, Math.min(opts.workers ?? 1, opts.count));
   const chunk = Math.max(1, Math.min(opts.chunk ?? 500, Math.ceil(opts.count / workers)));
   let taken = from;

@@ -14,20 +14,24 @@ export interface ChildJob {
   readonly to: number;
   readonly scale: number;
   readonly limits: { readonly maxRunMs: number; readonly maxLiveBytes: number; readonly maxTensorBytes: number };
+  /** Only these families (default: all). */
+  readonly families?: readonly string[];
+  /** CPU kernel threads (default 1: one core per fuzz process, no worker threads). */
+  readonly threads?: number;
 }
 
 export type ChildMessage =
   | { readonly type: 'start'; readonly index: number; readonly family: string; readonly what: string; readonly bytes: number }
   | { readonly type: 'done'; readonly index: number; readonly outcome: string; readonly message?: string; readonly ms: number; readonly peakBefore: number; readonly peakAfter: number };
 
-setNumThreads(1); // one core per fuzz process: no worker threads
 
 const peakBytes = () => process.resourceUsage().maxRSS * 1024;
 
 process.on('message', (job: ChildJob) => {
   void (async () => {
+    setNumThreads(job.threads ?? 1);
     for (let i = job.from; i < job.to; i++) {
-      const c = makeCase(job.seed, i, job.scale);
+      const c = makeCase(job.seed, i, job.scale, job.families);
       process.send!({ type: 'start', index: i, family: c.family, what: c.what, bytes: c.bytes.length } satisfies ChildMessage);
       const peakBefore = peakBytes();
       const t0 = performance.now();

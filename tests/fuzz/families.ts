@@ -7,7 +7,7 @@
 import { encodeTsgraph, type Graph } from '@kiln/ir-spec';
 import { assemble, disassemble, type Json } from '../fixtures/tsgraph-craft.js';
 import { GRAPHS } from '../fixtures/tsgraph-graphs.js';
-import { chainGraph, countedLoopGraph, endlessLoopGraph, fusedBodyGraph, hugeExpandGraph, nestedIfGraph } from '../fixtures/untrusted-graphs.js';
+import { chainGraph, countedLoopGraph, endlessLoopGraph, fusedBodyGraph, hugeConvGraph, hugeExpandGraph, nestedIfGraph, oneOpGraph } from '../fixtures/untrusted-graphs.js';
 import { mutate, rand, randomJson, type Rand } from './mutate.js';
 
 /** How run inputs are made once the file has loaded (inputs.ts reads the model's input types). */
@@ -70,6 +70,62 @@ function show(v: unknown): string {
 /** A size drawn log-uniformly from [lo, hi]. */
 function logSize(r: Rand, lo: number, hi: number): number {
   return Math.max(lo, Math.min(hi, Math.round(Math.exp(Math.log(lo) + (Math.log(hi) - Math.log(lo)) * r.int(1_000_001) / 1_000_000))));
+}
+
+/**
+ * One op whose cost is not linear in its tensors, with sizes drawn log-uniformly (scaled): conv2d
+ * (groups, one or several output channels per group, padding up to far past the image, strides
+ * and dilations), conv_transpose2d with big strides and kernels, conv2d_weight_grad, max and
+ * average pooling with huge windows and dilations, avg_pool2d_backward, matmul. Not always
+ * valid: the caller draws again when the shape rule refuses.
+ */
+function slowKernel(r: Rand, scale: number): { op: string; shapes: number[][]; attrs: Record<string, unknown> } {
+  const size = (lo: number, hi: number) => logSize(r, lo, Math.max(lo, Math.round(hi * scale)));
+  const often1 = (hi: number) => (r.chance(0.6) ? 1 : size(1, hi));
+  const pair = (f: () => number): [number, number] => { const a = f(); return [a, r.chance(0.7) ? a : f()]; };
+  const N = r.chance(0.8) ? 1 : 1 + r.int(3), G = r.pick([1, 1, 1, 2, 3]), Cg = r.pick([1, 1, 2, 3]), Coutg = r.pick([1, 2, 4, 8]);
+  const C = G * Cg, Cout = G * Coutg;
+  const [H, W] = pair(() => size(1, 256)), [kh, kw] = pair(() => size(1, 256)), stride = pair(() => often1(64)), dilation = pair(() => often1(16));
+  /** Padding that makes the window fit the image, plus some, split at random around it. */
+  const pads = (): [number, number, number, number] => {
+    const side = (n: number, k: number, d: number) => {
+      const total = Math.max(0, d * (k - 1) + 1 - n) + (r.chance(0.5) ? 0 : size(1, 300));
+      const before = r.int(total + 1);
+      return [before, total - before];
+    };
+    const [t, b] = side(H, kh, dilation[0]), [l, rt] = side(W, kw, dilation[1]);
+    return [t, l, b, rt];
+  };
+  const out = (n: number, k: number, s: number, p: number, d: number) => Math.floor((n + p - d * (k - 1) - 1) / s) + 1;
+  switch (r.int(7)) {
+    case 0: return { op: 'conv2d', shapes: [[N, C, H, W], [Cout, Cg, kh, kw]], attrs: { stride, padding: pads(), dilation, groups: G } };
+    case 1: {
+      const [h, w] = pair(() => size(1, 64));
+      const padding = [r.int(kh), r.int(kw), r.int(kh), r.int(kw)], output_padding = [r.int(stride[0]), r.int(stride[1])];
+      return { op: 'conv_transpose2d', shapes: [[N, C, h, w], [C, Coutg, kh, kw]], attrs: { stride, padding, dilation, groups: G, output_padding } };
+    }
+    case 2: {
+      const padding = pads(), OH = out(H, kh, stride[0], padding[0] + padding[2], dilation[0]), OW = out(W, kw, stride[1], padding[1] + padding[3], dilation[1]);
+      return { op: 'conv2d_weight_grad', shapes: [[N, C, H, W], [N, Cout, OH, OW]], attrs: { stride, padding, dilation, groups: G, kernel_size: [kh, kw] } };
+    }
+    case 3: {
+      const [h, w] = pair(() => size(1, 512)), k = [Math.min(kh, h), Math.min(kw, w)];
+      const padding = [r.int(Math.floor((dilation[0] * (k[0] - 1) + 1) / 2) + 1), r.int(Math.floor((dilation[1] * (k[1] - 1) + 1) / 2) + 1)];
+      return { op: 'max_pool2d', shapes: [[N, C, h, w]], attrs: { kernel_size: k, stride, padding, dilation, ceil_mode: r.chance(0.3) } };
+    }
+    case 4: case 5: {
+      const [h, w] = pair(() => size(1, 512)), k = [Math.min(kh, h), Math.min(kw, w)];
+      const padding = [r.int(Math.floor(k[0] / 2) + 1), r.int(Math.floor(k[1] / 2) + 1)];
+      const attrs = { kernel_size: k, stride, padding, ceil_mode: r.chance(0.3), count_include_pad: r.chance(0.5), divisor_override: r.chance(0.8) ? null : 1 + r.int(9) };
+      if (r.chance(0.5)) return { op: 'avg_pool2d', shapes: [[N, C, h, w]], attrs };
+      const OH = out(h, k[0], stride[0], 2 * padding[0], 1), OW = out(w, k[1], stride[1], 2 * padding[1], 1);
+      return { op: 'avg_pool2d_backward', shapes: [[N, C, OH, OW]], attrs: { ...attrs, ceil_mode: false, input_size: [h, w] } };
+    }
+    default: {
+      const [M, K, Nn] = [size(1, 4096), size(1, 4096), size(1, 4096)];
+      return { op: 'matmul', shapes: [[M, K], [K, Nn]], attrs: {} };
+    }
+  }
 }
 
 interface Family {
@@ -135,6 +191,27 @@ const FAMILIES: readonly Family[] = [
       const elements = logSize(r, 1024, Math.min(2 ** 40, Math.round(2 ** 32 * scale)));
       const count = 1 + r.int(6);
       return { bytes: encodeTsgraph(hugeExpandGraph(elements, count)), what: `${count} expand(s) to ${elements} elements` };
+    },
+  },
+  { // one conv whose multiply-adds grow as the fourth power of a size (all but one tap padding), in a file of ~1 kB
+    name: 'huge-product', weight: 3,
+    make(r, scale) {
+      const s = logSize(r, 2, Math.round(4096 * scale));
+      return { bytes: encodeTsgraph(hugeConvGraph(s)), what: `conv2d of one pixel padded by ${s - 1} with a ${s}x${s} kernel` };
+    },
+  },
+  { // one kernel off the fast paths: huge kernels, windows, strides, dilations and padding
+    name: 'slow-kernel', weight: 12,
+    make(r, scale) {
+      // Draws until the op's shape rule takes the shapes (a few tries at most).
+      for (let tries = 0; ; tries++) {
+        const k = slowKernel(r, scale);
+        try {
+          return { bytes: encodeTsgraph(oneOpGraph(k.op, k.shapes, k.attrs)), what: `${k.op} ${k.shapes.map((x) => `[${x.join(',')}]`).join(' ')} ${show(k.attrs)}` };
+        } catch (e) {
+          if (tries > 100) throw e;
+        }
+      }
     },
   },
   { // long chains: the loader must stay linear
@@ -214,13 +291,18 @@ const FAMILIES: readonly Family[] = [
 ];
 
 export const FAMILY_NAMES: readonly string[] = FAMILIES.map((f) => f.name);
-const TOTAL = FAMILIES.reduce((a, f) => a + f.weight, 0);
 
-/** Case `index` of the campaign with seed `seed`. */
-export function makeCase(seed: number, index: number, scale = 1): FuzzCase {
+/**
+ * Case `index` of the campaign with seed `seed`; `only` restricts the draw to those families
+ * (the cases are then those of a campaign over only them, not a subset of the full one's).
+ */
+export function makeCase(seed: number, index: number, scale = 1, only?: readonly string[]): FuzzCase {
+  const unknown = only?.find((n) => !FAMILY_NAMES.includes(n));
+  if (unknown !== undefined) throw new Error(`no fuzz family named ${unknown} (known: ${FAMILY_NAMES.join(', ')})`);
+  const pool = only?.length ? FAMILIES.filter((f) => only.includes(f.name)) : FAMILIES;
   const r = rand((seed ^ Math.imul(index + 1, 0x9e3779b1)) >>> 0);
-  let w = r.int(TOTAL);
-  const fam = FAMILIES.find((f) => (w -= f.weight) < 0)!;
+  let w = r.int(pool.reduce((a, f) => a + f.weight, 0));
+  const fam = pool.find((f) => (w -= f.weight) < 0)!;
   const made = fam.make(r, scale);
   // Most files are run with plain inputs; a few with odd ones (odd-inputs makes only odd ones).
   const inputs = made.inputs ?? (r.chance(0.9) ? { kind: 'plain' } as const : { kind: 'nan' } as const);

@@ -2,12 +2,15 @@
 // run as Winograd F(2×2, 3×3) where it applies (kernels/winograd.ts), otherwise as implicit
 // GEMMs (kernels/implicit-gemm.ts) that read patches straight from a zero-padded copy of each
 // image (or from the input itself when no padding is read), per image and group; a unit-stride
-// conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM followed by col2im. Shapes were checked by the op's shape rule; these functions trust them.
+// conv_transpose2d is a conv2d with the kernel flipped, a strided one a GEMM followed by col2im;
+// windows that read mostly padding visit only their in-bounds taps (kernels/conv-taps.ts). Shapes were checked by the op's shape rule; these functions trust them.
 
 import { gemm } from './gemm.js';
 import type { CpuPrimitives } from './primitives.js';
 import { gemmGather } from './implicit-gemm.js';
 import { col2im } from './col2im.js';
+import { kernelTick } from './deadline.js';
+import { conv2dValidTaps, conv2dWeightGradValidTaps, padsTooMuch } from './conv-taps.js';
 import { winogradApplies, winogradConv2d, winogradWeightGrad } from './winograd.js';
 
 /** Geometry of a 2-D convolution window. */
@@ -114,6 +117,7 @@ function conv2dSums(x: Float32Array, w: Float32Array, bias: Float32Array | null,
   if (winogradApplies(d)) return winogradConv2d(x, w, bias, d);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
+  if (padsTooMuch(d, Cg)) return conv2dValidTaps(x, w, bias, d);
   const out = new Float32Array(N * Cout * P);
   if (bias) fillBias(out, bias, N, Cout, P);
   const src = patchSource(x, d, Cg);
@@ -135,6 +139,7 @@ export function conv2dWeightGrad(x: Float32Array, gy: Float32Array, d: ConvDims,
   if (winogradApplies(d)) return winogradWeightGrad(x, gy, d, gemmFn);
   const { N, C, H, W, Cout, G, OH, OW, win } = d;
   const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
+  if (padsTooMuch(d, Cg)) return conv2dWeightGradValidTaps(x, gy, d);
   const out = new Float32Array(Cout * K);
   const src = patchSource(x, d, Cg);
   const taps = tapOffsets(Cg, win, src.plane, src.row), pos = positionOffsets(OH, OW, win, src.row);
@@ -174,13 +179,28 @@ export function convTranspose2dForward(x: Float32Array, w: Float32Array, bias: F
   const P = H * W, Kc = Coutg * khw;
   const out = new Float32Array(N * Cout * OH * OW);
   if (bias) fillBias(out, bias, N, Cout, OH * OW);
-  const cols = new Float32Array(Kc * P);
+  // The columns in blocks of input rows and of kernel taps when all of them would pass
+  // COLS_FLOATS (a big kernel: cols is Kc·H·W floats, which no tensor limit counts), scattered
+  // block after block in order, so results never depend on the thread count.
+  const R = Kc * P <= COLS_FLOATS ? H : Math.max(1, Math.min(H, Math.floor(COLS_FLOATS / W)));
+  const KB = Kc * P <= COLS_FLOATS ? Kc : Math.max(1, Math.min(Kc, Math.floor(COLS_FLOATS / (R * W))));
+  const cols = new Float32Array(KB * R * W);
   for (let n = 0; n < N; n++) {
     for (let g = 0; g < G; g++) {
-      // cols[Kc, P] = W_gᵀ·x_g: A(i=kc, k=ci) = w[(g·Cing + ci)·Kc + kc], B(k=ci, j=p) = x[n, g·Cing + ci, p].
-      (prims?.gemm ?? gemm)(Kc, P, Cing, w, g * Cing * Kc, 1, Kc, x, (n * C + g * Cing) * P, P, 1, cols, 0, P);
-      col2im(cols, Coutg, H, W, win, OH, OW, out, (n * Cout + g * Coutg) * OH * OW);
+      for (let y0 = 0; y0 < H; y0 += R) {
+        const rows = Math.min(R, H - y0), Pb = rows * W, sub = y0 === 0 ? win : { ...win, pt: win.pt - y0 * win.sh };
+        for (let r0 = 0; r0 < Kc; r0 += KB) {
+          const kb = Math.min(KB, Kc - r0);
+          // cols[kb, Pb] = W_gᵀ·x_g: A(i=kc, k=ci) = w[(g·Cing + ci)·Kc + r0 + kc], B(k=ci, j=p) = x[n, g·Cing + ci, y0·W + p].
+          (prims?.gemm ?? gemm)(kb, Pb, Cing, w, g * Cing * Kc + r0, 1, Kc, x, (n * C + g * Cing) * P + y0 * W, P, 1, cols, 0, Pb);
+          col2im(cols, Coutg, rows, W, sub, OH, OW, out, (n * Cout + g * Coutg) * OH * OW, r0, r0 + kb);
+          kernelTick(kb * Pb * (Cing + 1));
+        }
+      }
     }
   }
   return out;
 }
+
+/** Most floats of conv_transpose2d's column buffer (16 MiB). */
+const COLS_FLOATS = 1 << 22;

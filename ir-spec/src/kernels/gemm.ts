@@ -8,6 +8,8 @@
 /** The buffers these kernels read and write (one element type keeps the hot loops monomorphic). */
 type FloatArray = Float32Array;
 
+import { kernelTick } from './deadline.js';
+
 /** K is split into blocks of this length so a 4-row strip of A stays in L1 while B streams. */
 const KC = 512;
 /** N is split into blocks of this many rows of B so a [NC, KC] block of B (512 KB) stays in L2. */
@@ -98,11 +100,13 @@ function gemmProduct(
         let ao = aOff + i * sai + k0 * sak, lda = sai;
         if (aPacked) { packRows(A, ao, 4, kb, sai, sak, Ap as Float32Array); ao = 0; lda = kb; }
         strip4(nb, kb, Ap, ao, lda, Bp, bo, ldb, C, cOff + i * ldc + j0, ldc, acc);
+        kernelTick(4 * nb * kb);
       }
       for (; i < M; i++) {
         let ao = aOff + i * sai + k0 * sak;
         if (aPacked) { packRows(A, ao, 1, kb, sai, sak, Ap as Float32Array); ao = 0; }
         gemvNT(nb, kb, Ap, ao, Bp, bo, ldb, C, cOff + i * ldc + j0, acc);
+        kernelTick(nb * kb);
       }
     }
   }
@@ -248,5 +252,6 @@ function gemmSmallM(
       for (let j = 0; j < N; j++) row[j] += x0 * B[b0 + j];
     }
     for (let j = 0; j < N; j++) C[c0 + j] = row[j];
+    kernelTick(N * K);
   }
 }

@@ -4,9 +4,14 @@
 // and j over output positions with jOff = oy·sh·row + ox·sw (swapped for the weight gradient,
 // whose contraction runs over positions). The 4x4 register tile is that of kernels/gemm.ts with
 // one extra index load per k. Invariant: every kOff[k] + jOff[j] addresses a valid element.
+// Under a run's deadline it ticks (kernels/deadline.ts) after each strip of a column block.
+
+import { kernelTick } from './deadline.js';
 
 /** K is split into blocks of this length so the 4-row strip of A stays in L1. */
 const KC = 1024;
+/** N is split into blocks of this many columns: a strip of one block is ≤ 4·NC·KC multiply-adds (see kernels/deadline.ts). */
+const NC = 1024;
 
 /**
  * C[M,N] = A·B (or `+=` when `accumulate`), with A(i,k) = A[aOff + i·lda + k] and
@@ -24,12 +29,27 @@ export function gemmGather(
     if (!accumulate) for (let i = 0; i < M; i++) C.fill(0, cOff + i * ldc, cOff + i * ldc + N);
     return;
   }
+  // Column blocks of NC (a view of jOff each) bound the work between two deadline ticks; every
+  // element still sums its k blocks in the same order.
+  const blocks = N <= NC ? [jOff] : Array.from({ length: Math.ceil(N / NC) }, (_, b) => jOff.subarray(b * NC, Math.min(N, (b + 1) * NC)));
   for (let k0 = 0; k0 < K; k0 += KC) {
     const kb = Math.min(KC, K - k0);
     const acc = accumulate || k0 > 0;
     let i = 0;
-    for (; i + 4 <= M; i += 4) strip4(N, k0, kb, A, aOff + i * lda, lda, X, xOff, kOff, jOff, C, cOff + i * ldc, ldc, acc);
-    for (; i < M; i++) row1(N, k0, kb, A, aOff + i * lda, X, xOff, kOff, jOff, C, cOff + i * ldc, acc);
+    for (; i + 4 <= M; i += 4) {
+      for (let b = 0; b < blocks.length; b++) {
+        const jb = blocks[b];
+        strip4(jb.length, k0, kb, A, aOff + i * lda, lda, X, xOff, kOff, jb, C, cOff + i * ldc + b * NC, ldc, acc);
+        kernelTick(4 * jb.length * kb);
+      }
+    }
+    for (; i < M; i++) {
+      for (let b = 0; b < blocks.length; b++) {
+        const jb = blocks[b];
+        row1(jb.length, k0, kb, A, aOff + i * lda, X, xOff, kOff, jb, C, cOff + i * ldc + b * NC, acc);
+        kernelTick(jb.length * kb);
+      }
+    }
   }
 }
 

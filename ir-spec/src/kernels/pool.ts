@@ -3,7 +3,11 @@
 // as 0 for avg), and adaptive bins [floor(i·H/o), ceil((i+1)·H/o)). Max records the flat h·W + w
 // offset of the winner within its plane (first maximum in scan order; a NaN always wins).
 // Every pool is one of two loops (max; mean and its adjoint) over per-dim bins computed once
-// per call, plus a bounds-test-free fast path for the common 2×2 max pool.
+// per call, plus a bounds-test-free fast path for the common 2×2 max pool. The window loops tick
+// the run's deadline (kernels/deadline.ts) once per output row, with the row's taps as its work
+// (once per window in a row of more than ROW_WORK taps).
+
+import { kernelTick } from './deadline.js';
 
 /** A fixed pooling window (symmetric padding). */
 export interface PoolWindow {
@@ -102,16 +106,31 @@ function maxPool2x2(x: Float32Array, planes: number, H: number, W: number, OH: n
   }
 }
 
+/** Taps past which a row of windows ticks the deadline once per window instead of once per row. */
+const ROW_WORK = 1 << 20;
+
+/** Taps of a window lo..hi by step (at least 1: an empty window still costs its visit). */
+const span = (lo: number, hi: number, step: number): number => (lo < hi ? Math.floor((hi - 1 - lo) / step) + 1 : 1);
+
+/** Taps of all the windows of a dim's bins together. */
+function tapsOf(b: Bins): number {
+  let n = 0;
+  for (let i = 0; i < b.lo.length; i++) n += span(b.lo[i], b.hi[i], b.step);
+  return n;
+}
+
 /** Max and winner offset over each window of the bins (-inf and -1 for an empty window). */
 function maxOver(x: Float32Array, planes: number, H: number, W: number, ys: Bins, xs: Bins, val: Float32Array, idx: Int32Array): void {
-  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step;
+  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step, rowTaps = tapsOf(xs) + OW;
   let o = 0;
   for (let p = 0; p < planes; p++) {
     const base = p * H * W;
     for (let oy = 0; oy < OH; oy++) {
-      const y0 = ys.lo[oy], y1 = ys.hi[oy];
+      const y0 = ys.lo[oy], y1 = ys.hi[oy], rows = span(y0, y1, sy), each = rows * rowTaps > ROW_WORK;
+      if (!each) kernelTick(rows * rowTaps);
       for (let ox = 0; ox < OW; ox++) {
         const x0 = xs.lo[ox], x1 = xs.hi[ox];
+        if (each) kernelTick(rows * span(x0, x1, sx) + 1);
         let best = -Infinity, bi = -1;
         for (let iy = y0; iy < y1; iy += sy) {
           for (let ix = x0; ix < x1; ix += sx) {
@@ -132,14 +151,16 @@ function maxOver(x: Float32Array, planes: number, H: number, W: number, ys: Bins
  * loop for both, so a pool and its gradient can never disagree about a window.
  */
 function meanOver(src: Float32Array, planes: number, H: number, W: number, ys: Bins, xs: Bins, dst: Float32Array, adjoint: boolean): void {
-  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step;
+  const OH = ys.lo.length, OW = xs.lo.length, sy = ys.step, sx = xs.step, rowTaps = tapsOf(xs) + OW;
   let o = 0;
   for (let p = 0; p < planes; p++) {
     const base = p * H * W;
     for (let oy = 0; oy < OH; oy++) {
-      const y0 = ys.lo[oy], y1 = ys.hi[oy], dy = ys.div[oy];
+      const y0 = ys.lo[oy], y1 = ys.hi[oy], dy = ys.div[oy], rows = span(y0, y1, sy), each = rows * rowTaps > ROW_WORK;
+      if (!each) kernelTick(rows * rowTaps);
       for (let ox = 0; ox < OW; ox++) {
         const x0 = xs.lo[ox], x1 = xs.hi[ox], div = dy * xs.div[ox];
+        if (each) kernelTick(rows * span(x0, x1, sx) + 1);
         if (adjoint) {
           const v = src[o++] / div;
           for (let iy = y0; iy < y1; iy += sy) {

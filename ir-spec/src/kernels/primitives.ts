@@ -24,6 +24,9 @@ import type { Block } from '../ir/graph.js';
 /** What a fast conv2d weight gradient needs of the Winograd reference (kernels/winograd.ts). */
 export { slab as winogradSlab, winogradApplies, winogradFilterGrad } from './winograd.js';
 
+/** Where a fast conv2d must leave a convolution to the reference (windows reading mostly padding: kernels/conv-taps.ts). */
+export { padsTooMuch } from './conv-taps.js';
+
 /** How fast primitives read an input against a broadcast output shape (the reference's own rule). */
 export { broadcastStrides } from './broadcast.js';
 

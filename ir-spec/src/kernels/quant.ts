@@ -4,6 +4,7 @@
 // float32 requantization), so results equal the engine's bit for bit on the same input.
 
 import { applyGemmEpilogue } from './gemm.js';
+import { kernelTick } from './deadline.js';
 
 /** Scales below this are raised to it (ATen's SMALL_SCALE_THRESHOLD). */
 const SMALL_SCALE = 6.1e-5;
@@ -74,6 +75,7 @@ export function qgemm(M: number, N: number, K: number, xq: Uint8Array, zp: numbe
       for (let k = 0; k < K; k++) s += (xq[xo + k] - zp) * w[wo + k];
       acc[m * N + n] = s | 0;
     }
+    kernelTick(N * K);
   }
 }
 

@@ -46,7 +46,7 @@ import { tensorType, typeToString, type IRType } from '../ir/types.js';
 import { broadcastStrides } from '../kernels/broadcast.js';
 import { reluLoop } from './elementwise.js';
 import { epilogueActivations, fusableOps, isFusable, isNonDecreasing, scalarOf } from '../op-queries.js';
-import { broadcastShapes, fmtShape, OpError, type Dim, type TensorType } from '../shape.js';
+import { broadcastShapes, fmtShape, numel, OpError, type Dim, type TensorType } from '../shape.js';
 import { primitivesOf, type CpuPrimitives } from '../kernels/primitives.js';
 import { winograd4Applies, winograd4Unpack, WINOGRAD4_TILE } from '../kernels/winograd4.js';
 import { conv2dKernel } from './conv.js';
@@ -362,6 +362,10 @@ export const fused_conv2d = defineOp({
   doc: 'conv2d(input, weight, bias?) then an epilogue activation (none, or an op allowing it: relu, sigmoid, tanh, …) and optional max pool, in its output loop',
   inputs: ['input', 'weight', 'bias?'], attrs: fusedConvAttrs,
   infer(inputs, a) { return [fusedConvType(inputs, a)]; },
+  // As conv2d: each result element sums over a weight plane, Cin/groups·3·3 for the legacy
+  // Winograd layout (a pooled result counts its windows once: a lower bound, which is what the
+  // executor's check needs).
+  work: ([x, w], a, [y]) => numel(y.shape) * (a.layout ? 9 * (x!.shape[1] as number) : numel(w!.shape.slice(1))),
   cpu(inputs, a, ctx) {
     const t = fusedConvType(inputs.map((i) => (i ? { dtype: i.dtype, shape: i.shape } : null)), a);
     const [x, w0, b] = inputs, w = oihwWeight(w0!, a);

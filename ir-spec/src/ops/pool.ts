@@ -167,6 +167,8 @@ export const avg_pool2d = defineOp({
 export const avg_pool2d_backward = defineOp({
   name: 'avg_pool2d_backward', doc: 'gradient of avg_pool2d: each output gradient spread evenly over its window (input_size [H, W])',
   inputs: ['grad_output'], attrs: avgBackwardAttrs,
+  // Each grad_output element is spread over a kernel_size window.
+  work: ([g], a) => numel(g!.shape) * a.kernel_size[0] * a.kernel_size[1],
   infer([g], a) {
     const t = needNCHW('avg_pool2d_backward', g, 'grad_output', true);
     const want = pooledSize('avg_pool2d_backward', [t.shape[0], t.shape[1], ...a.input_size], a, [1, 1]);

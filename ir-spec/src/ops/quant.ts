@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { defineOp, outputBuffer } from '../op-def.js';
 import { fmtShape, numel, OpError, sameDim, type TensorType } from '../shape.js';
 import { primitivesOf } from '../kernels/primitives.js';
+import { linearWork } from './linalg.js';
 
 function need(t: TensorType | null, name: string, dtype: string): TensorType {
   if (!t) throw new OpError('quantized_linear', `input '${name}' is required`);
@@ -40,6 +41,8 @@ export const quantized_linear = defineOp({
   inputs: ['input', 'weight', 'weight_scale', 'bias?'],
   attrs: z.object({ reduceRange: z.boolean(), relu: z.boolean().default(false) }).strict(),
   infer([x, w, s, bias]) { return [quantizedLinearType(x, w, s, bias)]; },
+  // Each result element sums over the input's last dim, as linear.
+  work: linearWork,
   cpu([x, w, s, bias], { reduceRange, relu }, ctx) {
     const t = quantizedLinearType(x, w, s, bias);
     const N = w!.shape[0], K = w!.shape[1], M = numel(x!.shape.slice(0, -1));

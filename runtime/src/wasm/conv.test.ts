@@ -27,6 +27,10 @@ const CASES: Case[] = [
   // 2 bands whose boundary is not a multiple of 8 columns (OW 150), in groups, batch 2.
   c(1, 3, 224, 224, 64, 7, 7, { s: [2, 2], p: [3, 3] }),
   c(2, 8, 301, 301, 48, 3, 3, { s: [2, 2], G: 2 }),
+  // A patch matrix past 16 MiB (K·P = 1600·35778 floats): packed a block of 19 output rows at a time.
+  c(1, 1, 300, 300, 4, 40, 40, { s: [1, 2], p: [3, 3], bias: false }),
+  // One output row's patch matrix past 16 MiB (K·OW = 4800·1061): a block of 873 columns at a time.
+  c(1, 3, 42, 1100, 4, 40, 40, { s: [1, 1], p: [0, 0], bias: true }),
 ];
 
 describe('WebAssembly conv2d', () => {

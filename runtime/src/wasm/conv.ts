@@ -15,7 +15,7 @@
 // rounding of the sums. A pinned 3×3 stride-1 weight may run as Winograd F(4×4, 3×3) instead
 // (winograd.ts decides where).
 
-import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
+import { kernelDeadlineSet, kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
 import { wasmWinograd4, winograd4Applies } from './winograd.js';
@@ -23,6 +23,14 @@ import { wasmWinograd4, winograd4Applies } from './winograd.js';
 type ConvDims = Parameters<Conv2dFn>[3];
 
 const MIN_WORK = 1 << 15;
+/**
+ * Most floats of a packed patch matrix (16 MiB): a bigger one (a large kernel over a large
+ * output, which no tensor limit counts) is packed and multiplied a block of output rows at a
+ * time, so one block's packing is a few ms between two deadline checks.
+ */
+const PACK_FLOATS = 1 << 22;
+/** Under a run's deadline, a direct conv whose 4-channel unit of a plane passes this many multiply-adds runs a block of rows at a time (heap.ts's chunk). */
+const DEADLINE_UNIT = 1 << 25;
 /**
  * Largest contraction (C/G·kh·kw) the direct kernel takes: its 4 weight rows (18 KiB here) stay
  * in L1 across a row of output; longer ones pack and run the K-blocked GEMM.
@@ -83,6 +91,9 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
+    // Windows reading mostly padding: the reference visits only the in-bounds taps, no padded copy.
+    const direct = win.sw === 1 && K <= DIRECT_MAX_K;
+    if (padsTooMuch(d, direct ? N * C : Cg)) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
     const k = heap.k;
     // The rows and columns the windows reach from the top-left padding corner: a padded image
     // is first copied into a zero-bordered one (padPlanes), so packing needs no bounds tests.
@@ -90,13 +101,16 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const padded = win.pt > 0 || win.pl > 0 || Hp > H || Wp > W;
     // Unit column stride: the direct kernel reads the (padded) image in place, no packing. (The
     // choice never depends on the thread count: both kernels split, and results stay identical.)
-    const direct = win.sw === 1 && K <= DIRECT_MAX_K;
     const kept = pins?.copy(w);
     const out = N * Cout * P;
     const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
-    // The im2col path packs bands of RB output rows at a time (the whole image when it is small).
-    const RB = direct ? OH : Math.min(OH, Math.max(1, Math.floor(BAND_BYTES / 4 / (K * OW)), Math.ceil(BAND_MIN_WORK / (Coutg * K * OW))));
-    const pa = direct ? 0 : heap.alloc(k.packedSize(K, RB * OW) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
+    // Output rows packed at a time: bands of about BAND_BYTES (never under BAND_MIN_WORK
+    // multiply-adds; the whole image when it is small), at most PACK_FLOATS of patch matrix; when
+    // one row passes PACK_FLOATS, columns of a row at a time.
+    const rowsPer = direct ? OH : Math.min(OH, Math.max(1, Math.floor(PACK_FLOATS / (K * OW))),
+      Math.max(1, Math.floor(BAND_BYTES / 4 / (K * OW)), Math.ceil(BAND_MIN_WORK / (Coutg * K * OW))));
+    const colsPer = direct || rowsPer > 1 || K * OW <= PACK_FLOATS ? OW : Math.max(1, Math.floor(PACK_FLOATS / K));
+    const pa = direct ? 0 : heap.alloc(k.packedSize(K, rowsPer * colsPer) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
     // The padded copy: of every image and group for the direct kernel (one call over all of them,
     // split over the threads), of one image and group at a time for packing.
     const paddedFloats = (direct ? N * C : Cg) * Hp * Wp;
@@ -112,7 +126,27 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
         // Image-and-group pairs lie Cg planes apart, in x as in the padded copy; outputs Coutg planes apart.
         const pairs = N * G, stride = Cg * plane * 4;
         if (padded) for (let i = 0; i < pairs; i++) k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, xa + i * Cg * H * W * 4, sa + i * stride);
-        heap.convDirect(pairs, G, Coutg, K, wa, ta, padded ? sa : xa, stride, rowLen, win.sh, OH, OW, oa);
+        const src = padded ? sa : xa;
+        if (4 * K * P <= DEADLINE_UNIT || !kernelDeadlineSet()) {
+          heap.convDirect(pairs, G, Coutg, K, wa, ta, src, stride, rowLen, win.sh, OH, OW, oa);
+        } else {
+          // Under a run's deadline, planes too big for one chunk (4 channels of a plane are the
+          // direct kernel's unit): blocks of output rows into a scratch block, copied out. Each
+          // element is computed as unsplit (whole rows, the same 4-channel blocks).
+          const planes = pairs * Coutg, rows = Math.max(1, Math.min(Math.floor(PACK_FLOATS / (planes * OW)), Math.floor(DEADLINE_UNIT / (4 * K * OW))));
+          const tmp = heap.alloc(planes * rows * OW * 4);
+          try {
+            for (let oy0 = 0; oy0 < OH; oy0 += rows) {
+              const r = Math.min(rows, OH - oy0);
+              heap.convDirect(pairs, G, Coutg, K, wa, ta, src + oy0 * win.sh * rowLen * 4, stride, rowLen, win.sh, r, OW, tmp);
+              const f = heap.f32(), t = tmp >> 2, o = (oa >> 2) + oy0 * OW, n = r * OW;
+              for (let q = 0; q < planes; q++) f.copyWithin(o + q * P, t + q * n, t + (q + 1) * n);
+              kernelTick(planes * K * n);
+            }
+          } finally {
+            heap.free(tmp);
+          }
+        }
       } else {
         for (let n = 0; n < N; n++) {
           for (let g = 0; g < G; g++) {
@@ -121,11 +155,16 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
               k.padPlanes(Cg, H, W, win.pt, win.pl, Hp, Wp, img, sa);
               img = sa;
             }
-            // Output rows r0..r0+rows: a negative top padding starts the windows at input row r0·sh.
-            for (let r0 = 0; r0 < OH; r0 += RB) {
-              const rows = Math.min(RB, OH - r0);
-              k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, -r0 * win.sh, 0, win.dh, win.dw, rows, OW, img, pa);
-              heap.gemm(Coutg, rows * OW, K, wa + g * Coutg * K * 4, K, pa, oa + ((n * Cout + g * Coutg) * P + r0 * OW) * 4, P, 0);
+            // Output rows oy0.. (columns ox0..) are packed as rows (columns) 0.. of an image
+            // shifted up by oy0·sh (left by ox0·sw): negative padding.
+            for (let oy0 = 0; oy0 < OH; oy0 += rowsPer) {
+              const rows = Math.min(rowsPer, OH - oy0);
+              for (let ox0 = 0; ox0 < OW; ox0 += colsPer) {
+                const cols = Math.min(colsPer, OW - ox0);
+                k.packIm2col(Cg, padded ? Hp : H, rowLen, win.kh, win.kw, win.sh, win.sw, -oy0 * win.sh, -ox0 * win.sw, win.dh, win.dw, rows, cols, img, pa);
+                heap.gemm(Coutg, rows * cols, K, wa + g * Coutg * K * 4, K, pa, oa + ((n * Cout + g * Coutg) * P + oy0 * OW + ox0) * 4, P, 0);
+                kernelTick(Coutg * rows * cols * K);
+              }
             }
           }
         }

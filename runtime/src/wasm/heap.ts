@@ -8,7 +8,8 @@
 // memory detaches the old buffer): take `f32()` after allocating.
 
 import * as binaries from './binaries.generated.js';
-import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, JOB_WINOGRAD4_WEIGHTS, QLINEAR, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
+import { kernelDeadlinePassed, kernelDeadlineSet, kernelInterrupted } from '@kiln/ir-spec';
+import { CONTROL_BYTES, CONV_DIRECT, GEMM_PANELS, GEMM_ROWS, JOB_WINOGRAD4_WEIGHTS, QLINEAR, runChunksHere, ThreadPool, WINOGRAD4, WINOGRAD4_WEIGHTS, threadHost } from './threads.js';
 
 /** The kernels' exports (see runtime/wasm/gemm.ts and conv.ts for their contracts). */
 export interface KernelExports {
@@ -72,6 +73,11 @@ const PARALLEL_WORK = 1 << 23;
 const CHUNKS_PER_THREAD = 4;
 /** and no chunk has fewer multiply-adds than this. */
 const MIN_CHUNK_WORK = 1 << 18;
+/**
+ * Under a run's deadline, a call is cut into chunks of at most about this many multiply-adds
+ * (a few ms of one thread at the kernels' rates), so it stops that soon after the deadline.
+ */
+const DEADLINE_CHUNK_WORK = 1 << 25;
 
 /** Set by setNumThreads; undefined: the available cores. */
 let threadCount: number | undefined;
@@ -213,18 +219,35 @@ export class WasmHeap {
   /** How many chunks of split calls the workers ran so far (the rest ran on the calling thread). */
   get workerChunks(): number { return this.pool?.workerChunks ?? 0; }
 
-  /** Chunks for a call of `work` multiply-adds over `units` indivisible parts: 1 runs it unsplit. */
-  private chunksFor(work: number, units: number): number {
-    if (!this.pool?.available || work < PARALLEL_WORK) return 1;
+  /**
+   * Chunks for a call of `work` multiply-adds over `units` indivisible parts: 1 runs it unsplit.
+   * Under a run's deadline (`stoppable`) a call of more than DEADLINE_CHUNK_WORK is cut into
+   * chunks of about that much even on one thread, so it can stop between them.
+   */
+  private chunksFor(work: number, units: number, stoppable = true): number {
+    let n = 1;
     const t = getNumThreads();
-    return t < 2 ? 1 : Math.max(1, Math.min(units, t * CHUNKS_PER_THREAD, Math.floor(work / MIN_CHUNK_WORK)));
+    if (this.pool?.available && work >= PARALLEL_WORK && t >= 2) n = Math.max(1, Math.min(units, t * CHUNKS_PER_THREAD, Math.floor(work / MIN_CHUNK_WORK)));
+    if (stoppable && work > DEADLINE_CHUNK_WORK && kernelDeadlineSet()) n = Math.max(n, Math.min(units, Math.ceil(work / DEADLINE_CHUNK_WORK)));
+    return n;
+  }
+
+  /**
+   * Runs a split call's chunks (threads.ts): over the pool's threads, or here alone without
+   * shared memory; under a run's deadline, the caller asks the clock after each of its chunks,
+   * and a round cut short throws KernelDeadline (after the chunks already claimed are done).
+   */
+  private round(kind: number, chunks: number, args: readonly number[]): void {
+    const stop = kernelDeadlineSet() ? kernelDeadlinePassed : undefined;
+    const done = this.pool ? this.pool.run(getNumThreads(), kind, chunks, args, stop) : runChunksHere(this.k, kind, chunks, args, stop);
+    if (!done) kernelInterrupted();
   }
 
   /**
    * How many blocks of scratch a winograd4Conv of `work` multiply-adds over J tile chunks needs:
    * one per split chunk (1 when it runs unsplit).
    */
-  winograd4Chunks(work: number, J: number): number { return this.chunksFor(work, J); }
+  winograd4Chunks(work: number, J: number): number { return this.chunksFor(work, J, false); }
 
   /**
    * winograd4Conv (runtime/wasm/winograd.ts) over tile chunks 0..J, split into n (from
@@ -232,8 +255,16 @@ export class WasmHeap {
    * base + i·stride bytes: every tile is computed as unsplit (chunks of Tc tiles either way).
    */
   winograd4Conv(n: number, J: number, a: readonly number[], V: number, vStride: number, M: number, mStride: number, out: number, bias: number, relu: number, scratch: number, sStride: number): void {
-    if (n > 1) { this.pool!.run(getNumThreads(), WINOGRAD4, n, [J, ...a, V, vStride, M, mStride, out, bias, relu, scratch, sStride]); return; }
+    if (n > 1) { this.round(WINOGRAD4, n, [J, ...a, V, vStride, M, mStride, out, bias, relu, scratch, sStride]); return; }
     const [N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U] = a;
+    // Under a run's deadline, one thread runs the tile chunks one by one in the same blocks
+    // (strides 0), asking the clock between them.
+    const work = 36 * Cout * C * Tc * J;
+    if (J > 1 && work > DEADLINE_CHUNK_WORK && kernelDeadlineSet()) {
+      const chunks = Math.min(J, Math.ceil(work / DEADLINE_CHUNK_WORK));
+      if (!runChunksHere(this.k, WINOGRAD4, chunks, [J, ...a, V, 0, M, 0, out, bias, relu, scratch, 0], kernelDeadlinePassed)) kernelInterrupted();
+      return;
+    }
     this.k.winograd4Conv(0, J, N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U, V, M, out, bias, relu, scratch);
   }
 
@@ -244,7 +275,7 @@ export class WasmHeap {
    */
   winograd4Weights(S: number, w: number, U: number): void {
     const chunks = this.chunksFor(36 * 9 * S, (S + 3) >> 2);
-    if (chunks > 1) this.pool!.run(getNumThreads(), WINOGRAD4_WEIGHTS, chunks, [S, w, U]);
+    if (chunks > 1) this.round(WINOGRAD4_WEIGHTS, chunks, [S, w, U]);
     else this.k.winograd4Weights(S, 0, S, w, U);
   }
 
@@ -255,7 +286,7 @@ export class WasmHeap {
     // times), so that operand should be the one with fewer bytes per multiply-add.
     const panels = (N + 7) >> 3, byRows = M >= N;
     const chunks = this.chunksFor(M * N * K, byRows ? (M + 3) >> 2 : panels);
-    if (chunks > 1) this.pool!.run(getNumThreads(), byRows ? GEMM_ROWS : GEMM_PANELS, chunks, [M, N, K, a, lda, bp, c, ldc, accumulate]);
+    if (chunks > 1) this.round(byRows ? GEMM_ROWS : GEMM_PANELS, chunks, [M, N, K, a, lda, bp, c, ldc, accumulate]);
     else this.k.gemmPacked(0, M, 0, panels, N, K, a, lda, bp, c, ldc, accumulate);
   }
 
@@ -267,7 +298,7 @@ export class WasmHeap {
   qlinear(M: number, N: number, K16: number, xq: number, wp: number, sx: number, ws: number, perChannel: number, bias: number, relu: number, out: number): void {
     const groups = (N + 3) >> 2;
     const chunks = this.chunksFor(M * N * K16, groups);
-    if (chunks > 1) this.pool!.run(getNumThreads(), QLINEAR, chunks, [groups, M, N, K16, xq, wp, sx, ws, perChannel, bias, relu, out]);
+    if (chunks > 1) this.round(QLINEAR, chunks, [groups, M, N, K16, xq, wp, sx, ws, perChannel, bias, relu, out]);
     else this.k.qlinear(0, groups, M, N, K16, xq, wp, sx, ws, perChannel, bias, relu, out);
   }
 
@@ -279,7 +310,7 @@ export class WasmHeap {
    */
   convDirect(pairs: number, G: number, M: number, K: number, a: number, taps: number, img: number, imgStride: number, Wp: number, sh: number, OH: number, OW: number, out: number): void {
     const chunks = this.chunksFor(pairs * M * K * OH * OW, pairs * ((M + 3) >> 2));
-    if (chunks > 1) { this.pool!.run(getNumThreads(), CONV_DIRECT, chunks, [pairs, G, M, K, a, taps, img, imgStride, Wp, sh, OH, OW, out]); return; }
+    if (chunks > 1) { this.round(CONV_DIRECT, chunks, [pairs, G, M, K, a, taps, img, imgStride, Wp, sh, OH, OW, out]); return; }
     for (let q = 0; q < pairs; q++) this.k.convDirect(M, K, a + (q % G) * M * K * 4, taps, img + q * imgStride, Wp, sh, OH, OW, out + q * M * OH * OW * 4);
   }
 

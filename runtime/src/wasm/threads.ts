@@ -18,7 +18,8 @@
 // complete, and a job never waits for a worker to start.
 // Invariant: a split call equals the single-threaded one bit for bit (chunks partition the
 // output, and every element is computed by one thread in the same order as without a split);
-// a job computes the same whichever thread runs it.
+// a job computes the same whichever thread runs it. A round under a run's deadline stops claiming
+// chunks once the deadline passes (run's `stop`), so it ends within one chunk per thread of it.
 
 import type { KernelExports } from './heap.js';
 
@@ -214,6 +215,22 @@ export function threadHost(): ThreadHost | null {
   return host;
 }
 
+/**
+ * Runs `chunks` chunks of a task on this thread alone, for an instance without shared memory (no
+ * pool), asking `stop` before each: false when it stopped early (see ThreadPool.run).
+ */
+export function runChunksHere(k: KernelExports, kind: number, chunks: number, args: readonly number[], stop?: () => boolean): boolean {
+  const c = new Int32Array(TASK + TASK_WORDS);
+  c[TASK] = kind;
+  c[TASK + 1] = chunks;
+  c.set(args, TASK + 2);
+  for (let i = 0; i < chunks; i++) {
+    if (stop?.()) return false;
+    runChunk(k, c, i);
+  }
+  return true;
+}
+
 /** The workers of one shared-memory kernel instance. */
 export class ThreadPool {
   private readonly c: Int32Array;
@@ -241,9 +258,12 @@ export class ThreadPool {
   /**
    * Runs `chunks` chunks of a task (`kind`, `args` as runChunk reads them) over `threads`
    * threads, the caller included. Workers are started on first use, and only those already
-   * running are woken; with none, the caller runs every chunk (the same results).
+   * running are woken; with none, the caller runs every chunk (the same results). `stop`, asked
+   * by the caller after each chunk it runs (a run's deadline): once it says true no chunk is
+   * claimed any more, the round ends when the chunks already claimed are done, and run returns
+   * false (the output is then incomplete); true when every chunk ran.
    */
-  run(threads: number, kind: number, chunks: number, args: readonly number[]): void {
+  run(threads: number, kind: number, chunks: number, args: readonly number[], stop?: () => boolean): boolean {
     const c = this.c;
     const want = Math.min(threads - 1, MAX_WORKERS, chunks - 1);
     this.start(want);
@@ -253,18 +273,29 @@ export class ThreadPool {
     c[TASK + 1] = chunks;
     c.set(args, TASK + 2);
     if (helpers <= 0) {
-      for (let i = 0; i < chunks; i++) runChunk(this.k, c, i);
-      return;
+      for (let i = 0; i < chunks; i++) {
+        if (stop?.()) return false;
+        runChunk(this.k, c, i);
+      }
+      return true;
     }
     this.splits++;
     Atomics.store(c, DONE, 0);
     Atomics.store(c, CLAIM, 0);
     Atomics.add(c, WAKE, 1);
     Atomics.notify(c, WAKE, helpers);
-    let mine = 0;
+    let mine = 0, stopped = false;
     for (let i = Atomics.add(c, CLAIM, 1); i < chunks; i = Atomics.add(c, CLAIM, 1), mine++) {
       runChunk(this.k, c, i);
       Atomics.add(c, DONE, 1);
+      if (stop?.()) { stopped = true; break; }
+    }
+    if (stopped) {
+      // Past the deadline: no chunk is claimed any more; wait (polling: the last chunk's notify
+      // may never come) for the chunks already claimed, which no one else waits for.
+      const claimed = Math.min(chunks, Atomics.exchange(c, CLAIM, CLOSED));
+      for (let d = Atomics.load(c, DONE); d < claimed; d = Atomics.load(c, DONE)) if (this.canBlock) Atomics.wait(c, DONE, d, 1);
+      return false;
     }
     // Every chunk is claimed: wait for those the workers still run.
     let spins = 0;
@@ -273,6 +304,7 @@ export class ThreadPool {
     }
     Atomics.store(c, CLAIM, CLOSED);
     this.helped += chunks - mine;
+    return true;
   }
 
   /** Starts workers until `n` exist (they join in the background: nothing waits for them). */
