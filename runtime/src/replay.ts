@@ -82,7 +82,7 @@ export class RunRecorder implements StepRecorder {
       outs.push({ name: o.name, source });
     }
     const key = inputs.map((t) => ({ dtype: t.dtype, shape: [...t.shape], array: t.data.constructor as InputKey['array'] }));
-    return new RunRecord(key, this.steps, outs, this.slotBuffers, stats);
+    return new RunRecord(key, this.steps, outs, this.slotBuffers, stats, this.index.size);
   }
 }
 
@@ -98,6 +98,8 @@ export class RunRecord {
     /** Arena buffers the run's results were offered: an output there must be copied out. */
     private readonly slotBuffers: ReadonlySet<unknown>,
     private readonly stats: RunStats,
+    /** Values a replay holds: the inputs and every node's results. */
+    private readonly valueCount: number,
   ) {}
 
   /** The inputs' arrays, when `inputs` match the record exactly (else undefined: run the normal path). */
@@ -124,8 +126,7 @@ export class RunRecord {
    */
   replay(ctx: ExecContext, arrays: readonly TypedArray[], borrow: boolean, modelBuffers: ReadonlySet<unknown>, recycled?: RecycledArrays): { outputs: Output[]; stats: RunStats } {
     const device: Device = ctx.device;
-    const values: (DeviceTensor | undefined)[] = new Array(this.steps.length + arrays.length);
-    const external = new Set<unknown>();
+    const values: (DeviceTensor | undefined)[] = new Array(this.valueCount);
     for (let k = 0; k < arrays.length; k++) {
       const { dtype, shape } = this.key[k];
       let t: DeviceTensor;
@@ -134,7 +135,6 @@ export class RunRecord {
         t = (this.inputTensors ??= this.key.map((i) => device.alloc(i.dtype, i.shape)))[k];
         device.write(t, arrays[k]);
       }
-      external.add(t.buffer);
       values[k] = t;
     }
     const timed = ctx.limits.maxRunMs < Infinity, rate = device.peakWorkRate;
@@ -152,7 +152,8 @@ export class RunRecord {
     const outputs = this.outputs.map(({ name, source }) => {
       const t = typeof source === 'number' ? values[source]! : source!;
       let data: TypedArray;
-      if (borrow && !external.has(t.buffer) && !modelBuffers.has(t.buffer) && !this.slotBuffers.has(t.buffer) && !handed.has(t.buffer)) {
+      // Handed over: a borrowing run's fresh result (not an input's array, a param, a slot or given already).
+      if (borrow && !arrays.includes(t.buffer as TypedArray) && !modelBuffers.has(t.buffer) && !this.slotBuffers.has(t.buffer) && !handed.has(t.buffer)) {
         handed.add(t.buffer);
         data = t.buffer as TypedArray;
       } else {
