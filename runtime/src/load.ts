@@ -46,6 +46,12 @@ export type ReadSource = (source: string, into?: (size: number) => Uint8Array | 
 
 /** Files at least this big are read straight into the CPU kernels' memory (weights used in place). */
 const RESIDENT_MIN_BYTES = 1 << 20;
+/**
+ * Reading a file at least this big (millions of weights: layers big enough to split over the
+ * threads) starts the kernels' worker threads first, so they boot while the read waits; on
+ * ResNet-18 the first run then splits from its first layer (first run 205 → 165 ms).
+ */
+const WORKERS_MIN_BYTES = 8 << 20;
 
 /**
  * Reads a string source for the CPU: a big file goes straight into a block of the WebAssembly
@@ -56,7 +62,11 @@ const RESIDENT_MIN_BYTES = 1 << 20;
 async function readResident(source: string, read: ReadSource): Promise<{ bytes: Uint8Array; done: (arrays: readonly ArrayBufferView[] | null) => void }> {
   const heap = wasmKernels();
   let block: Uint8Array | undefined;
-  const into = (size: number) => (heap && size >= RESIDENT_MIN_BYTES ? (block = heap.residentBlock(size)) : undefined);
+  const into = (size: number) => {
+    if (!heap || size < RESIDENT_MIN_BYTES) return undefined;
+    if (size >= WORKERS_MIN_BYTES) heap.startWorkers();
+    return (block = heap.residentBlock(size));
+  };
   let bytes: Uint8Array;
   try {
     bytes = await read(source, into);

@@ -213,7 +213,16 @@ export class WasmHeap {
   /** How many kernel calls ran split over worker threads so far. */
   get splitProducts(): number { return this.pool?.splits ?? 0; }
 
-  /** How many worker threads were started so far (none before the first call big enough to split). */
+  /**
+   * Starts the worker threads the kernels will use (getNumThreads() − 1) now instead of at the
+   * first call big enough to split: load calls it before reading a big file, so they boot while
+   * the read waits on the disk and page faults, and the first run's big layers already split.
+   */
+  startWorkers(): void {
+    if (getNumThreads() > 1) this.pool?.start(getNumThreads() - 1);
+  }
+
+  /** How many worker threads were started so far (none before the first call big enough to split, or startWorkers). */
   get workersStarted(): number { return this.pool?.started ?? 0; }
 
   /** How many chunks of split calls the workers ran so far (the rest ran on the calling thread). */

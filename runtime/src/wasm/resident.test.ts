@@ -10,8 +10,12 @@ import { encodeTsgraph, GraphBuilder, tensorType, TsgraphError, xxh32, xxh32Stri
 import { wasmXxh32Stripes } from './checksum.js';
 import { loadWith } from '../load.js';
 import { readNodeSource } from '../source-node.js';
-import { wasmKernels } from './heap.js';
+import { getNumThreads, setNumThreads, wasmKernels } from './heap.js';
 import { randomFloats } from './test-helpers.js';
+import { setThreadHost } from './threads.js';
+import { nodeThreadHost } from './node-threads.js';
+
+setThreadHost(nodeThreadHost); // as the Node entry point does
 
 const dir = mkdtempSync(join(tmpdir(), 'kiln-resident-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,6 +38,26 @@ describe.runIf(shared)('files read into the kernel memory', () => {
   const file = join(dir, 'conv.tsgraph');
   writeFileSync(file, bytes);
   const input = { data: randomFloats(128 * 144, 2), shape: [1, 128, 12, 12], dtype: 'float32' as const };
+
+  // First (a fresh kernel instance, no worker yet).
+  it('reading a big file starts the worker threads before the first run, a small one does not', async () => {
+    const saved = getNumThreads();
+    setNumThreads(2);
+    try {
+      await loadWith(file, { backend: 'cpu' }, readNodeSource); // 1.2 MB: workers wait for a split call
+      expect(heap!.workersStarted).toBe(0);
+      const b = new GraphBuilder('big');
+      const x = b.input('x', tensorType('float32', [4]));
+      const w = b.param('w', { dtype: 'float32', shape: [3 << 20], data: randomFloats(3 << 20, 3) });
+      b.output('y', b.op1('add', [x, b.op1('sum', [w])]));
+      const big = join(dir, 'big.tsgraph');
+      writeFileSync(big, encodeTsgraph(b.build()));
+      await loadWith(big, { backend: 'cpu' }, readNodeSource); // 12 MB
+      expect(heap!.workersStarted).toBe(1);
+    } finally {
+      setNumThreads(saved);
+    }
+  });
 
   it('weights are views of the kernel memory, used in place, with the results of a copied load', async () => {
     const fromFile = await loadWith(file, { backend: 'cpu' }, readNodeSource);
