@@ -168,7 +168,7 @@ function ensureCache() {
   process.stderr.write('bench/realsize: generating the PyTorch models (python3 bench/realsize/generate.py)…\n');
   const r = spawnSync('python3', [script, CACHE], { stdio: 'inherit' });
   if (r.status !== 0) {
-    throw new Error('bench/realsize: generate.py failed; it needs Debian\'s python3-torch, python3-torchvision, python3-onnx and python3-safetensors (apt-get install them)');
+    throw new Error('bench/realsize: generate.py failed; it needs Debian\'s python3-torch, python3-torchvision and python3-onnx (apt-get install them)');
   }
   writeFileSync(stamp, hash);
 }
