@@ -172,3 +172,31 @@ function direct1x8(K: i32, a: usize, taps: usize, b: usize, c: usize, w: i32): v
   }
   storeRow(c, c0, c1, w, false);
 }
+
+/**
+ * The patch matrix of output rows oy0..oy0+rows of one image group, row-major: dst[k, p] for
+ * k = (c, ky, kx) of C·kh·kw rows and p = (oy − oy0)·OW + ox of rows·OW columns, read from x (C
+ * planes of Hs×Ws floats) where every window lies in bounds (a padded image: padPlanes). For
+ * conv2d's weight gradient, dW += gy·dstᵀ (the GEMM packs dstᵀ with packB).
+ */
+export function im2colRows(C: i32, Hs: i32, Ws: i32, kh: i32, kw: i32, sh: i32, sw: i32, dh: i32, dw: i32, oy0: i32, rows: i32, OW: i32, x: usize, dst: usize): void {
+  let out = dst;
+  for (let c = 0; c < C; c++) {
+    const plane = x + (<usize>(c * Hs * Ws) << 2);
+    for (let ky = 0; ky < kh; ky++) {
+      for (let kx = 0; kx < kw; kx++) {
+        for (let r = 0; r < rows; r++) {
+          let src = plane + (<usize>(((oy0 + r) * sh + ky * dh) * Ws + kx * dw) << 2);
+          if (sw == 1) {
+            let ox = 0;
+            for (; ox + 4 <= OW; ox += 4, src += 16, out += 16) v128.store(out, v128.load(src));
+            for (; ox < OW; ox++, src += 4, out += 4) store<f32>(out, load<f32>(src));
+          } else {
+            const step = <usize>sw << 2;
+            for (let ox = 0; ox < OW; ox++, src += step, out += 4) store<f32>(out, load<f32>(src));
+          }
+        }
+      }
+    }
+  }
+}

@@ -20,6 +20,7 @@ export interface KernelExports {
   packIm2col(C: number, H: number, W: number, kh: number, kw: number, sh: number, sw: number, pt: number, pl: number, dh: number, dw: number, OH: number, OW: number, x: number, dst: number): void;
   addBias(C: number, P: number, out: number, bias: number): void;
   padPlanes(C: number, H: number, W: number, pt: number, pl: number, Hp: number, Wp: number, x: number, dst: number): void;
+  im2colRows(C: number, Hs: number, Ws: number, kh: number, kw: number, sh: number, sw: number, dh: number, dw: number, oy0: number, rows: number, OW: number, x: number, dst: number): void;
   convEpilogue(C: number, P: number, out: number, bias: number, relu: number): void;
   convDirect(M: number, K: number, a: number, taps: number, img: number, Wp: number, sh: number, OH: number, OW: number, c: number): void;
   heapBase(): number;
