@@ -97,6 +97,13 @@ export function getNumThreads(): number {
   return threadCount ?? Math.max(1, threadHost()?.cores ?? 1);
 }
 
+/** Runs `fn` on a timer tick soon, never keeping a Node process alive for it. */
+function idleSoon(fn: () => void): unknown {
+  const t = setTimeout(fn, 0) as unknown as { unref?: () => void };
+  t.unref?.();
+  return t;
+}
+
 export class WasmHeap {
   /** Free blocks, sorted by address, never adjacent (merged on free). */
   private readonly freeList: { at: number; size: number }[] = [];
@@ -159,6 +166,16 @@ export class WasmHeap {
   get background(): boolean { return getNumThreads() > 1 && (this.pool?.available ?? false); }
 
   /**
+   * Whether transforms can be deferred past a run at all: to a worker (background), else to idle
+   * time on this thread (a timer between runs; every host with setTimeout).
+   */
+  get canDefer(): boolean { return this.background || typeof setTimeout === 'function'; }
+
+  /** Tickets of deferred transforms left for idle time on this thread (no worker), oldest first. */
+  private readonly idleQueue: number[] = [];
+  private idleTimer: unknown;
+
+  /**
    * Defers winograd4Weights of S filters at w: returns a ticket standing for the block U it will
    * write (settle(ticket) gives U, complete; free(ticket) drops it), or undefined where background
    * jobs cannot run. Nothing is allocated until the run ends (releaseJobs: U is allocated and the
@@ -166,21 +183,42 @@ export class WasmHeap {
    * `copy`, when given, is a block holding w's copy, freed once U is complete or dropped.
    */
   winograd4WeightsLater(S: number, w: number, copy?: number): number | undefined {
-    if (!this.background) return undefined;
+    if (!this.canDefer) return undefined;
     const ticket = this.nextTicket--;
     this.deferred.set(ticket, copy === undefined ? { S, w } : { S, w, copy });
     return ticket;
   }
 
-  /** Allocates the deferred transforms' blocks and posts them for idle workers (the CPU device calls it when a run ends). */
+  /**
+   * Allocates the deferred transforms' blocks and posts them for idle workers (the CPU device
+   * calls it when a run ends); without workers (one thread), queues them for idle time here: one
+   * transform per timer tick between runs, so a run's caller gets its results first. A later
+   * call settles whatever is left.
+   */
   releaseJobs(): void {
-    for (const d of this.deferred.values()) {
-      if (d.U !== undefined) continue;
+    for (const [ticket, d] of this.deferred) {
+      if (d.U !== undefined || this.idleQueue.includes(ticket)) continue;
+      if (!this.background) { this.idleQueue.push(ticket); continue; }
       d.U = this.alloc(36 * d.S * 4);
       const slot = this.pool!.post(JOB_WINOGRAD4_WEIGHTS, [d.S, d.w, d.U]);
       if (slot >= 0) d.slot = slot;
       else this.winograd4Weights(d.S, d.w, d.U); // no free job slot: made now
     }
+    if (this.idleQueue.length && this.idleTimer === undefined) this.idleTimer = idleSoon(() => this.idleStep());
+  }
+
+  /** One idle tick: makes the oldest queued transform still deferred (a freed or settled one is skipped), then waits for the next tick. */
+  private idleStep(): void {
+    this.idleTimer = undefined;
+    for (let ticket = this.idleQueue.shift(); ticket !== undefined; ticket = this.idleQueue.shift()) {
+      const d = this.deferred.get(ticket);
+      if (!d || d.U !== undefined) continue;
+      d.U = this.alloc(36 * d.S * 4);
+      this.winograd4Weights(d.S, d.w, d.U);
+      this.madeIdle++;
+      break;
+    }
+    if (this.idleQueue.length) this.idleTimer = idleSoon(() => this.idleStep());
   }
 
   /**
@@ -203,10 +241,13 @@ export class WasmHeap {
     return d.U;
   }
 
-  /** Background jobs posted so far, and how many of them a worker took (the rest ran on the calling thread, or were dropped). */
-  get jobStats(): { posted: number; byWorkers: number } {
-    return { posted: this.pool?.jobsPosted ?? 0, byWorkers: this.pool?.jobsByWorkers ?? 0 };
+  /** Background jobs posted so far, how many of them a worker took (the rest ran on the calling thread, or were dropped), and the transforms idle time made here. */
+  get jobStats(): { posted: number; byWorkers: number; madeIdle: number } {
+    return { posted: this.pool?.jobsPosted ?? 0, byWorkers: this.pool?.jobsByWorkers ?? 0, madeIdle: this.madeIdle };
   }
+
+  /** Deferred transforms made in idle time on this thread so far (no worker). */
+  private madeIdle = 0;
 
   /** Whether products can be split over worker threads here. */
   get threaded(): boolean { return this.pool?.available ?? false; }

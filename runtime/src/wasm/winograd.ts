@@ -6,12 +6,13 @@
 // tiles run input transform → 36 packed GEMMs → output transform with the epilogue (bias, relu;
 // folded BatchNorm arrives folded into the weight and bias). `winograd4Applies` is the measured
 // choice (bench/winograd.mjs): F(4×4) only where it ran faster than the direct/im2col conv. A
-// big one is split over the threads by runs of whole tile chunks (WasmHeap.winograd4Conv). Where
-// worker threads exist, a kept transform is made in the background: the call that first meets the
-// weight defers it (allocated and posted as a job for an idle worker when the run ends) and runs
-// the direct conv itself (`prepare`, called by conv.ts), so a model's first run never waits for
-// transforms; a later call settles it (finishing it here if no worker has) before it reads U, so
-// no call reads a half-written transform. (The first run's results are the direct conv's,
+// big one is split over the threads by runs of whole tile chunks (WasmHeap.winograd4Conv). A kept
+// transform is made outside the run that first meets the weight: that call defers it (allocated
+// when the run ends and posted as a job for an idle worker, or, with no worker — one thread —
+// made on this thread in idle time, one transform per timer tick between runs) and runs the
+// direct conv itself (`prepare`, called by conv.ts), so a model's first run never waits for
+// transforms; a later call settles it (finishing it here if no worker or tick has) before it
+// reads U, so no call reads a half-written transform. (The first run's results are the direct conv's,
 // later ones F(4×4)'s: equal up to the rounding bound below.)
 // Invariant: results equal ir-spec's conv2dForward up to the transforms' float32 rounding
 // (F(4×4) loses ~1–2 more digits than the direct sum: tests/winograd*.test.ts bound it).
@@ -104,14 +105,14 @@ export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn & {
     }
   };
   /**
-   * Before a call with pinned weight `w` and dims `d`: when `w` has no kept transform yet and
-   * background jobs can run, defers it (heap.winograd4WeightsLater: posted for an idle worker
-   * when the run ends) and returns true: this call should take another kernel (the direct conv),
+   * Before a call with pinned weight `w` and dims `d`: when `w` has no kept transform yet, defers
+   * it (heap.winograd4WeightsLater: posted for an idle worker when the run ends, or made in idle
+   * time on this thread where no worker runs) and returns true: this call should take another kernel (the direct conv),
    * and a later one settles the transform (finishing it here if no worker has). False: call the
    * conv as usual.
    */
   const prepare = (w: Float32Array, d: ConvDims): boolean => {
-    if (!pins || !heap.background || !winograd4Fits(d)) return false;
+    if (!pins || !heap.canDefer || !winograd4Fits(d)) return false;
     let started = false;
     pins.form(w, key(d.Cout, d.C), () => {
       const inPlace = heap.addressOf(w), src = inPlace ?? heap.alloc(w.length * 4);
