@@ -4,8 +4,9 @@
 // WebGPU from the same file), onnxruntime-node (CPU EP), onnxruntime-web (wasm, the same thread
 // count) and onnxruntime-web's WebGPU EP on the Dawn GPU ./../peers/gpu.mjs installs. Columns:
 // median latency, each engine's process peak RSS, file size (.tsgraph / .onnx / float32
-// weights), Kiln's compile time (trace, -O2, save) and every engine's load time and first run;
-// then Kiln WebGPU's pipeline compile times (per kernel, parallel at load).
+// weights), Kiln's compile time (trace, -O2, save) and every engine's load time and first run
+// (one engine at a time: its load, then its first run at the first batch); then Kiln WebGPU's
+// pipeline compile times (per kernel, parallel at load).
 //
 // Flags: --threads=N (default 1), --runs=N timed CPU runs per cell (default 5), --gpu-runs=N
 // (default 3), --gpu-batches=1 (the batches the WebGPU engines run; SwiftShader, the CPU Vulkan
@@ -202,18 +203,27 @@ async function benchModel(name, manifest) {
       return undefined;
     }
   };
-  // Loads one at a time, so no load competes with another for the CPU.
-  for (const c of all) loadMs[c.kind] = (await attempt(c, () => c.ask({ cmd: 'load' })))?.ms;
   const live = (batch) => all.filter((c) => !failed[c.kind] && (batch === undefined || !isGpu(c.kind) || gpuBatches.includes(batch)));
+  // Each engine's load and then its first run at the first batch, one engine at a time, as a
+  // user's program does them: no load or first run competes with another engine's for the CPU
+  // (an engine loaded earlier may still be compiling in the background while a later one runs).
+  const firstOuts = {};
+  const first = async (c, batch, x) => attempt(c, async () => { await c.ask({ cmd: 'input', batch, x }); return c.ask({ cmd: 'first', batch }); });
+  const x0 = input(def.shape(def.batches[0]), 1000 + def.batches[0]);
+  for (const c of all) {
+    loadMs[c.kind] = (await attempt(c, () => c.ask({ cmd: 'load' })))?.ms;
+    if (!live(def.batches[0]).includes(c)) continue;
+    const r = await first(c, def.batches[0], x0);
+    if (r) { firstMs[c.kind] = r.ms; firstOuts[c.kind] = r.out; }
+  }
   for (const batch of def.batches) {
     process.stderr.write(`bench/realsize: ${name}, batch ${batch}: first runs and checks…\n`);
-    const x = input(def.shape(batch), 1000 + batch);
-    const outs = {};
+    const x = batch === def.batches[0] ? x0 : input(def.shape(batch), 1000 + batch);
+    const outs = batch === def.batches[0] ? firstOuts : {};
     for (const c of live(batch)) {
-      const r = await attempt(c, async () => { await c.ask({ cmd: 'input', batch, x }); return c.ask({ cmd: 'first', batch }); });
-      if (!r) continue;
-      if (batch === def.batches[0]) firstMs[c.kind] = r.ms;
-      outs[c.kind] = r.out;
+      if (batch === def.batches[0]) continue;
+      const r = await first(c, batch, x);
+      if (r) outs[c.kind] = r.out;
     }
     for (const c of live(batch)) {
       if (c.kind === 'ort-node') continue;
