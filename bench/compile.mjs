@@ -1,7 +1,7 @@
 // jit.compile against eager (`npm run bench:compile`): one digits training step (forward,
 // cross-entropy, backward, Adam step) at batch 32, with the compile time of the first call
-// shown apart; and the cost of the guard check every compiled call makes first, against a
-// batch-1 seed CNN call. Medians in ms. Numbers agree with eager (tests/jit-compile.test.ts
+// shown apart; the default against `recompute: true` (bytes held per step, step time); and the
+// cost of the guard check every compiled call makes first, against a batch-1 seed CNN call. Medians in ms. Numbers agree with eager (tests/jit-compile.test.ts
 // checks 50 steps); this file only times. Flags: `--threads=N` (setNumThreads: 1 takes the
 // worker threads, and their spinning, out of the CPU-time columns), `--steps=N` interleaved
 // steps of each (default 60).
@@ -21,10 +21,10 @@ export function measure({ threads = Number(arg('threads') ?? 0), steps = Number(
     x: tensor(data.x.slice(s * 32 * 64, (s + 1) * 32 * 64), { shape: [32, 1, 8, 8] }),
     y: tensor(data.y.slice(s * 32, (s + 1) * 32), { shape: [32] }),
   }));
-  const trainer = (compiled) => {
+  const trainer = (compiled, opts = {}) => {
     manualSeed(0);
     const model = digitsModel().train();
-    const net = compiled ? jit.compile(model) : model;
+    const net = compiled ? jit.compile(model, opts) : model;
     const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
     let k = 0;
     const phases = { forward: [], 'loss + backward': [], 'optimizer step': [] };
@@ -41,7 +41,7 @@ export function measure({ threads = Number(arg('threads') ?? 0), steps = Number(
       opt.step();
       phases['optimizer step'].push(cpuSince(t));
     };
-    return Object.assign(step, { phases });
+    return Object.assign(step, { phases, net });
   };
   const cpuSince = (t0) => { const d = process.cpuUsage(t0); return (d.user + d.system) / 1000; };
   const rows = {};
@@ -79,6 +79,19 @@ export function measure({ threads = Number(arg('threads') ?? 0), steps = Number(
     rows[`  ${phase}, eager (CPU ms)`] = a;
     rows[`  ${phase}, jit.compile (CPU ms)`] = b;
   }
+  // `recompute: true` against the default, interleaved the same way: the bytes a step holds from
+  // its forward to its backward, and the step time the recomputation costs.
+  const again = trainer(true, { recompute: true });
+  const h = [], r = [];
+  for (let i = 0; i < 3; i++) { step(); again(); }
+  for (let i = 0; i < steps; i++) {
+    let t = performance.now(); step(); h.push(performance.now() - t);
+    t = performance.now(); again(); r.push(performance.now() - t);
+  }
+  rows['digits train step, held from forward to backward (KB)'] = step.net.explain().graphs[0].saved.bytes / 1e3;
+  rows['digits train step, held with recompute: true (KB)'] = again.net.explain().graphs[0].saved.bytes / 1e3;
+  rows['digits train step, jit.compile, beside recompute: true (ms)'] = summarize(h).median;
+  rows['digits train step, jit.compile recompute: true (ms)'] = summarize(r).median;
 
   manualSeed(1);
   const seed = new ResearchModel().eval();

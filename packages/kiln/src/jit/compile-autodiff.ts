@@ -7,8 +7,13 @@
 // + output index); its outputs are `GRAD_PREFIX` + input name for each input that gets a gradient.
 // Seeing the whole graph, it differentiates a training-mode batch norm (batch_norm over
 // batch_norm_stats of the same x) as one batch_norm_backward node instead of the two ops' rules.
+// With `recompute`, a saved value made by a cheap deterministic op (elementwise, a view, a batch
+// norm applying given statistics, a literal) from values the backward reads anyway (saved or
+// forward inputs, directly or through other such ops) is not saved: the backward graph computes
+// it again from them. The saved set then only shrinks, and every value is bit-identical (the
+// same ops on the same inputs).
 
-import { GradBuilder, GraphBuilder, Graph, getOp, hasOp, type GraphInput, type Node, type OpCaller, type TensorType, type Value, type DType } from '@kiln/ir-spec';
+import { GradBuilder, GraphBuilder, Graph, getOp, hasOp, isRandomOp, type GraphInput, type Node, type OpCaller, type TensorType, type Value, type DType } from '@kiln/ir-spec';
 
 export const SAVED_PREFIX = '__kiln_saved.';
 export const GRAD_PREFIX = '__kiln_grad.';
@@ -34,13 +39,61 @@ export interface JointGraphs {
   readonly gradOutputs: readonly number[];
   /** Names of the forward inputs the backward outputs a gradient for. */
   readonly gradInputs: readonly string[];
+  /** Forward nodes the backward graph runs again instead of reading their saved results (`recompute`). */
+  readonly recomputed: number;
 }
+
+/** How far back (ops deep) a recomputed value may reach for values the backward has anyway. */
+const RECOMPUTE_DEPTH = 4;
 
 /**
  * Differentiates `g` with respect to the inputs named in `wrt` (float tensors). `outputs` are the
  * indices of g's outputs whose gradients flow back (the others, e.g. buffer updates, do not).
+ * `recompute`: recompute the cheap saved values in the backward graph instead (see the header).
  */
-export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: readonly number[]): JointGraphs {
+export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: readonly number[], opts: { readonly recompute?: boolean } = {}): JointGraphs {
+  const plain = build(g, wrt, outputs, new Set());
+  if (!opts.recompute) return plain;
+  const saved = new Set(plain.forward.outputs.slice(g.outputs.length).map((o) => o.value));
+  const again = recomputable(g, saved);
+  return again.size ? build(g, wrt, outputs, again) : plain;
+}
+
+/** Ops cheap and deterministic enough to run again in the backward graph. */
+function cheap(n: Node): boolean {
+  if (n.regions.length || !hasOp(n.op) || isRandomOp(n.op)) return false;
+  if (n.op === 'constant' || n.op === 'scalar') return 'value' in n.attrs; // a literal, not a stored tensor
+  const def = getOp(n.op);
+  return !!def.elementwise || n.op === 'batch_norm' || !!def.view?.(n.attrs);
+}
+
+/**
+ * The forward values the backward graph can compute again from what it reads anyway: cheap ops
+ * (see cheap) whose inputs are forward inputs, saved values that stay saved, or such values
+ * themselves, at most RECOMPUTE_DEPTH ops deep. Only values the backward reads, or that lead to
+ * them, are returned.
+ */
+function recomputable(g: Graph, saved: ReadonlySet<Value>): Set<Value> {
+  const inputs = new Set(g.inputs.map((i) => i.value));
+  const producer = new Map<Value, Node>();
+  for (const n of g.body.nodes) for (const o of n.outputs) producer.set(o, n);
+  const again = new Set<Value>();
+  /** Whether the backward has `v` without saving it anew: a forward input, a kept saved value, or recomputed (added to `again`). */
+  const available = (v: Value, depth: number): boolean => {
+    if (inputs.has(v) || again.has(v)) return true;
+    const n = producer.get(v);
+    if (n && depth <= RECOMPUTE_DEPTH && cheap(n) && n.inputs.every((u) => !u || available(u, depth + 1))) {
+      again.add(v);
+      return true;
+    }
+    return saved.has(v);
+  };
+  for (const v of saved) available(v, 0);
+  return again;
+}
+
+/** differentiate with the forward values in `again` recomputed by the backward graph instead of saved. */
+function build(g: Graph, wrt: ReadonlySet<string>, outputs: readonly number[], again: ReadonlySet<Value>): JointGraphs {
   const requires = new Set<Value>();
   for (const i of g.inputs) if (wrt.has(i.name) && isFloat(i.value)) requires.add(i.value);
   const fwdInputs = new Map<Value, GraphInput>(g.inputs.map((i) => [i.value, i]));
@@ -55,9 +108,20 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
   const saved: { name: string; value: Value }[] = [];
   const own = new Set<Value>(); // values made by the backward builder
   const backInputs = new Set<Value>();
+  let recomputed = 0;
+  const producerOf = new Map<Value, Node>();
+  if (again.size) for (const n of g.body.nodes) for (const o of n.outputs) producerOf.set(o, n);
   const bring = (v: Value): Value => {
     if (own.has(v)) return v;
     let m = inBackward.get(v);
+    if (!m && again.has(v)) {
+      // Computed again here from what the backward has anyway (its inputs first).
+      const n = producerOf.get(v)!;
+      const outs = b.op(n.op, n.inputs.map((u) => (u ? bring(u) : null)), n.attrs, n.meta);
+      recomputed++;
+      n.outputs.forEach((o, i) => { own.add(outs[i]); inBackward.set(o, outs[i]); });
+      m = inBackward.get(v)!;
+    }
     if (!m) {
       const input = fwdInputs.get(v);
       const name = input ? input.name : `${SAVED_PREFIX}${saved.length}`;
@@ -153,7 +217,7 @@ export function differentiate(g: Graph, wrt: ReadonlySet<string>, outputs: reado
   }
   const backward = b.build();
   const forward = new Graph(g.name, g.inputs, g.body, [...g.outputs, ...saved], g.tensors, g.metadata);
-  return { forward, backward, savedInputs, savedValues: saved.map((s) => s.name), gradOutputs, gradInputs };
+  return { forward, backward, savedInputs, savedValues: saved.map((s) => s.name), gradOutputs, gradInputs, recomputed };
 }
 
 /** batch_norm(x, mean, var, …) with (mean, var) the outputs of one batch_norm_stats(x): training mode. */

@@ -6,7 +6,7 @@
 
 import { autograd, defaultGenerator, isGradEnabled, Tensor, zeros } from '@kiln/core';
 import { LEVELS, runPipeline } from '@kiln/compiler';
-import { Graph, walkNodes } from '@kiln/ir-spec';
+import { ELEMENT_BYTES, Graph, numel, walkNodes } from '@kiln/ir-spec';
 import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
 import type { Capture, InputSource } from './compile-capture.js';
 import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
@@ -38,6 +38,9 @@ export interface Training {
   readonly nodeInputs: readonly string[];
   readonly grads: ReadonlySet<string>;
   readonly saved: readonly string[];
+  /** Bytes of the saved values a step holds from its forward to its backward, and the forward nodes the backward runs again instead (CompileOptions.recompute). */
+  readonly savedBytes: number;
+  readonly recomputed: number;
   readonly userIndex: readonly number[];
   /** Where each value of a run goes, worked out once from the names above (runTraining runs every step). */
   readonly wiring: Wiring;
@@ -86,18 +89,19 @@ function wire(c: Capture, fm: Model, bm: Model, nodeInputs: readonly string[], g
     gradFor: bm.outputs.map((io) => nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))),
   };
 }
-export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tuning = 'default', args?: readonly unknown[]): Training {
+export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tuning = 'default', args?: readonly unknown[], recompute = false): Training {
   const stateNames = new Set(c.state.map((s) => s.output));
   const userIndex = c.graph.outputs.flatMap((o, k) => (stateNames.has(o.name) ? [] : [k]));
   for (const k of userIndex) {
     if (c.graph.outputs[k].value.type.kind !== 'tensor') throw new AutodiffUnsupported(`output '${c.graph.outputs[k].name}' is not a tensor (a tuple or a number)`);
   }
-  const d = differentiate(c.graph, wrt, userIndex);
+  const d = differentiate(c.graph, wrt, userIndex, { recompute });
   const j = { ...d, backward: maskMultiply(d.backward) };
   const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
   const grads = new Set(j.gradInputs), saved = j.savedValues;
+  const savedBytes = j.forward.outputs.slice(c.graph.outputs.length).reduce((sum, o) => sum + (o.value.type.kind === 'tensor' ? numel(o.value.type.shape) * ELEMENT_BYTES[o.value.type.dtype] : 0), 0);
   const withWiring = (forward: Run, backward: Run): Training => ({
-    forward, backward, nodeInputs, grads, saved, userIndex, wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
+    forward, backward, nodeInputs, grads, saved, savedBytes, recomputed: j.recomputed, userIndex, wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
   });
   if (tuning === 'max-autotune' && args) {
     const make = (g: Graph) => run(g, c).model;

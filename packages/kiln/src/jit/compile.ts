@@ -34,6 +34,15 @@ export interface CompileOptions {
   readonly backend?: 'kiln' | 'eager';
   /** Recompilations before the model runs eagerly with one warning (default 8). */
   readonly recompileLimit?: number;
+  /**
+   * Training graphs: the cheap deterministic values the backward reads (elementwise results,
+   * views, batch-norm outputs, computed from values it keeps anyway) are computed again there
+   * instead of being held from the forward to the backward, which only ever shrinks what a step
+   * holds; results are bit-identical. explain() shows the bytes held and the nodes recomputed.
+   * Default false (every value the backward reads is held). On the digits CNN at batch 32: 992 KB
+   * → 598 KB held per step, for a step about 3.5 % slower (the batch norms and relus run again).
+   */
+  readonly recompute?: boolean;
 }
 
 /** What compiled.explain() reports. */
@@ -43,6 +52,8 @@ export interface CompileExplanation {
     readonly module?: string; readonly inputs: string; readonly via: 'script' | 'trace'; readonly training: boolean; readonly nodes: number; readonly guards: readonly string[];
     /** mode 'max-autotune': the candidate kept for each graph run (inference, or forward and backward) and the times measured. */
     readonly autotune?: readonly AutotuneChoice[];
+    /** Training graphs: the values a step holds from its forward to its backward (count, bytes) and the forward nodes its backward runs again (`recompute`). */
+    readonly saved?: { readonly values: number; readonly bytes: number; readonly recomputed: number };
   }[];
   /** Why each compilation after the first happened. */
   readonly recompiles: readonly string[];
@@ -138,6 +149,7 @@ export class Compiler {
       graphs: [...this.all.flatMap((e) => (e.kind === 'graph' ? [{
         inputs: e.inputs, via: e.capture.via, training: !!e.training, nodes: e.nodes,
         guards: [`inputs ${e.inputs}`, ...e.guards.guards.map((g) => g.attribute ?? 'a module attribute')],
+        ...(e.training ? { saved: { values: e.training.saved.length, bytes: e.training.savedBytes, recomputed: e.training.recomputed } } : {}),
         ...(this.opts.mode === 'max-autotune' ? { autotune: (e.training ? [e.training.forward.autotune, e.training.backward.autotune] : [e.inference?.autotune]).filter((x): x is AutotuneChoice => !!x) } : {}),
       }] : [])), ...parts.flatMap((p) => p.e.graphs.map((g) => inPart(p.name, g)))],
       recompiles: [...this.recompiles],
@@ -232,7 +244,7 @@ export class Compiler {
       }));
       if (isGradEnabled() && wrt.size) {
         try {
-          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning, args), nodes: capture.graph.body.nodes.length };
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning, args, this.opts.recompute ?? false), nodes: capture.graph.body.nodes.length };
         } catch (e) {
           if (!(e instanceof AutodiffUnsupported)) throw e;
           entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards, e.where);
