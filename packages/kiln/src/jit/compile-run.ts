@@ -6,7 +6,7 @@
 
 import { autograd, defaultGenerator, isGradEnabled, Tensor, zeros } from '@kiln/core';
 import { LEVELS, runPipeline } from '@kiln/compiler';
-import { ELEMENT_BYTES, Graph, numel, walkNodes } from '@kiln/ir-spec';
+import { ELEMENT_BYTES, Graph, numel, walkNodes, type Value } from '@kiln/ir-spec';
 import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
 import type { Capture, InputSource } from './compile-capture.js';
 import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
@@ -38,8 +38,12 @@ export interface Training {
   readonly nodeInputs: readonly string[];
   readonly grads: ReadonlySet<string>;
   readonly saved: readonly string[];
-  /** Bytes of the saved values a step holds from its forward to its backward, and the forward nodes the backward runs again instead (CompileOptions.recompute). */
-  readonly savedBytes: number;
+  /**
+   * Bytes of the saved values a step holds from its forward to its backward (undefined when a
+   * saved shape is symbolic: jit.trace with dynamicAxes), and the forward nodes the backward runs
+   * again instead (CompileOptions.recompute).
+   */
+  readonly savedBytes: number | undefined;
   readonly recomputed: number;
   readonly userIndex: readonly number[];
   /** Where each value of a run goes, worked out once from the names above (runTraining runs every step). */
@@ -89,6 +93,17 @@ function wire(c: Capture, fm: Model, bm: Model, nodeInputs: readonly string[], g
     gradFor: bm.outputs.map((io) => nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))),
   };
 }
+/** Bytes of tensors of these types, or undefined when a shape has a symbolic dim. */
+function bytesOf(types: readonly Value['type'][]): number | undefined {
+  let bytes = 0;
+  for (const t of types) {
+    if (t.kind !== 'tensor') continue;
+    if (!t.shape.every((d): d is number => typeof d === 'number')) return undefined;
+    bytes += numel(t.shape) * ELEMENT_BYTES[t.dtype];
+  }
+  return bytes;
+}
+
 export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tuning = 'default', args?: readonly unknown[], recompute = false): Training {
   const stateNames = new Set(c.state.map((s) => s.output));
   const userIndex = c.graph.outputs.flatMap((o, k) => (stateNames.has(o.name) ? [] : [k]));
@@ -99,7 +114,7 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
   const j = { ...d, backward: maskMultiply(d.backward) };
   const nodeInputs = [...new Set([...j.gradInputs, ...j.savedInputs])];
   const grads = new Set(j.gradInputs), saved = j.savedValues;
-  const savedBytes = j.forward.outputs.slice(c.graph.outputs.length).reduce((sum, o) => sum + (o.value.type.kind === 'tensor' ? numel(o.value.type.shape) * ELEMENT_BYTES[o.value.type.dtype] : 0), 0);
+  const savedBytes = bytesOf(j.forward.outputs.slice(c.graph.outputs.length).map((o) => o.value.type));
   const withWiring = (forward: Run, backward: Run): Training => ({
     forward, backward, nodeInputs, grads, saved, savedBytes, recomputed: j.recomputed, userIndex, wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
   });

@@ -53,7 +53,7 @@ export interface CompileExplanation {
     /** mode 'max-autotune': the candidate kept for each graph run (inference, or forward and backward) and the times measured. */
     readonly autotune?: readonly AutotuneChoice[];
     /** Training graphs: the values a step holds from its forward to its backward (count, bytes) and the forward nodes its backward runs again (`recompute`). */
-    readonly saved?: { readonly values: number; readonly bytes: number; readonly recomputed: number };
+    readonly saved?: { readonly values: number; readonly bytes?: number; readonly recomputed: number };
   }[];
   /** Why each compilation after the first happened. */
   readonly recompiles: readonly string[];
@@ -149,7 +149,7 @@ export class Compiler {
       graphs: [...this.all.flatMap((e) => (e.kind === 'graph' ? [{
         inputs: e.inputs, via: e.capture.via, training: !!e.training, nodes: e.nodes,
         guards: [`inputs ${e.inputs}`, ...e.guards.guards.map((g) => g.attribute ?? 'a module attribute')],
-        ...(e.training ? { saved: { values: e.training.saved.length, bytes: e.training.savedBytes, recomputed: e.training.recomputed } } : {}),
+        ...(e.training ? { saved: { values: e.training.saved.length, ...(e.training.savedBytes === undefined ? {} : { bytes: e.training.savedBytes }), recomputed: e.training.recomputed } } : {}),
         ...(this.opts.mode === 'max-autotune' ? { autotune: (e.training ? [e.training.forward.autotune, e.training.backward.autotune] : [e.inference?.autotune]).filter((x): x is AutotuneChoice => !!x) } : {}),
       }] : [])), ...parts.flatMap((p) => p.e.graphs.map((g) => inPart(p.name, g)))],
       recompiles: [...this.recompiles],
