@@ -177,9 +177,10 @@ export class WasmHeap {
 
   /**
    * Defers winograd4Weights of S filters at w: returns a ticket standing for the block U it will
-   * write (settle(ticket) gives U, complete; free(ticket) drops it), or undefined where background
-   * jobs cannot run. Nothing is allocated until the run ends (releaseJobs: U is allocated and the
-   * transform posted for an idle worker), so U does not take the pages the run's scratch reuses.
+   * write (settle(ticket) gives U, complete; free(ticket) drops it), or undefined where nothing
+   * can be deferred (canDefer). Nothing is allocated until the run ends (releaseJobs: U is
+   * allocated and the transform posted for an idle worker, or queued for idle time here), so U
+   * does not take the pages the run's scratch reuses.
    * `copy`, when given, is a block holding w's copy, freed once U is complete or dropped.
    */
   winograd4WeightsLater(S: number, w: number, copy?: number): number | undefined {
