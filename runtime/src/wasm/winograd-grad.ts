@@ -5,8 +5,8 @@
 // small filter transform Gᵀ dU G stays ir-spec's. Any other (a first layer's one input channel,
 // strides, 1×1, groups, dilation): per image group and band of output rows, the patch matrix is
 // written row-major (im2colRows, from a zero-bordered copy when padded) and dW_g += gy_g·patchesᵀ
-// runs as the packed GEMM, accumulating. Small ones, and windows reading mostly padding, run the
-// reference. Invariant: V and dM equal the reference's bit for bit; the products are gemm.ts's
+// runs as the packed GEMM, accumulating. Small ones, one output row's patches over 16 MiB, and
+// windows reading mostly padding run the reference. Invariant: V and dM equal the reference's bit for bit; the products are gemm.ts's
 // (float32 sums in k order), so dW agrees with the reference to float32 rounding of the sums.
 
 import { kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, winogradApplies, winogradFilterGrad, winogradSlab, type Conv2dWeightGradFn } from '@kiln/ir-spec';
@@ -18,6 +18,8 @@ type ConvDims = Parameters<Conv2dWeightGradFn>[2];
 const MIN_WORK = 1 << 15;
 /** Floats of patch matrix written at a time (a band of output rows, at least one row): 1 MB. */
 const BAND_FLOATS = 1 << 18;
+/** Most floats of one output row's patch matrix (16 MiB, as conv.ts packs): a longer row runs the reference, which makes none. */
+const ROW_FLOATS = 1 << 22;
 
 /** dW [Cout, C/G·kh·kw] = Σ_n gy_n·patches_nᵀ per group, as im2colRows + packed GEMMs (see the header). */
 function im2colWeightGrad(heap: WasmHeap, x: Float32Array, gy: Float32Array, d: ConvDims): Float32Array {
@@ -59,7 +61,7 @@ export function wasmConv2dWeightGrad(heap: WasmHeap): Conv2dWeightGradFn {
   return (x, gy, d) => {
     if (!winogradApplies(d)) {
       const K = (d.C / d.G) * d.win.kh * d.win.kw;
-      if (d.N * d.Cout * d.OH * d.OW * K < MIN_WORK || padsTooMuch(d, d.C / d.G)) return REFERENCE_PRIMITIVES.conv2dWeightGrad(x, gy, d);
+      if (d.N * d.Cout * d.OH * d.OW * K < MIN_WORK || K * d.OW > ROW_FLOATS || padsTooMuch(d, d.C / d.G)) return REFERENCE_PRIMITIVES.conv2dWeightGrad(x, gy, d);
       return im2colWeightGrad(heap, x, gy, d);
     }
     const { N, C, H, W, Cout, OH, OW, win } = d;
