@@ -1,6 +1,7 @@
 // jit.compile training hands the forward graph's saved activations back to its runtime model once
 // the backward graph has read them (the engine releases the node), so the next step computes its
-// saved values into the same arrays instead of fresh ones. What must hold: the arrays are reused
+// saved values into the same arrays instead of fresh ones (on the CPU with WebAssembly over a
+// shared memory, arrays of the kernel memory swapped in for the first ones handed back). What must hold: the arrays are reused
 // only after a backward released them — not while a graph that was not yet differentiated (or one
 // kept with retainGraph) still holds them — and gradients stay eager's through all of it.
 import { describe, expect, it } from 'vitest';
@@ -11,10 +12,10 @@ function model() {
   return new nn.Sequential(new nn.Conv2d(2, 8, 3, { padding: 1 }), new nn.BatchNorm2d(8), new nn.ReLU(), new nn.Flatten(), new nn.Linear(8 * 16 * 16, 4)).train();
 }
 
-/** The array buffers of the large activations the compiled node behind `out` saved (not its inputs: `own`). */
+/** The arrays of the large activations the compiled node behind `out` saved (not its inputs: `own`). */
 const savedArrays = (out: Tensor, own: readonly Tensor[]) => {
   const inputs = new Set(own.map((t) => t.data.buffer));
-  return new Set(out.gradFn!.savedTensors().filter((t) => t.numel() >= 1024 && !inputs.has(t.data.buffer)).map((t) => t.data.buffer));
+  return new Set(out.gradFn!.savedTensors().filter((t) => t.numel() >= 1024 && !inputs.has(t.data.buffer)).map((t) => t.data));
 };
 
 describe('jit.compile: saved activations recycled', () => {
@@ -32,9 +33,10 @@ describe('jit.compile: saved activations recycled', () => {
     F.mseLoss(o1, y).backward({ retainGraph: true }); // kept: still not released
     const o3 = net.forward(x);
     for (const b of savedArrays(o3, own)) expect(a1.has(b)).toBe(false);
-    F.mseLoss(o1, y).backward(); // released now
-    const o4 = net.forward(x);
-    expect([...savedArrays(o4, own)].some((b) => a1.has(b))).toBe(true);
+    F.mseLoss(o1, y).backward(); // released now: its arrays go back, swapped for kernel-memory ones
+    const o4 = net.forward(x), a4 = savedArrays(o4, own);
+    expect([...a4].some((b) => b.buffer instanceof SharedArrayBuffer)).toBe(true);
+    for (const b of a4) expect(a1.has(b)).toBe(false);
 
     // The same calls eagerly: o1's loss twice, o2..o4 never differentiated.
     const eo1 = e.forward(x);
@@ -49,5 +51,7 @@ describe('jit.compile: saved activations recycled', () => {
     F.mseLoss(e.forward(x), y).backward();
     const [h, he] = [grads(m), grads(e)];
     for (let k = 0; k < h.length; k++) for (let i = 0; i < h[k].length; i++) expect(Math.abs(h[k][i] - he[k][i])).toBeLessThan(1e-4);
+    // Released, o4's arrays serve the next step as they are.
+    expect([...savedArrays(net.forward(x), own)].some((b) => a4.has(b))).toBe(true);
   });
 });

@@ -80,9 +80,17 @@ describe('runtime: replayed runs', () => {
     const model = createModel(g, { shareArrays: true }), plain = createModel(g);
     const at = (k: number) => ({ data: Float32Array.from({ length: 16 }, (_, i) => Math.sin(i + k)), shape: [2, 8], dtype: 'float32' as const });
     const [first] = model.runSync([at(1)]);
+    model.runSync([at(1)]); // the first run grew the arena, so this one records
     model.recycle([first]);
     const [second] = model.runSync([at(2)]);
-    expect(second.data).toBe(first.data); // the recycled array, computed into
+    expect(second.data).not.toBe(first.data); // first was swapped for a kernel-memory array,
+    expect(second.data.buffer).toBeInstanceOf(SharedArrayBuffer); // computed into by the replay
+    model.recycle([second]);
+    const [again] = model.runSync([at(2)]);
+    expect(again.data).toBe(second.data);
+    model.recycle([again]);
+    const [next] = model.runSync([at(2)]);
+    expect(next.data).toBe(second.data);
     const kept = Array.from(second.data);
     const [third] = model.runSync([at(3)]);
     expect(third.data).not.toBe(second.data);
@@ -121,6 +129,7 @@ describe('runtime: replayed runs', () => {
   it('check the time limit before every node', () => {
     const model = createModel(mlp(), { maxRunMs: 50 });
     model.runSync([batch(2)]);
+    model.runSync([batch(2)]); // the first run grew the arena, so this one records
     expect(recorded(model)).toBe(true);
     const realNow = performance.now.bind(performance);
     let calls = 0;

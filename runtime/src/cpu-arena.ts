@@ -1,37 +1,56 @@
-// The CPU device's arena: one ArrayBuffer per memory-plan slot, kept by a model run after run,
-// so a planned intermediate costs no allocation once the slots have grown to the run's sizes.
+// The CPU device's arena: one buffer per memory-plan slot, kept by a model run after run, so a
+// planned intermediate costs no allocation once the slots have grown to the run's sizes. Where
+// the WebAssembly kernels run over a shared memory, the slots are blocks of that memory
+// (WasmHeap.residentBlock), so the kernels read and write planned intermediates where they lie
+// instead of copying them in and out (wasm/io.ts); elsewhere they are ArrayBuffers.
 // Invariant: a slot only grows (to the largest tensor it was asked for), and `bytes` is exactly
-// what its ArrayBuffers hold; which value may take a slot, and when, memory.ts decides.
+// what its buffers hold; which value may take a slot, and when, memory.ts decides. A slot's old
+// block is freed when it grows: arena tensors are only used within the run that took them (the
+// executor copies outputs out of the arena; a replay record is dropped when the arena changes).
 
 import { ELEMENT_BYTES, numel, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Arena, DeviceTensor } from './device.js';
+import type { WasmHeap } from './wasm/heap.js';
 
-
-function view(buffer: ArrayBuffer, dtype: DType, n: number): TypedArray {
+function view(buffer: ArrayBufferLike, at: number, dtype: DType, n: number): TypedArray {
   switch (dtype) {
-    case 'float32': case 'float16': case 'bfloat16': return new Float32Array(buffer, 0, n);
-    case 'int32': return new Int32Array(buffer, 0, n);
-    case 'bool': return new Uint8Array(buffer, 0, n);
-    case 'int8': return new Int8Array(buffer, 0, n);
+    case 'float32': case 'float16': case 'bfloat16': return new Float32Array(buffer, at, n);
+    case 'int32': return new Int32Array(buffer, at, n);
+    case 'bool': return new Uint8Array(buffer, at, n);
+    case 'int8': return new Int8Array(buffer, at, n);
   }
 }
 
-/** An arena whose slots are ArrayBuffers; take() views one as the tensor asked for. */
-export function createCpuArena(): Arena<TypedArray> {
-  const slots: ArrayBuffer[] = [];
+/** Frees an arena's kernel-memory blocks when the arena is garbage collected (with its model). */
+const arenaRelease = new FinalizationRegistry<{ heap: WasmHeap; blocks: Uint8Array[] }>(({ heap, blocks }) => {
+  for (const b of blocks) if (b) heap.free(b.byteOffset);
+});
+
+/** An arena whose slots are ArrayBuffers, or blocks of the kernel memory when `heap` can give resident ones; take() views one as the tensor asked for. */
+export function createCpuArena(heap?: WasmHeap | null): Arena<TypedArray> {
+  const slots: (ArrayBuffer | Uint8Array)[] = [];
+  const blocks: Uint8Array[] = [];
   let bytes = 0;
-  return {
+  const arena: Arena<TypedArray> = {
     take(slot: number, dtype: DType, shape: readonly number[]): DeviceTensor<TypedArray> {
       const n = numel(shape), need = n * ELEMENT_BYTES[dtype];
       const have = slots[slot]?.byteLength ?? 0;
       if (have < need) {
         // Rounded up to 4 bytes so every dtype's view of the slot is aligned.
         const size = Math.ceil(need / 4) * 4;
-        slots[slot] = new ArrayBuffer(size);
+        const block = heap?.residentBlock(size);
+        if (blocks[slot]) heap!.free(blocks[slot].byteOffset);
+        if (block) blocks[slot] = block;
+        else delete blocks[slot];
+        slots[slot] = block ?? new ArrayBuffer(size);
         bytes += size - have;
       }
-      return { buffer: view(slots[slot], dtype, n), shape: [...shape], dtype };
+      const s = slots[slot];
+      const buffer = s instanceof Uint8Array ? view(s.buffer, s.byteOffset, dtype, n) : view(s, 0, dtype, n);
+      return { buffer, shape: [...shape], dtype };
     },
     get bytes() { return bytes; },
   };
+  if (heap) arenaRelease.register(arena, { heap, blocks });
+  return arena;
 }

@@ -10,7 +10,7 @@ import { allocate, getOp, numel, type Attrs, type CpuTensor, type DType, type Ke
 import { createCpuArena } from './cpu-arena.js';
 import type { Device, DeviceTensor } from './device.js';
 import { fastPrimitives } from './wasm/primitives.js';
-import { getNumThreads } from './wasm/heap.js';
+import { getNumThreads, wasmKernels } from './wasm/heap.js';
 
 export type CpuTensorOnDevice = DeviceTensor<TypedArray>;
 
@@ -61,7 +61,17 @@ export function createCpuDevice(): Device<TypedArray> {
     adopt(dtype, shape, data) {
       return { buffer: data, shape: [...shape], dtype };
     },
-    createArena: createCpuArena,
+    createArena: () => createCpuArena(wasmKernels()),
+    residentArray(dtype, n) {
+      const heap = wasmKernels();
+      if (!heap) return undefined;
+      switch (dtype) {
+        case 'float32': return heap.residentArray(Float32Array, n);
+        case 'int32': return heap.residentArray(Int32Array, n);
+        case 'bool': return heap.residentArray(Uint8Array, n);
+        default: return undefined;
+      }
+    },
     pin(t) {
       prims.pin(t.buffer);
     },

@@ -79,6 +79,12 @@ export interface Device<B = unknown> {
    */
   adopt?(dtype: DType, shape: readonly number[], data: TypedArray): DeviceTensor<B>;
   /**
+   * An array of `dtype` and n elements in memory this device's kernels read and write in place
+   * (the CPU device: its WebAssembly memory), freed when garbage collected; undefined where there
+   * is none or enough are alive. Model.recycle keeps such arrays for results. Optional.
+   */
+  residentArray?(dtype: DType, n: number): TypedArray | undefined;
+  /**
    * Called when a run ends (completed or failed): the CPU device lets the background work the
    * run deferred (Winograd weight transforms) start on idle worker threads. Optional.
    */

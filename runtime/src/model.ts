@@ -183,7 +183,7 @@ export class Model {
     }
     this.hostFunctions = opts.hostFunctions ?? {};
     this.shareArrays = !!opts.shareArrays && !!device.adopt;
-    this.recycled = new RecycledArrays(graph.outputs.length);
+    this.recycled = new RecycledArrays(graph.outputs.length, device.residentArray?.bind(device));
     this.generator = opts.generator ?? (opts.seed === undefined ? new Generator() : new Generator(opts.seed));
     const runInputs = graph.inputs.filter((i) => i.kind === 'input');
     for (const i of runInputs) {
@@ -463,6 +463,9 @@ export class Model {
     // A run that holds the arena may change it: the last record no longer applies, this run's may.
     if (arena === this.arena) this.record = undefined;
     const recorder = this.replayable && arena === this.arena && !prof ? new RunRecorder(decl.map((d) => d.value), escaping) : undefined;
+    // A run that grew the arena offered some results slots it has since replaced (and freed, where
+    // the slots are kernel memory): its record would write there. The next run records instead.
+    const arenaBytes = arena?.bytes;
     const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0, ...(gpuNodes ? { gpuNodes } : {}), ...(recorder ? { recorder } : {}) };
     yield* runBlock(ctx, this.plan.body, scope);
 
@@ -493,7 +496,7 @@ export class Model {
     for (const b of inputBuffers) this.device.free(b);
     const end = performance.now();
     this.stats = { peakIntermediateBytes: mem.peak, measuredPeakBytes: mem.measuredPeak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: end - t0 };
-    if (recorder) this.record = recorder.finish(values as HostTensor[], this.graph.outputs, this.fixedValues, this.stats);
+    if (recorder && arena?.bytes === arenaBytes) this.record = recorder.finish(values as HostTensor[], this.graph.outputs, this.fixedValues, this.stats);
     if (profiled) profiled.endMs = end;
     prof?.onRun({ graph: this.graph.name, backend: this.device.backend, startMs: t0, endMs: end, peakBytes: mem.measuredPeak });
     return outputs;

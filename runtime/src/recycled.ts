@@ -2,23 +2,45 @@
 // instead of allocating fresh ones: jit.compile's training step returns the forward's saved
 // values once the backward graph has read them, so a step's large activations reuse the arrays
 // of the step before (no fresh, zero-filled pages to fault in, no garbage to collect).
+// Where the device has memory its kernels use in place (the CPU device's resident arrays in the
+// WebAssembly memory), an array handed back is swapped for such an array, made once: the next
+// run computes into it without copying the result out, and the kernels that read the saved value
+// in the backward graph read it where it lies.
 // Invariant: an array is taken at most once per give, only for a result of its dtype and
-// element count, and only arrays that view a whole buffer of their own enter the pool (a view of
-// part of a buffer may share it with an array someone still holds).
+// element count, and only arrays that view a whole buffer of their own, or that the pool made,
+// enter it (a view of part of a buffer may share it with an array someone still holds).
 
 import { numel, type DType, type TypedArray } from '@kiln/ir-spec';
 
+/** An array of `dtype` and n elements in memory the device's kernels use in place (Device.residentArray), or undefined. */
+export type ResidentArrays = (dtype: DType, n: number) => TypedArray | undefined;
+
 export class RecycledArrays {
   private readonly free: { dtype: DType; n: number; data: TypedArray }[] = [];
+  /** The arrays this pool made (resident ones), which may view part of a buffer. */
+  private readonly made = new WeakSet<TypedArray>();
 
   /** `cap`: the most arrays kept (more are dropped for the collector). */
-  constructor(private readonly cap: number) {}
+  constructor(private readonly cap: number, private readonly resident?: ResidentArrays) {}
 
-  /** Keeps `data` (a result of `dtype`/`shape` nobody reads any more) for a later take. */
+  /** Arrays handed back that were swapped for resident ones (one swap each). */
+  private readonly swapped = new WeakSet<TypedArray>();
+
+  /** Keeps `data` (a result of `dtype`/`shape` nobody reads any more), or a resident array of its kind, for a later take. */
   give(dtype: DType, shape: readonly number[], data: TypedArray): void {
-    if (this.free.length >= this.cap || data.byteOffset !== 0 || data.byteLength !== data.buffer.byteLength) return;
     const n = numel(shape);
-    if (data.length !== n || this.free.some((f) => f.data.buffer === data.buffer)) return;
+    if (this.free.length >= this.cap || data.length !== n || this.swapped.has(data)) return;
+    if (!this.made.has(data)) {
+      const r = this.resident?.(dtype, n);
+      if (r) {
+        this.swapped.add(data);
+        this.made.add(r);
+        data = r;
+      } else if (data.byteOffset !== 0 || data.byteLength !== data.buffer.byteLength || this.free.some((f) => f.data.buffer === data.buffer)) {
+        return;
+      }
+    }
+    if (this.free.some((f) => f.data === data)) return;
     this.free.push({ dtype, n, data });
   }
 

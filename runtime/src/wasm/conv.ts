@@ -18,6 +18,7 @@
 import { kernelDeadlineSet, kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
+import { KernelIO } from './io.js';
 import { wasmWinograd4, winograd4Applies } from './winograd.js';
 
 type ConvDims = Parameters<Conv2dFn>[3];
@@ -103,20 +104,23 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     // choice never depends on the thread count: both kernels split, and results stay identical.)
     const kept = pins?.copy(w);
     const out = N * Cout * P;
-    const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
     // Output rows packed at a time: bands of about BAND_BYTES (never under BAND_MIN_WORK
     // multiply-adds; the whole image when it is small), at most PACK_FLOATS of patch matrix; when
     // one row passes PACK_FLOATS, columns of a row at a time.
     const rowsPer = direct ? OH : Math.min(OH, Math.max(1, Math.floor(PACK_FLOATS / (K * OW))),
       Math.max(1, Math.floor(BAND_BYTES / 4 / (K * OW)), Math.ceil(BAND_MIN_WORK / (Coutg * K * OW))));
     const colsPer = direct || rowsPer > 1 || K * OW <= PACK_FLOATS ? OW : Math.max(1, Math.floor(PACK_FLOATS / K));
-    const pa = direct ? 0 : heap.alloc(k.packedSize(K, rowsPer * colsPer) * 4), ba = bias ? heap.alloc(Cout * 4) : 0;
     // The padded copy: of every image and group for the direct kernel (one call over all of them,
     // split over the threads), of one image and group at a time for packing.
     const paddedFloats = (direct ? N * C : Cg) * Hp * Wp;
-    const sa = padded ? heap.alloc((paddedFloats + SLACK) * 4) : 0, ta = direct ? heap.alloc(K * 4) : 0;
+    // x in place where it lies in the kernel memory, but for the direct kernel reading an
+    // unpadded image, which reads a few floats past it (a zeroed copy then).
+    const io = new KernelIO(heap);
     try {
-      copyConvOperands(heap, x, xa, SLACK, w, wa, kept !== undefined, bias, ba);
+      const xa = io.in(x, direct && !padded ? SLACK : 0), wa = kept ?? io.in(w), ba = bias ? io.in(bias) : 0;
+      const oa = io.out(out * 4, epi?.out);
+      const pa = direct ? 0 : io.temp(k.packedSize(K, rowsPer * colsPer) * 4);
+      const sa = padded ? io.temp((paddedFloats + SLACK) * 4) : 0, ta = direct ? io.temp(K * 4) : 0;
       const f = heap.f32();
       // The direct kernel's rows are Wp floats apart in the padded copy, W apart in x itself.
       const rowLen = padded ? Wp : W, plane = padded ? Hp * Wp : H * W;
@@ -170,14 +174,9 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
         }
       }
       if (bias || epi?.relu) for (let n = 0; n < N; n++) k.convEpilogue(Cout, P, oa + n * Cout * P * 4, ba, epi?.relu ? 1 : 0);
-      return heap.copyOutF32(oa, out, epi?.out);
+      return io.f32(oa, out, epi?.out);
     } finally {
-      heap.free(xa); heap.free(oa);
-      if (pa) heap.free(pa);
-      if (ta) heap.free(ta);
-      if (kept === undefined) heap.free(wa);
-      if (bias) heap.free(ba);
-      if (sa) heap.free(sa);
+      io.free();
     }
   };
 }

@@ -8,6 +8,7 @@
 
 import { broadcastStrides, numel, REFERENCE_PRIMITIVES, type CpuTensor, type MapBinaryFn, type MapTernaryFn, type MapUnaryFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 
 /**
  * Below this many output elements the JavaScript loops run. Measured in Node 20 (µs, JS/wasm,
@@ -44,25 +45,25 @@ export function wasmMapBinary(heap: WasmHeap): MapBinaryFn {
     if (!plan) return REFERENCE_PRIMITIVES.mapBinary(op, a, b, outShape, outDtype, f, row, into);
     const A = a.data as Float32Array, B = b.data as Float32Array;
     const bool = cmp !== undefined;
-    const pa = heap.alloc(A.length * 4), pb = heap.alloc(B.length * 4), po = heap.alloc(bool ? n : n * 4);
+    const io = new KernelIO(heap);
     try {
-      const mem = heap.f32();
-      mem.set(A, pa >> 2);
-      mem.set(B, pb >> 2);
+      const pa = io.in(A), pb = io.in(B);
       const { dims: [d0, d1, d2], as, bs } = plan;
-      const args = [d0, d1, d2, pa, as[0], as[1], as[2], pb, bs[0], bs[1], bs[2], po] as const;
+      const args = [d0, d1, d2, pa, as[0], as[1], as[2], pb, bs[0], bs[1], bs[2]] as const;
       let data: Float32Array | Uint8Array;
       if (bool) {
-        heap.k.compareF32(cmp, ...args);
         data = into instanceof Uint8Array ? into : new Uint8Array(n);
-        data.set(new Uint8Array(heap.memory.buffer, po, n));
+        const po = io.out(n, data);
+        heap.k.compareF32(cmp, ...args, po);
+        io.copyOut(po, data);
       } else {
-        heap.k.binaryF32(arith!, ...args);
-        data = heap.copyOutF32(po, n, into instanceof Float32Array ? into : undefined);
+        const out = into instanceof Float32Array ? into : undefined, po = io.out(n * 4, out);
+        heap.k.binaryF32(arith!, ...args, po);
+        data = io.f32(po, n, out);
       }
       return { data, shape: outShape, dtype: outDtype } satisfies CpuTensor;
     } finally {
-      heap.free(pa); heap.free(pb); heap.free(po);
+      io.free();
     }
   };
 }
@@ -70,13 +71,13 @@ export function wasmMapBinary(heap: WasmHeap): MapBinaryFn {
 export function wasmMapUnary(heap: WasmHeap): MapUnaryFn {
   return (op, x, outDtype, f, loop, into) => {
     if (op !== 'relu' || x.dtype !== 'float32' || x.data.length < MIN_ELEMENTS) return REFERENCE_PRIMITIVES.mapUnary(op, x, outDtype, f, loop, into);
-    const n = x.data.length, px = heap.alloc(n * 4), po = heap.alloc(n * 4);
+    const n = x.data.length, io = new KernelIO(heap), out = into instanceof Float32Array ? into : undefined;
     try {
-      heap.f32().set(x.data, px >> 2);
+      const px = io.in(x.data as Float32Array), po = io.out(n * 4, out);
       heap.k.reluF32(n, px, po);
-      return { data: heap.copyOutF32(po, n, into instanceof Float32Array ? into : undefined), shape: x.shape, dtype: outDtype };
+      return { data: io.f32(po, n, out), shape: x.shape, dtype: outDtype };
     } finally {
-      heap.free(px); heap.free(po);
+      io.free();
     }
   };
 }
@@ -88,17 +89,13 @@ export function wasmMapTernary(heap: WasmHeap): MapTernaryFn {
     if (op !== 'where' || n < MIN_ELEMENTS || c.dtype !== 'bool' || a.dtype !== 'float32' || b.dtype !== 'float32' || !fits(c) || !fits(a) || !fits(b)) {
       return REFERENCE_PRIMITIVES.mapTernary(op, c, a, b, outShape, outDtype, f, into);
     }
-    const C = c.data, A = a.data as Float32Array, B = b.data as Float32Array;
-    const pc = heap.alloc(C.length), pa = heap.alloc(A.length * 4), pb = heap.alloc(B.length * 4), po = heap.alloc(n * 4);
+    const A = a.data as Float32Array, B = b.data as Float32Array, io = new KernelIO(heap), out = into instanceof Float32Array ? into : undefined;
     try {
-      new Uint8Array(heap.memory.buffer, pc, C.length).set(C);
-      const mem = heap.f32();
-      mem.set(A, pa >> 2);
-      mem.set(B, pb >> 2);
-      heap.k.whereF32(n, pc, C.length === n ? 1 : 0, pa, A.length === n ? 1 : 0, pb, B.length === n ? 1 : 0, po);
-      return { data: heap.copyOutF32(po, n, into instanceof Float32Array ? into : undefined), shape: outShape, dtype: outDtype };
+      const pc = io.in(c.data as Uint8Array), pa = io.in(A), pb = io.in(B), po = io.out(n * 4, out);
+      heap.k.whereF32(n, pc, c.data.length === n ? 1 : 0, pa, A.length === n ? 1 : 0, pb, B.length === n ? 1 : 0, po);
+      return { data: io.f32(po, n, out), shape: outShape, dtype: outDtype };
     } finally {
-      heap.free(pc); heap.free(pa); heap.free(pb); heap.free(po);
+      io.free();
     }
   };
 }

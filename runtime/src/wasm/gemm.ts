@@ -47,13 +47,19 @@ export class WasmGemm {
     const take = (floats: number) => { const at = h.alloc(floats * 4); temps.push(at); return at; };
     try {
       const bp = kept ?? (constant ? this.packedConstant(B, bOff, sbk, sbj, K, N) : this.packTemp(B, bOff, sbk, sbj, K, N, take));
-      const a = take(M * K), c = take(M * N);
+      // A and C where they lie when they are contiguous rows in the kernel memory (an arena slot, a
+      // recycled result) and do not overlap; else copies.
+      const aAt = sak === 1 && sai === K ? h.addressOf(A) : undefined, cAt = ldc === N ? h.addressOf(C) : undefined;
+      const a = aAt !== undefined ? aAt + aOff * 4 : take(M * K);
+      const cInPlace = cAt !== undefined && (aAt === undefined || cAt + (cOff + M * N) * 4 <= a || a + M * K * 4 <= cAt + cOff * 4);
+      const c = cInPlace ? cAt + cOff * 4 : take(M * N);
       const f = h.f32();
-      copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
-      if (accumulate) for (let i = 0; i < M; i++) f.set(C.subarray(cOff + i * ldc, cOff + i * ldc + N), (c >> 2) + i * N);
+      if (aAt === undefined) copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
+      if (accumulate && !cInPlace) for (let i = 0; i < M; i++) f.set(C.subarray(cOff + i * ldc, cOff + i * ldc + N), (c >> 2) + i * N);
       h.gemm(M, N, K, a, K, bp, c, N, accumulate ? 1 : 0);
       if (epilogue) h.k.gemmEpilogue(M, N, c, N, epilogue.bias ? this.biasIn(epilogue.bias, take) : 0, epilogue.relu ? 1 : 0);
       const g = h.f32();
+      if (cInPlace) return;
       if (ldc === N) C.set(g.subarray(c >> 2, (c >> 2) + M * N), cOff);
       else for (let i = 0; i < M; i++) C.set(g.subarray((c >> 2) + i * N, (c >> 2) + (i + 1) * N), cOff + i * ldc);
     } finally {
@@ -75,12 +81,14 @@ export class WasmGemm {
     return at;
   }
 
-  /** Copies the span of B the strides address into the memory and packs it (both blocks from `take`). */
+  /** Packs the span of B the strides address (copied into the memory first unless it lies there), blocks from `take`. */
   private packTemp(B: Float32Array, bOff: number, sbk: number, sbj: number, K: number, N: number, take: (n: number) => number): number {
     const span = (K - 1) * sbk + (N - 1) * sbj + 1;
-    const src = take(span);
+    // A B in the kernel memory (an arena slot, a recycled result) is packed from where it lies.
+    const inPlace = this.heap.addressOf(B);
+    const src = inPlace !== undefined ? inPlace + bOff * 4 : take(span);
     const dst = take(this.heap.k.packedSize(K, N));
-    this.heap.f32().set(B.subarray(bOff, bOff + span), src >> 2);
+    if (inPlace === undefined) this.heap.f32().set(B.subarray(bOff, bOff + span), src >> 2);
     this.heap.k.packB(K, N, src, sbk, sbj, dst);
     return dst;
   }

@@ -59,6 +59,8 @@ export interface KernelExports {
 }
 
 const ALIGN = 64;
+/** Most bytes of residentArray arrays alive at once (see there). */
+const RESIDENT_ARRAY_BYTES = 1 << 28;
 const PAGE = 65536;
 /**
  * Below this many multiply-adds (~0.5 ms of one thread's work) a kernel call runs on one thread:
@@ -143,6 +145,26 @@ export class WasmHeap {
   addressOf(v: ArrayBufferView): number | undefined {
     return this.residentBuffers.has(v.buffer) ? v.byteOffset : undefined;
   }
+
+  /**
+   * A typed array of n elements over a fresh resident block, freed when the array is garbage
+   * collected; undefined on a private memory, or while such arrays not yet collected hold
+   * RESIDENT_ARRAY_BYTES (the kernel memory is 32-bit and never shrinks: results a caller keeps
+   * past that stay ordinary arrays). Model.recycle swaps the results handed back for these, so
+   * the next run computes into the kernel memory.
+   */
+  residentArray<T extends Float32Array | Int32Array | Uint8Array | Int8Array>(of: new (b: ArrayBufferLike, at: number, n: number) => T, n: number): T | undefined {
+    const bytes = n * (of as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+    if (!this.shared || this.residentArrayBytes + bytes > RESIDENT_ARRAY_BYTES) return undefined;
+    const block = this.residentBlock(bytes)!;
+    const a = new of(block.buffer, block.byteOffset, n);
+    this.residentArrayBytes += bytes;
+    this.arrayRelease.register(a, { at: block.byteOffset, bytes });
+    return a;
+  }
+
+  private residentArrayBytes = 0;
+  private readonly arrayRelease = new FinalizationRegistry<{ at: number; bytes: number }>((b) => { this.residentArrayBytes -= b.bytes; this.free(b.at); });
 
   /** Frees resident block `at` once every one of `arrays` (views into it) is garbage collected. */
   freeWhenCollected(at: number, arrays: readonly object[]): void {

@@ -5,21 +5,21 @@
 
 import { REFERENCE_PRIMITIVES, type CpuPrimitives } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 import { MIN_ELEMENTS } from './elementwise.js';
 
 export function wasmMaxPool(heap: WasmHeap): CpuPrimitives['maxPool'] {
   return (x, planes, H, W, g, OH, OW, val, idx) => {
     const plain = g.kh === 2 && g.kw === 2 && g.sh === 2 && g.sw === 2 && g.ph === 0 && g.pw === 0 && g.dh === 1 && g.dw === 1;
     if (!plain || 2 * OH > H || 2 * OW > W || x.length < MIN_ELEMENTS) { REFERENCE_PRIMITIVES.maxPool(x, planes, H, W, g, OH, OW, val, idx); return; }
-    const n = planes * OH * OW;
-    const px = heap.alloc(x.length * 4), pv = heap.alloc(n * 4), pi = heap.alloc(n * 4);
+    const n = planes * OH * OW, io = new KernelIO(heap);
     try {
-      heap.f32().set(x, px >> 2);
+      const px = io.in(x), pv = io.out(n * 4, val), pi = io.out(n * 4, idx);
       heap.k.maxPool2x2(planes, H, W, OH, OW, px, pv, pi);
-      val.set(heap.f32().subarray(pv >> 2, (pv >> 2) + n));
-      idx.set(new Int32Array(heap.memory.buffer, pi, n));
+      io.copyOut(pv, val);
+      io.copyOut(pi, idx);
     } finally {
-      heap.free(px); heap.free(pv); heap.free(pi);
+      io.free();
     }
   };
 }

@@ -7,6 +7,7 @@
 
 import { REFERENCE_PRIMITIVES, type CpuPrimitives, type SumFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 import { MIN_ELEMENTS } from './elementwise.js';
 
 /** [K0, R1, K1, R2] for a sum of `shape` over `dims`, or null when the reduced dims form another pattern. */
@@ -28,13 +29,15 @@ export function wasmSum(heap: WasmHeap): SumFn {
   return (src, shape, dims, out) => {
     const p = src instanceof Float32Array && src.length >= MIN_ELEMENTS ? sumPattern(shape, dims) : null;
     if (!p) { REFERENCE_PRIMITIVES.sum(src, shape, dims, out); return; }
-    const px = heap.alloc(src.length * 4), po = heap.alloc(out.length * 4);
+    const io = new KernelIO(heap);
     try {
-      heap.f32().set(src, px >> 2);
+      const o32 = out instanceof Float32Array ? out : undefined;
+      const px = io.in(src as Float32Array), po = io.out(out.length * 4, o32);
       heap.k.sumF32(p[0], p[1], p[2], p[3], px, po);
-      out.set(heap.f32().subarray(po >> 2, (po >> 2) + out.length));
+      if (o32) io.copyOut(po, o32);
+      else out.set(heap.f32().subarray(po >> 2, (po >> 2) + out.length));
     } finally {
-      heap.free(px); heap.free(po);
+      io.free();
     }
   };
 }
@@ -42,13 +45,13 @@ export function wasmSum(heap: WasmHeap): SumFn {
 export function wasmBatchNormStats(heap: WasmHeap): CpuPrimitives['batchNormStats'] {
   return (x, N, C, inner) => {
     if (x.length < MIN_ELEMENTS) return REFERENCE_PRIMITIVES.batchNormStats(x, N, C, inner);
-    const px = heap.alloc(x.length * 4), pm = heap.alloc(C * 4), pv = heap.alloc(C * 4);
+    const io = new KernelIO(heap);
     try {
-      heap.f32().set(x, px >> 2);
+      const px = io.in(x), pm = io.temp(C * 4), pv = io.temp(C * 4);
       heap.k.batchNormStats(N, C, inner, px, pm, pv);
       return [heap.copyOutF32(pm, C), heap.copyOutF32(pv, C)];
     } finally {
-      heap.free(px); heap.free(pm); heap.free(pv);
+      io.free();
     }
   };
 }
@@ -56,17 +59,16 @@ export function wasmBatchNormStats(heap: WasmHeap): CpuPrimitives['batchNormStat
 export function wasmBatchNormAffine(heap: WasmHeap): CpuPrimitives['batchNormAffine'] {
   return (x, N, C, inner, scale, shift, out) => {
     if (x.length < MIN_ELEMENTS) return REFERENCE_PRIMITIVES.batchNormAffine(x, N, C, inner, scale, shift, out);
-    const px = heap.alloc(x.length * 4), po = heap.alloc(x.length * 4), ps = heap.alloc(C * 16);
+    const io = new KernelIO(heap);
     try {
-      const f = heap.f32();
-      f.set(x, px >> 2);
+      const px = io.in(x), po = io.out(x.length * 4, out), ps = io.temp(C * 16);
       const f64 = new Float64Array(heap.memory.buffer, ps, 2 * C);
       f64.set(scale, 0);
       f64.set(shift, C);
       heap.k.batchNorm(N, C, inner, px, ps, ps + C * 8, po);
-      return heap.copyOutF32(po, x.length, out);
+      return io.f32(po, x.length, out);
     } finally {
-      heap.free(px); heap.free(po); heap.free(ps);
+      io.free();
     }
   };
 }

@@ -11,6 +11,7 @@
 
 import { kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, winogradApplies, winogradFilterGrad, winogradSlab, type Conv2dWeightGradFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 
 type ConvDims = Parameters<Conv2dWeightGradFn>[2];
 
@@ -29,14 +30,11 @@ function im2colWeightGrad(heap: WasmHeap, x: Float32Array, gy: Float32Array, d: 
   const Hp = (OH - 1) * win.sh + (win.kh - 1) * win.dh + 1, Wp = (OW - 1) * win.sw + (win.kw - 1) * win.dw + 1;
   const padded = win.pt > 0 || win.pl > 0 || Hp > H || Wp > W;
   const rowsPer = Math.max(1, Math.min(OH, Math.floor(BAND_FLOATS / (K * OW))));
-  const k = heap.k, blocks: number[] = [];
-  const take = (floats: number) => { const at = heap.alloc(floats * 4); blocks.push(at); return at; };
+  const k = heap.k, io = new KernelIO(heap);
+  const take = (floats: number) => io.temp(floats * 4);
   try {
-    const px = take(x.length), pg = take(gy.length), pw = take(Cout * K);
+    const px = io.in(x), pg = io.in(gy), pw = take(Cout * K);
     const sa = padded ? take(Cg * Hp * Wp) : 0, pr = take(K * rowsPer * OW), pb = take(k.packedSize(rowsPer * OW, K));
-    const f = heap.f32();
-    f.set(x, px >> 2);
-    f.set(gy, pg >> 2);
     for (let g = 0; g < G; g++) {
       for (let n = 0; n < N; n++) {
         let img = px + (n * C + g * Cg) * H * W * 4;
@@ -53,7 +51,7 @@ function im2colWeightGrad(heap: WasmHeap, x: Float32Array, gy: Float32Array, d: 
     }
     return heap.copyOutF32(pw, Cout * K);
   } finally {
-    for (const b of blocks) heap.free(b);
+    io.free();
   }
 }
 
@@ -67,14 +65,11 @@ export function wasmConv2dWeightGrad(heap: WasmHeap): Conv2dWeightGradFn {
     const { N, C, H, W, Cout, OH, OW, win } = d;
     const TH = Math.ceil(OH / 2), TW = Math.ceil(OW / 2), T = N * TH * TW, S = Cout * C;
     const TC = winogradSlab(T * C), CT = winogradSlab(Cout * T);
-    const k = heap.k, blocks: number[] = [];
-    const take = (floats: number) => { const at = heap.alloc(floats * 4); blocks.push(at); return at; };
+    const k = heap.k, io = new KernelIO(heap);
+    const take = (floats: number) => io.temp(floats * 4);
     try {
-      const px = take(x.length), pg = take(gy.length), pad = take(C * (2 * TH + 2) * (2 * TW + 2) + 8);
+      const px = io.in(x), pg = io.in(gy), pad = take(C * (2 * TH + 2) * (2 * TW + 2) + 8);
       const pV = take(16 * TC), pM = take(16 * CT), pB = take(k.packedSize(T, C)), pU = take(16 * S);
-      const f = heap.f32();
-      f.set(x, px >> 2);
-      f.set(gy, pg >> 2);
       k.winogradInputTiles(N, C, H, W, win.pt, win.pl, TH, TW, TC, px, pad, pV);
       k.winogradGradTiles(N, Cout, OH, OW, TH, TW, CT, pg, pM);
       // dU[ξ] [Cout, C] = dM[ξ] [Cout, T] · V[ξ] [T, C]
@@ -84,7 +79,7 @@ export function wasmConv2dWeightGrad(heap: WasmHeap): Conv2dWeightGradFn {
       }
       return winogradFilterGrad(heap.copyOutF32(pU, 16 * S), S);
     } finally {
-      for (const b of blocks) heap.free(b);
+      io.free();
     }
   };
 }

@@ -20,6 +20,7 @@
 import type { Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
+import { KernelIO } from './io.js';
 
 type ConvDims = Parameters<Conv2dFn>[3];
 type ConvEpilogue = Parameters<Conv2dFn>[4];
@@ -85,22 +86,18 @@ export function wasmWinograd4(heap: WasmHeap, pins?: PinnedArrays): Conv2dFn & {
     // A kept transform prepare() deferred is a ticket: settle gives its block, complete.
     const U = kept !== undefined ? heap.settle(kept) : transform(w, Cout, C);
     const out = N * Cout * OH * OW;
-    const xa = heap.alloc(x.length * 4), img = heap.alloc(N * C * Hp * Wp * 4);
     // Split over the threads by runs of whole tile chunks, each run with its own V, M and scratch.
     const J = Math.ceil(T / Tc), n = heap.winograd4Chunks(36 * Cout * C * T, J);
     const vBytes = 36 * k.packedSize(C, Tc) * 4, mBytes = 36 * Cout * Tc * 4;
-    const V = heap.alloc(n * vBytes), M = heap.alloc(n * mBytes);
-    const oa = heap.alloc(out * 4), ba = bias ? heap.alloc(Cout * 4) : 0, scratch = heap.alloc(n * SCRATCH);
+    const io = new KernelIO(heap);
     try {
-      const f = heap.f32();
-      f.set(x, xa >> 2);
-      if (bias) f.set(bias, ba >> 2);
+      const xa = io.in(x), ba = bias ? io.in(bias) : 0, oa = io.out(out * 4, epi?.out);
+      const img = io.temp(N * C * Hp * Wp * 4), V = io.temp(n * vBytes), M = io.temp(n * mBytes), scratch = io.temp(n * SCRATCH);
       k.padPlanes(N * C, H, W, win.pt, win.pl, Hp, Wp, xa, img);
       heap.winograd4Conv(n, J, [N, C, Cout, OH, OW, TH, TWp, Tc, img, Hp, Wp, U], V, vBytes, M, mBytes, oa, ba, epi?.relu ? 1 : 0, scratch, SCRATCH);
-      return heap.copyOutF32(oa, out, epi?.out);
+      return io.f32(oa, out, epi?.out);
     } finally {
-      heap.free(xa); heap.free(img); heap.free(V); heap.free(M); heap.free(oa); heap.free(scratch);
-      if (bias) heap.free(ba);
+      io.free();
       if (kept === undefined) heap.free(U);
     }
   };

@@ -225,11 +225,11 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
     const inputs = w.backwardPlace.map((p): InputValue => (p < 0 ? gradOutputs[-1 - p] ?? zeros(shapes[-1 - p]) : kept[p]!));
     const res: (Tensor | null)[] = all.map(() => null);
     const got = bm.runSync(inputs);
-    const shared = sharedBuffers(inputs, got);
+    const shared = sharedOutputs(inputs, got);
     for (let k = 0; k < got.length; k++) {
       const g = toTensor(got[k]);
       // A gradient in a buffer of its own (no input's, no other output's) goes to .grad without a copy.
-      g._ownedGrad = !shared.has(got[k].data.buffer);
+      g._ownedGrad = !shared.has(got[k].data);
       res[w.gradFor[k]] = g;
     }
     return res;
@@ -256,26 +256,34 @@ function run(graph: Capture['graph'], c: Capture): Run {
   return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator, shareArrays: true }) };
 }
 
-/** The forward's saved outputs whose array buffer no input and no other output of the run uses. */
+/** The forward's saved outputs whose array shares its elements with no input and no other output of the run. */
 function ownSaved(outs: readonly Output[], place: readonly number[], inputs: readonly Tensor[]): Output[] {
-  const count = new Map<ArrayBufferLike, number>();
-  for (const o of outs) count.set(o.data.buffer, (count.get(o.data.buffer) ?? 0) + 1);
-  for (const t of inputs) count.set(t._storage.data.buffer, 2);
-  return outs.filter((o, k) => place[k] >= 0 && count.get(o.data.buffer) === 1);
+  const arrays: ArrayBufferView[] = [...outs.map((o) => o.data), ...inputs.map((t) => t._storage.data)];
+  return outs.filter((o, k) => place[k] >= 0 && arrays.every((a, j) => j === k || !mayShare(a, o.data)));
 }
 
-/** The array buffers of `outs` that an input or another output also uses (views share them under shareArrays). */
-function sharedBuffers(inputs: readonly InputValue[], outs: readonly Output[]): Set<ArrayBufferLike> {
-  const seen = new Set<ArrayBufferLike>(), shared = new Set<ArrayBufferLike>();
+/** The outputs' arrays that share elements with an input or another output (views share them under shareArrays). */
+function sharedOutputs(inputs: readonly InputValue[], outs: readonly Output[]): Set<ArrayBufferView> {
+  const seen: ArrayBufferView[] = [], shared = new Set<ArrayBufferView>();
   for (const v of inputs) {
     const data: unknown = v instanceof Tensor ? v._storage.data : typeof v === 'object' && v && 'data' in v ? v.data : undefined;
-    if (ArrayBuffer.isView(data)) seen.add(data.buffer);
+    if (ArrayBuffer.isView(data)) seen.push(data);
   }
   for (const o of outs) {
-    if (seen.has(o.data.buffer)) shared.add(o.data.buffer);
-    seen.add(o.data.buffer);
+    if (seen.some((a) => mayShare(a, o.data))) shared.add(o.data);
+    seen.push(o.data);
   }
   return shared;
+}
+
+/**
+ * Whether two arrays may share elements: the same buffer, or, over shared memory (the kernel
+ * memory's resident arrays, whose buffer objects differ as the memory grows), overlapping bytes.
+ */
+function mayShare(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  const sharedMemory = typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer && b.buffer instanceof SharedArrayBuffer;
+  if (!sharedMemory) return a.buffer === b.buffer;
+  return a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
 
 function sourceValue(s: InputSource, args: readonly unknown[]): InputValue {
