@@ -13,13 +13,14 @@
 // graph constant, or a block of one) is copied into the kernel memory once and kept (pinned.ts),
 // any other is copied per call. Invariant: same results as ir-spec's conv2dForward up to float32
 // rounding of the sums. A pinned 3×3 stride-1 weight may run as Winograd F(4×4, 3×3) instead
-// (winograd.ts decides where).
+// (winograd.ts decides where), any other as F(2×2, 3×3), as the reference does (winograd2.ts).
 
 import { kernelDeadlineSet, kernelTick, padsTooMuch, REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import type { PinnedArrays } from './pinned.js';
 import { KernelIO } from './io.js';
 import { wasmWinograd4, winograd4Applies } from './winograd.js';
+import { wasmWinograd2, winograd2Applies } from './winograd2.js';
 
 type ConvDims = Parameters<Conv2dFn>[3];
 
@@ -83,7 +84,7 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     if (t === undefined) taps.set(key, (t = tapOffsets(Cg, win, plane, row)));
     return t;
   };
-  const fast3x3 = wasmWinograd4(heap, pins);
+  const fast3x3 = wasmWinograd4(heap, pins), fast2x2 = wasmWinograd2(heap);
   return (x, w, bias, d, epi) => {
     // A constant weight keeps its Winograd transform: F(4×4, 3×3) where it measured faster. The
     // call that starts the transform as a background job (worker threads exist) runs the direct
@@ -92,6 +93,10 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     const { N, C, H, W, Cout, G, OH, OW, win } = d;
     const Cg = C / G, Coutg = Cout / G, P = OH * OW, K = Cg * win.kh * win.kw;
     if (Coutg < 4 || N * Cout * P * K < MIN_WORK) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);
+    // A weight that is not a constant (training, eager): Winograd F(2×2, 3×3) where it applies.
+    // (A constant one keeps the choice above: F(4×4), whose transform is kept, or the direct conv,
+    // where a kept transform would cost more memory and first-run time than it saves.)
+    if (!pins?.owner(w) && winograd2Applies(d)) return fast2x2(x, w, bias, d, epi);
     // Windows reading mostly padding: the reference visits only the in-bounds taps, no padded copy.
     const direct = win.sw === 1 && K <= DIRECT_MAX_K;
     if (padsTooMuch(d, direct ? N * C : Cg)) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);

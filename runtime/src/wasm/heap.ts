@@ -37,6 +37,9 @@ export interface KernelExports {
   winogradInputTiles(N: number, C: number, H: number, W: number, pt: number, pl: number, TH: number, TW: number, TC: number, x: number, pad: number, V: number): void;
   winogradGradTiles(N: number, Cout: number, OH: number, OW: number, TH: number, TW: number, CT: number, gy: number, dM: number): void;
   adamStep(n: number, p: number, g: number, m: number, v: number, vmax: number, shrink: number, sign: number, l2: number, beta1: number, beta2: number, stepSize: number, bc2Sqrt: number, eps: number): void;
+  // runtime/wasm/winograd2.ts (caller: runtime/src/wasm/winograd2.ts)
+  winograd2OutputTiles(N: number, Cout: number, OH: number, OW: number, TH: number, TW: number, Cp: number, MS: number, M: number, out: number): void;
+  winograd2Weights(S: number, w: number, U: number): void;
   // runtime/wasm/winograd.ts (caller: runtime/src/wasm/winograd.ts)
   winograd4Weights(S: number, f0: number, f1: number, w: number, U: number): void;
   winograd4Conv(c0: number, c1: number, N: number, C: number, Cout: number, OH: number, OW: number, TH: number, TWp: number, Tc: number, img: number, Hp: number, Wp: number, U: number, V: number, M: number, out: number, bias: number, relu: number, scratch: number): void;

@@ -258,32 +258,44 @@ function run(graph: Capture['graph'], c: Capture): Run {
 
 /** The forward's saved outputs whose array shares its elements with no input and no other output of the run. */
 function ownSaved(outs: readonly Output[], place: readonly number[], inputs: readonly Tensor[]): Output[] {
-  const arrays: ArrayBufferView[] = [...outs.map((o) => o.data), ...inputs.map((t) => t._storage.data)];
-  return outs.filter((o, k) => place[k] >= 0 && arrays.every((a, j) => j === k || !mayShare(a, o.data)));
+  const seen = new Storage(), twice = new Set<ArrayBufferView>();
+  for (const a of [...outs.map((o) => o.data), ...inputs.map((t) => t._storage.data)]) for (const b of seen.add(a)) { twice.add(a); twice.add(b); }
+  return outs.filter((o, k) => place[k] >= 0 && !twice.has(o.data));
 }
 
-/** The outputs' arrays that share elements with an input or another output (views share them under shareArrays). */
+/** The outputs' arrays that share elements with an input or an earlier output (views share them under shareArrays). */
 function sharedOutputs(inputs: readonly InputValue[], outs: readonly Output[]): Set<ArrayBufferView> {
-  const seen: ArrayBufferView[] = [], shared = new Set<ArrayBufferView>();
+  const seen = new Storage(), shared = new Set<ArrayBufferView>();
   for (const v of inputs) {
     const data: unknown = v instanceof Tensor ? v._storage.data : typeof v === 'object' && v && 'data' in v ? v.data : undefined;
-    if (ArrayBuffer.isView(data)) seen.push(data);
+    if (ArrayBuffer.isView(data)) seen.add(data);
   }
-  for (const o of outs) {
-    if (seen.some((a) => mayShare(a, o.data))) shared.add(o.data);
-    seen.push(o.data);
-  }
+  for (const o of outs) if (seen.add(o.data).length) shared.add(o.data);
   return shared;
 }
 
 /**
- * Whether two arrays may share elements: the same buffer, or, over shared memory (the kernel
- * memory's resident arrays, whose buffer objects differ as the memory grows), overlapping bytes.
+ * Arrays seen so far, to tell which share elements: ordinary arrays share when they view the same
+ * buffer; arrays over shared memory (the kernel memory's resident arrays, whose buffer objects
+ * differ as the memory grows) when their bytes overlap.
  */
-function mayShare(a: ArrayBufferView, b: ArrayBufferView): boolean {
-  const sharedMemory = typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer && b.buffer instanceof SharedArrayBuffer;
-  if (!sharedMemory) return a.buffer === b.buffer;
-  return a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
+class Storage {
+  private readonly buffers = new Map<ArrayBufferLike, ArrayBufferView[]>();
+  private readonly shared: ArrayBufferView[] = [];
+
+  /** Adds `a`; returns the arrays added before that share elements with it. */
+  add(a: ArrayBufferView): ArrayBufferView[] {
+    if (typeof SharedArrayBuffer === 'function' && a.buffer instanceof SharedArrayBuffer) {
+      const hits = this.shared.filter((b) => a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength);
+      this.shared.push(a);
+      return hits;
+    }
+    const same = this.buffers.get(a.buffer);
+    if (!same) { this.buffers.set(a.buffer, [a]); return []; }
+    const hits = [...same];
+    same.push(a);
+    return hits;
+  }
 }
 
 function sourceValue(s: InputSource, args: readonly unknown[]): InputValue {
