@@ -1,4 +1,4 @@
-// The WebAssembly conv2d against ir-spec's reference conv2dForward: strides, padding, dilation,
+// The WebAssembly conv2d (its direct and im2col kernels; Winograd F(2×2) is winograd2.test.ts's) against ir-spec's reference conv2dForward: strides, padding, dilation,
 // groups, odd channel counts, non-square images and kernels, batch 1 and 3, with and without
 // bias, patch matrices packed in bands of output rows; the kernel memory is returned after each call.
 
@@ -45,7 +45,7 @@ describe('WebAssembly conv2d', () => {
       const x = randomFloats(t.N * t.C * t.H * t.W, 1), w = randomFloats(t.Cout * (t.C / t.G) * t.kh * t.kw, 2);
       const b = t.bias ? randomFloats(t.Cout, 3) : null;
       const before = heap.liveBytes;
-      const got = wasmConv2d(heap)(x, w, b, d);
+      const got = wasmConv2d(heap, undefined, () => false, () => false)(x, w, b, d);
       const want = REFERENCE_PRIMITIVES.conv2d(x, w, b, d);
       expect(got.length).toBe(want.length);
       const K = (t.C / t.G) * t.kh * t.kw;
@@ -125,7 +125,7 @@ describe('WebAssembly conv2d epilogue and padding', () => {
         const before = heap.liveBytes;
         const want = REFERENCE_PRIMITIVES.conv2d(x, w, b, d, { relu });
         const out = new Float32Array(want.length).fill(Number.NaN);
-        const got = wasmConv2d(heap)(x, w, b, d, { relu, out });
+        const got = wasmConv2d(heap, undefined, () => false, () => false)(x, w, b, d, { relu, out });
         expect(got).toBe(out);
         for (let i = 0; i < want.length; i++) {
           if (!(Math.abs(got[i] - want[i]) <= 1e-5 * Math.sqrt(K) * (1 + Math.abs(want[i])))) throw new Error(`out[${i}] = ${got[i]}, want ${want[i]}`);
@@ -142,7 +142,7 @@ describe('WebAssembly conv2d epilogue and padding', () => {
     const x = randomFloats(4 * 144, 14), w = randomFloats(8 * 36, 15), b = randomFloats(8, 16);
     x[5 * 12 + 5] = Number.NaN; // poisons the windows around (5, 5) of every output channel
     const want = REFERENCE_PRIMITIVES.conv2d(x, w, b, d, { relu: true });
-    const got = wasmConv2d(heap)(x, w, b, d, { relu: true });
+    const got = wasmConv2d(heap, undefined, () => false, () => false)(x, w, b, d, { relu: true });
     for (let i = 0; i < want.length; i++) expect(Object.is(got[i], want[i]) || Math.abs(got[i] - want[i]) <= 1e-4).toBe(true);
     expect(got.some((v) => Number.isNaN(v))).toBe(true);
   });

@@ -73,8 +73,11 @@ const BAND_BYTES = 1 << 20, BAND_MIN_WORK = 1 << 24;
 /** Floats left readable past an image the direct kernel reads (a row's last columns read 8). */
 const SLACK = 8;
 
-/** `winograd4`: where a pinned weight runs as F(4×4, 3×3) (default: winograd.ts's measured rule). */
-export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = winograd4Applies): Conv2dFn {
+/**
+ * `winograd4`: where a pinned weight runs as F(4×4, 3×3) (default: winograd.ts's measured rule);
+ * `winograd2`: where any other runs as F(2×2, 3×3) (default: winograd2.ts's).
+ */
+export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = winograd4Applies, winograd2 = winograd2Applies): Conv2dFn {
   // Tap-offset tables by geometry, computed once (a model has a few); each call copies its
   // table into the kernel memory with the operands.
   const taps = new Map<string, Int32Array>();
@@ -96,7 +99,7 @@ export function wasmConv2d(heap: WasmHeap, pins?: PinnedArrays, winograd4 = wino
     // A weight that is not a constant (training, eager): Winograd F(2×2, 3×3) where it applies.
     // (A constant one keeps the choice above: F(4×4), whose transform is kept, or the direct conv,
     // where a kept transform would cost more memory and first-run time than it saves.)
-    if (!pins?.owner(w) && winograd2Applies(d)) return fast2x2(x, w, bias, d, epi);
+    if (!pins?.owner(w) && winograd2(d)) return fast2x2(x, w, bias, d, epi);
     // Windows reading mostly padding: the reference visits only the in-bounds taps, no padded copy.
     const direct = win.sw === 1 && K <= DIRECT_MAX_K;
     if (padsTooMuch(d, direct ? N * C : Cg)) return REFERENCE_PRIMITIVES.conv2d(x, w, bias, d, epi);

@@ -45,9 +45,9 @@ export function fastPrimitives(): FastPrimitives {
   } else {
     const pins = new PinnedArrays(heap);
     const g = new WasmGemm(heap, pins);
-    // KILN_WINOGRAD=0 keeps constant 3×3 weights on the direct/im2col conv (benchmarks compare the two).
+    // KILN_WINOGRAD=0 keeps 3×3 convs on the direct/im2col conv (benchmarks compare the two).
     const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
-    const direct = wasmConv2d(heap, pins, () => false), conv2d = wasmDepthwiseConv2d(heap, pins, env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins));
+    const direct = wasmConv2d(heap, pins, () => false, () => false), conv2d = wasmDepthwiseConv2d(heap, pins, env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins));
     chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, conv3x3: { direct, winograd4: wasmWinograd4(heap, pins) }, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
       threadStats: () => ({ splitCalls: heap.splitProducts, workerChunks: heap.workerChunks, workersStarted: heap.workersStarted }), jobStats: () => heap.jobStats, afterRun: () => heap.releaseJobs() };
   }

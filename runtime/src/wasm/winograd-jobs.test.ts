@@ -51,7 +51,7 @@ function withThreads<T>(n: number, f: () => T): T {
 describe('Winograd weight transforms as background jobs', () => {
   const x = randomFloats(64 * 256, 1), b = randomFloats(64, 3);
   // The two kernels, weights not pinned (so never deferred): what each call must equal bit for bit.
-  const direct = (w: Float32Array) => wasmConv2d(heap, undefined, () => false)(x, w, b, d, { relu: true });
+  const direct = (w: Float32Array) => wasmConv2d(heap, undefined, () => false, () => false)(x, w, b, d, { relu: true });
   const f4 = (w: Float32Array) => wasmWinograd4(heap)(x, w, b, d, { relu: true });
 
   it('the first call runs the direct conv while a worker makes the transform; later calls are F(4×4)', async () => {
