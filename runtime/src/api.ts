@@ -8,6 +8,7 @@ export * from './webgpu/index.js';
 export { createCpuDevice } from './cpu-device.js';
 export { fastPrimitives, getNumThreads, setNumThreads, type FastPrimitives } from './wasm/primitives.js';
 export { winograd4Applies } from './wasm/winograd.js';
+export { winograd2Applies } from './wasm/winograd2.js';
 export { nodesWithoutKernels } from './coverage.js';
 export type { Arena, BackendName, Device, DeviceTensor, DispatchTimer } from './device.js';
 export type { InputValue, TensorInput } from './validate.js';

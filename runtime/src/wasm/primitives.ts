@@ -9,6 +9,7 @@ export { getNumThreads, setNumThreads } from './heap.js';
 import { WasmGemm } from './gemm.js';
 import { wasmConv2d } from './conv.js';
 import { wasmWinograd4 } from './winograd.js';
+import { wasmWinograd2 } from './winograd2.js';
 import { wasmDepthwiseConv2d } from './depthwise.js';
 import { wasmOps } from './ops.js';
 import { wasmElementBody } from './fused.js';
@@ -25,10 +26,11 @@ export interface FastPrimitives extends CpuPrimitives {
    */
   threadStats(): { splitCalls: number; workerChunks: number; workersStarted: number };
   /**
-   * The two kernels conv2d chooses between for a pinned 3×3 stride-1 weight (absent with the
-   * JavaScript kernels), callable apart for benchmarks: `winograd4Applies(d)` is the choice.
+   * The kernels conv2d chooses between for a 3×3 stride-1 weight (absent with the JavaScript
+   * kernels), callable apart for benchmarks: `winograd4Applies(d)` is the choice for a pinned
+   * weight, `winograd2Applies(d)` for any other.
    */
-  readonly conv3x3?: { readonly direct: Conv2dFn; readonly winograd4: Conv2dFn };
+  readonly conv3x3?: { readonly direct: Conv2dFn; readonly winograd4: Conv2dFn; readonly winograd2: Conv2dFn };
   /** Lets the background work deferred so far start on idle worker threads (the CPU device calls it when a run ends). */
   afterRun?(): void;
   /** Background jobs posted so far and how many of them worker threads ran. */
@@ -48,7 +50,7 @@ export function fastPrimitives(): FastPrimitives {
     // KILN_WINOGRAD=0 keeps 3×3 convs on the direct/im2col conv (benchmarks compare the two).
     const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
     const direct = wasmConv2d(heap, pins, () => false, () => false), conv2d = wasmDepthwiseConv2d(heap, pins, env?.KILN_WINOGRAD === '0' ? direct : wasmConv2d(heap, pins));
-    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, conv3x3: { direct, winograd4: wasmWinograd4(heap, pins) }, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
+    chosen = { ...wasmOps(heap), gemm: g.gemm, conv2d, conv3x3: { direct, winograd4: wasmWinograd4(heap, pins), winograd2: wasmWinograd2(heap) }, elementBody: wasmElementBody(heap), kind: heap.variant === 'relaxed' ? 'relaxed-simd' : 'simd', pin: (d) => pins.pin(d),
       threadStats: () => ({ splitCalls: heap.splitProducts, workerChunks: heap.workerChunks, workersStarted: heap.workersStarted }), jobStats: () => heap.jobStats, afterRun: () => heap.releaseJobs() };
   }
   return chosen;

@@ -3,7 +3,7 @@
 // tile half outside), output channels not a multiple of 4, paddings 0–2, bias and relu, a result
 // computed into an offered array. The CPU device's conv2d must take it for a weight that is not a
 // constant (same bits as calling it), and keep a constant (pinned) weight on the direct kernel;
-// too few tiles run the direct kernel too.
+// too few tiles for the per-call weight transform run the direct kernel too.
 
 import { describe, expect, it } from 'vitest';
 import { REFERENCE_PRIMITIVES, type Conv2dFn } from '@kiln/ir-spec';
@@ -24,9 +24,9 @@ function dims(N: number, C: number, H: number, W: number, Cout: number, pad: num
 const CASES: [string, ConvDims, boolean][] = [
   ['digits conv2: 16→32 at 8×8, batch 32', dims(32, 16, 8, 8, 32, 1), false],
   ['digits input gradient: 32→16 at 8×8, batch 32', dims(32, 32, 8, 8, 16, 1), false],
-  ['odd output 7×9, 10 output channels, bias and relu', dims(3, 8, 7, 9, 10, 1), true],
-  ['no padding (output 8×9)', dims(2, 12, 10, 11, 8, 0), true],
-  ['padding 2', dims(2, 8, 6, 6, 12, 2), false],
+  ['odd output 7×9, 66 output channels (a tail of 2), bias and relu', dims(12, 8, 7, 9, 66, 1), true],
+  ['no padding (output 8×9)', dims(8, 16, 10, 11, 40, 0), true],
+  ['padding 2', dims(8, 8, 6, 6, 64, 2), false],
   ['64→64 at 28×28, batch 2', dims(2, 64, 28, 28, 64, 1), true],
 ];
 
@@ -60,9 +60,9 @@ describe('WebAssembly conv2d as Winograd F(2×2, 3×3)', () => {
     const x = randomFloats(d.N * d.C * d.H * d.W, 4), w = randomFloats(d.Cout * d.C * 9, 5);
     prims.pin(w);
     expect(Array.from(prims.conv2d(x, w, null, d))).toEqual(Array.from(prims.conv3x3!.direct(x, w, null, d)));
-    const few = dims(1, 16, 6, 6, 32, 1); // 9 tiles
+    const few = dims(1, 64, 8, 8, 64, 1); // 16 tiles
     expect(winograd2Applies(few)).toBe(false);
-    const w2 = randomFloats(32 * 16 * 9, 6), x2 = randomFloats(16 * 36, 7);
+    const w2 = randomFloats(64 * 64 * 9, 6), x2 = randomFloats(64 * 64, 7);
     expect(Array.from(prims.conv2d(x2, w2, null, few))).toEqual(Array.from(prims.conv3x3!.direct(x2, w2, null, few)));
   });
 });

@@ -23,22 +23,21 @@ const TILE_BYTES = 1 << 25;
 
 /**
  * Where F(2×2) runs instead of the direct conv (for a weight transformed per call): the
- * reference's shapes with at least 8 output channels and MIN_TILES tiles, tiles within
- * TILE_BYTES. Measured against the direct conv (one process, outputs in the kernel memory):
- * 1.2–1.3× faster on the digits CNN's 16→32 and 32→16 at 8×8 ×32, 1.0× at 16→16 16×16 ×32,
- * 1.6–1.9× on 64→64 at 28×28 ×8 and 56×56 ×1 and 128→128 at 14×14 ×4.
+ * reference's shapes with at least MIN_TILES output tiles and MIN_FILTERS filters, tiles within
+ * TILE_BYTES. Measured against the direct kernel (one process, outputs in the kernel memory,
+ * medians): faster on the digits CNN's 16→32 and 32→16 at 8×8 ×32 (512 tiles: 1.2–1.3×), 64→128
+ * at 16×16 ×32 (1.7×), 64→64 at 28×28 ×8 and 56×56 ×1, 128→128 at 14×14 ×4 (1.6–1.9×); slower
+ * or even with few tiles over many filters, where the per-call weight transform dominates (64→64
+ * at 8×8 ×1, 16 tiles: 0.35×; 64→128 at 16×16 ×1, 64 tiles: 1.0×), and with 16×16 filters
+ * (16→16 at 32×32 ×1: 0.8×; at 16×16 ×32: 1.0–1.2×).
  */
 export function winograd2Applies(d: ConvDims): boolean {
-  if (!winogradApplies(d) || d.Cout < 8) return false;
+  if (!winogradApplies(d) || d.C * d.Cout < MIN_FILTERS) return false;
   const T = d.N * Math.ceil(d.OH / 2) * Math.ceil(d.OW / 2);
   return T >= MIN_TILES && 16 * T * (d.C + d.Cout + 4) * 4 <= TILE_BYTES;
 }
 
-/**
- * Fewer tiles than this run the direct conv: the weight's transform (per call) costs about as
- * much as 4 tiles save, so few tiles over a big weight (batch 1 at 7×7) would gain nothing.
- */
-const MIN_TILES = 16;
+const MIN_TILES = 128, MIN_FILTERS = 512;
 
 export function wasmWinograd2(heap: WasmHeap): Conv2dFn {
   const k = heap.k;
