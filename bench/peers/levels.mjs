@@ -1,7 +1,7 @@
 // -O0 against -O2 (and -O2 without its memory plan) on the CPU peer benchmark's models, warm, in
 // one process (`node bench/peers/levels.mjs [--models=mlp] [--runs=31] [--threads=1]`): the
-// three compiled forms of a model run in turn, INNER runs per timed sample, so machine load
-// falls on all three alike and the ratios come from one run. ./cpu.mjs measures cold-cache
+// three compiled forms of a model run in turn (the order rotating), INNER runs per timed sample,
+// so machine load falls on all three alike and the ratios come from one run. ./cpu.mjs measures cold-cache
 // single runs against the peers; this isolates what the passes and the arena change.
 // Invariant: every form's output matches -O0's within TOLERANCE before any timing.
 
@@ -39,8 +39,11 @@ for (const [name, m] of Object.entries(MODELS)) {
     const inner = Math.max(1, Math.round(2 / Math.max(per, 1e-3)));
     for (let t0 = performance.now(); performance.now() - t0 < 1000;) for (const model of Object.values(models)) model.runSync([x]);
     const samples = Object.fromEntries(Object.keys(models).map((f) => [f, []]));
+    // The order rotates sample by sample: whichever form runs right after -O0 (which allocates
+    // every intermediate) would otherwise pay for the collections -O0's garbage triggers.
+    const forms = Object.entries(models);
     for (let r = 0; r < runs; r++) {
-      for (const [f, model] of Object.entries(models)) {
+      for (const [f, model] of [...forms.slice(r % forms.length), ...forms.slice(0, r % forms.length)]) {
         const c0 = process.cpuUsage();
         for (let i = 0; i < inner; i++) model.runSync([x]);
         const c = process.cpuUsage(c0);
