@@ -70,7 +70,8 @@ export interface CompileExplanation {
 }
 
 type Entry =
-  | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string; readonly where?: string }
+  /** `whole`: the forward runs eagerly as it is, its submodules too (tensors off the CPU). */
+  | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string; readonly where?: string; readonly whole?: boolean }
   | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number };
 
 /** The compile state of one model or function: its cache, symbolic dims and history. */
@@ -131,7 +132,7 @@ export class Compiler {
   }
 
   private runEntry(e: Entry, args: unknown[]): unknown {
-    if (e.kind === 'eager') return this.aroundBreak(args);
+    if (e.kind === 'eager') return e.whole ? this.eager(args) : this.aroundBreak(args);
     if (e.training) return runTraining(e.capture, e.training, args, this.name);
     return this.runInference(e, args);
   }
@@ -174,7 +175,7 @@ export class Compiler {
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
       if (a instanceof Tensor) {
-        k += `|${a.dtype}${a.requiresGrad ? '*' : ''}[`;
+        k += `|${a.dtype}${a.requiresGrad ? '*' : ''}${a.device === 'cpu' ? '' : `@${a.device}`}[`;
         for (let d = 0; d < a.shape.length; d++) k += `${d ? ',' : ''}${!grad && (this.opts.dynamic === true || this.dynamic.has(`${i}:${d}`)) ? '?' : a.shape[d]}`;
         k += ']';
       } else if (typeof a === 'number' && this.scriptable) k += Number.isInteger(a) ? '|int' : '|float';
@@ -221,6 +222,14 @@ export class Compiler {
     let capture: Capture | undefined;
     const why: string[] = [];
     let where: string | undefined;
+    const off = this.offCpu(args);
+    if (off) {
+      entry = this.graphBreak(inputs, `${off}: compiled graphs run on the CPU runtime, so ${this.name}.forward runs eagerly on its device (move the model and its inputs with .to('cpu') to compile it)`, GuardSet.empty, undefined, true);
+      this.cache.set(key, entry.guards, entry);
+      this.byKey.set(key, [entry, ...(this.byKey.get(key) ?? [])]);
+      this.all.push(entry);
+      return entry;
+    }
     try {
       capture = captureWithScript(this.target, args, dynamic);
     } catch (e) {
@@ -261,11 +270,22 @@ export class Compiler {
     return entry;
   }
 
-  private graphBreak(inputs: string, reason: string, guards = GuardSet.empty, where?: string): Entry {
+  private graphBreak(inputs: string, reason: string, guards = GuardSet.empty, where?: string, whole = false): Entry {
     if (this.opts.fullgraph) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${where ? `${where}: ` : ''}${reason}`);
-    const parts = this.target.kind === 'module' && this.target.module.namedChildren().length ? '; its submodules run compiled' : '';
+    const parts = !whole && this.target.kind === 'module' && this.target.module.namedChildren().length ? '; its submodules run compiled' : '';
     console.warn(`jit.compile(${this.name}): graph break, running forward eagerly${parts}: ${reason}`);
-    return { kind: 'eager', guards, inputs, reason, ...(where ? { where } : {}) };
+    return { kind: 'eager', guards, inputs, reason, ...(where ? { where } : {}), ...(whole ? { whole } : {}) };
+  }
+
+  /** The first tensor the call would read off the CPU (an argument, a parameter or a buffer), described, or undefined. */
+  private offCpu(args: readonly unknown[]): string | undefined {
+    const i = args.findIndex((a) => a instanceof Tensor && a.device !== 'cpu');
+    if (i >= 0) return `argument ${i} lives on '${(args[i] as Tensor).device}'`;
+    if (this.target.kind !== 'module') return undefined;
+    for (const [name, t] of [...this.target.module.namedParameters(), ...this.target.module.namedBuffers()]) {
+      if (t.device !== 'cpu') return `${name} lives on '${t.device}'`;
+    }
+    return undefined;
   }
 
   /**
