@@ -1,8 +1,9 @@
 // The CPU device's arena: one buffer per memory-plan slot, kept by a model run after run, so a
 // planned intermediate costs no allocation once the slots have grown to the run's sizes. Where
 // the WebAssembly kernels run over a shared memory, the slots are blocks of that memory
-// (WasmHeap.residentBlock), so the kernels read and write planned intermediates where they lie
-// instead of copying them in and out (wasm/io.ts); elsewhere they are ArrayBuffers.
+// (WasmHeap.residentBlock; up to KERNEL_MEMORY_SLOT_BYTES in all), so the kernels read and write
+// planned intermediates where they lie instead of copying them in and out (wasm/io.ts);
+// elsewhere they are ArrayBuffers.
 // Invariant: a slot only grows (to the largest tensor it was asked for), and `bytes` is exactly
 // what its buffers hold; which value may take a slot, and when, memory.ts decides. A slot's old
 // block is freed when it grows: arena tensors are only used within the run that took them (the
@@ -21,9 +22,21 @@ function view(buffer: ArrayBufferLike, at: number, dtype: DType, n: number): Typ
   }
 }
 
+/**
+ * Most bytes of slots in the kernel memory, all arenas together: the memory is 32-bit and the
+ * kernels need room for their own blocks, so slots past this are ArrayBuffers.
+ */
+const KERNEL_MEMORY_SLOT_BYTES = 1 << 30;
+let slotBytesInKernelMemory = 0;
+
+function freeBlock(heap: WasmHeap, b: Uint8Array): void {
+  heap.free(b.byteOffset);
+  slotBytesInKernelMemory -= b.byteLength;
+}
+
 /** Frees an arena's kernel-memory blocks when the arena is garbage collected (with its model). */
 const arenaRelease = new FinalizationRegistry<{ heap: WasmHeap; blocks: Uint8Array[] }>(({ heap, blocks }) => {
-  for (const b of blocks) if (b) heap.free(b.byteOffset);
+  for (const b of blocks) if (b) freeBlock(heap, b);
 });
 
 /** An arena whose slots are ArrayBuffers, or blocks of the kernel memory when `heap` can give resident ones; take() views one as the tensor asked for. */
@@ -38,10 +51,14 @@ export function createCpuArena(heap?: WasmHeap | null): Arena<TypedArray> {
       if (have < need) {
         // Rounded up to 4 bytes so every dtype's view of the slot is aligned.
         const size = Math.ceil(need / 4) * 4;
-        const block = heap?.residentBlock(size);
-        if (blocks[slot]) heap!.free(blocks[slot].byteOffset);
-        if (block) blocks[slot] = block;
-        else delete blocks[slot];
+        const block = slotBytesInKernelMemory + size <= KERNEL_MEMORY_SLOT_BYTES ? heap?.residentBlock(size) : undefined;
+        if (blocks[slot]) freeBlock(heap!, blocks[slot]);
+        if (block) {
+          blocks[slot] = block;
+          slotBytesInKernelMemory += size;
+        } else {
+          delete blocks[slot];
+        }
         slots[slot] = block ?? new ArrayBuffer(size);
         bytes += size - have;
       }

@@ -134,11 +134,18 @@ export class WasmHeap {
    * memory's buffer is never detached), for data read straight into the kernel memory (a loaded
    * file's weights): kernels then read arrays viewing it in place (addressOf), no copy. Undefined
    * on a private memory, whose buffer a grow detaches. Free it with free(), or hand its lifetime
-   * to the arrays viewing it (freeWhenCollected).
+   * to the arrays viewing it (freeWhenCollected). Undefined too when the memory cannot grow
+   * to hold it (the kernel memory is 32-bit).
    */
   residentBlock(bytes: number): Uint8Array | undefined {
     if (!this.shared) return undefined;
-    const at = this.alloc(bytes);
+    let at: number;
+    try {
+      at = this.alloc(bytes);
+    } catch (e) {
+      if (e instanceof RangeError) return undefined; // the memory cannot grow that far: the caller keeps an ordinary buffer
+      throw e;
+    }
     const view = new Uint8Array(this.memory.buffer, at, bytes);
     this.residentBuffers.add(view.buffer);
     return view;
@@ -159,7 +166,8 @@ export class WasmHeap {
   residentArray<T extends Float32Array | Int32Array | Uint8Array | Int8Array>(of: new (b: ArrayBufferLike, at: number, n: number) => T, n: number): T | undefined {
     const bytes = n * (of as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
     if (!this.shared || this.residentArrayBytes + bytes > RESIDENT_ARRAY_BYTES) return undefined;
-    const block = this.residentBlock(bytes)!;
+    const block = this.residentBlock(bytes);
+    if (!block) return undefined;
     const a = new of(block.buffer, block.byteOffset, n);
     this.residentArrayBytes += bytes;
     this.arrayRelease.register(a, { at: block.byteOffset, bytes });
