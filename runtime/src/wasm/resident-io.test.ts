@@ -35,6 +35,7 @@ const CASES: { name: string; op: string; inputs: (CpuTensor | null)[]; attrs: ob
   { name: 'relu', op: 'relu', inputs: [f32([32, 16, 8, 8], 5)], attrs: {} },
   { name: 'conv2d, padded (direct kernel over a zero-bordered copy)', op: 'conv2d', inputs: [f32([32, 16, 8, 8], 6), f32([32, 16, 3, 3], 7), f32([32], 8)], attrs: conv(1) },
   { name: 'conv2d, unpadded (direct kernel over x itself: a zeroed copy)', op: 'conv2d', inputs: [f32([4, 16, 10, 10], 9), f32([16, 16, 3, 3], 10), null], attrs: conv(0) },
+  { name: 'conv2d, strided and unpadded (im2col over x itself)', op: 'conv2d', inputs: [f32([4, 16, 11, 11], 29), f32([16, 16, 3, 3], 30), f32([16], 31)], attrs: conv(0, 2) },
   { name: 'conv2d, strided (im2col and GEMM)', op: 'conv2d', inputs: [f32([4, 16, 10, 10], 11), f32([16, 16, 3, 3], 12), f32([16], 13)], attrs: conv(1, 2) },
   { name: 'conv_transpose2d (input gradient)', op: 'conv_transpose2d', inputs: [f32([32, 32, 8, 8], 14), f32([32, 16, 3, 3], 15), null], attrs: { ...conv(1), output_padding: [0, 0] } },
   { name: 'conv2d_weight_grad, Winograd F(2×2, 3×3)', op: 'conv2d_weight_grad', inputs: [f32([32, 16, 8, 8], 16), f32([32, 32, 8, 8], 17)], attrs: { ...conv(1), kernel_size: [3, 3] }, copied: true },
