@@ -49,19 +49,6 @@ function tapOffsets(Cg: number, win: ConvDims['win'], plane: number, row: number
 }
 
 /**
- * Copies a conv call's operands into the kernel memory: x at xa followed by `slack` zero floats
- * (kernels read a few floats past the last plane), w at wa unless a kept copy is there already,
- * and the bias at ba.
- */
-export function copyConvOperands(heap: WasmHeap, x: Float32Array, xa: number, slack: number, w: Float32Array, wa: number, weightKept: boolean, bias: Float32Array | null, ba: number): void {
-  const f = heap.f32();
-  f.set(x, xa >> 2);
-  f.fill(0, (xa >> 2) + x.length, (xa >> 2) + x.length + slack);
-  if (!weightKept) f.set(w, wa >> 2);
-  if (bias) f.set(bias, ba >> 2);
-}
-
-/**
  * The im2col path packs the patch matrix a band of output rows at a time, about BAND_BYTES
  * packed (ResNet-18's 224×224 stem: 1 MB a band instead of 7.4 MB at once, fewer fresh pages and
  * a packed band that stays in cache), but never a band of fewer than BAND_MIN_WORK

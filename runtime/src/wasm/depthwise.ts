@@ -9,8 +9,8 @@
 
 import { kernelDeadlineSet, kernelTick, padsTooMuch, type Conv2dFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 import type { PinnedArrays } from './pinned.js';
-import { copyConvOperands } from './conv.js';
 
 /** Below this many multiply-adds copying in and out costs more than the JavaScript loop saves (see bench/kernels.mjs). */
 export const MIN_DEPTHWISE_WORK = 1 << 13;
@@ -28,10 +28,11 @@ export function wasmDepthwiseConv2d(heap: WasmHeap, pins: PinnedArrays | undefin
     const k = heap.k, M = Cout / C, out = N * Cout * OH * OW;
     const Hp = (OH - 1) * win.sh + (win.kh - 1) * win.dh + 1, Wp = (OW - 1) * win.sw + (win.kw - 1) * win.dw + 1;
     const kept = pins?.copy(w);
-    const xa = heap.alloc((x.length + SLACK) * 4), wa = kept ?? heap.alloc(w.length * 4), oa = heap.alloc(out * 4);
-    const ba = bias ? heap.alloc(Cout * 4) : 0, sa = heap.alloc((Hp * Wp + SLACK) * 4);
+    // x is copied (the kernel reads a few floats past a plane); the result lands in place when offered in the kernel memory.
+    const io = new KernelIO(heap);
     try {
-      copyConvOperands(heap, x, xa, SLACK, w, wa, kept !== undefined, bias, ba);
+      const xa = io.in(x, SLACK), wa = kept ?? io.in(w), ba = bias ? io.in(bias) : 0;
+      const oa = io.out(out * 4, epi?.out), sa = io.temp((Hp * Wp + SLACK) * 4);
       const work = N * Cout * OH * OW * win.kh * win.kw;
       if (work <= DEADLINE_CHUNK_WORK || !kernelDeadlineSet()) {
         k.depthwiseConv2d(N, C, H, W, M, win.kh, win.kw, win.sh, win.sw, win.pt, win.pl, win.dh, win.dw, OH, OW, xa, wa, ba, epi?.relu ? 1 : 0, sa, oa);
@@ -58,11 +59,9 @@ export function wasmDepthwiseConv2d(heap: WasmHeap, pins: PinnedArrays | undefin
           }
         }
       }
-      return heap.copyOutF32(oa, out, epi?.out);
+      return io.f32(oa, out, epi?.out);
     } finally {
-      heap.free(xa); heap.free(oa); heap.free(sa);
-      if (kept === undefined) heap.free(wa);
-      if (bias) heap.free(ba);
+      io.free();
     }
   };
 }

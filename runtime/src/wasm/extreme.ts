@@ -7,6 +7,7 @@
 
 import { REFERENCE_PRIMITIVES, type ExtremeFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 import { MIN_ELEMENTS } from './elementwise.js';
 import { sumPattern } from './reduce.js';
 
@@ -14,13 +15,13 @@ export function wasmExtreme(heap: WasmHeap): ExtremeFn {
   return (src, shape, dims, out, max) => {
     const p = src instanceof Float32Array && src.length >= MIN_ELEMENTS ? sumPattern(shape, dims) : null;
     if (!p) { REFERENCE_PRIMITIVES.extreme(src, shape, dims, out, max); return; }
-    const px = heap.alloc(src.length * 4), po = heap.alloc(out.length * 4);
+    const io = new KernelIO(heap);
     try {
-      heap.f32().set(src, px >> 2);
+      const px = io.in(src as Float32Array), po = io.out(out.length * 4, out as Float32Array);
       heap.k.extremeF32(max ? 1 : 0, p[0], p[1], p[2], p[3], px, po);
-      heap.copyOutF32(po, out.length, out as Float32Array);
+      io.copyOut(po, out as Float32Array);
     } finally {
-      heap.free(px); heap.free(po);
+      io.free();
     }
   };
 }

@@ -10,6 +10,7 @@
 
 import type { Block, ElementBodyFn, Value } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 import { MIN_ELEMENTS } from './elementwise.js';
 import { MATH_CODES, MIN_MATH_ELEMENTS } from './math.js';
 
@@ -68,13 +69,13 @@ export function wasmElementBody(heap: WasmHeap): ElementBodyFn {
     // A body with e^x, sigmoid or tanh pays for the copies from fewer elements (see math.ts).
     if (!p || n < (p.transcendental ? MIN_MATH_ELEMENTS : MIN_ELEMENTS)) return false;
     const n4 = (n + 3) & ~3, nRegs = p.inputs + 1 + p.constants.length + p.temps;
-    const blocks: number[] = [];
-    const take = (bytes: number) => { const at = heap.alloc(bytes); blocks.push(at); return at; };
+    // Operands in the kernel memory are used where they lie when n is a multiple of 4 (the kernel
+    // reads and writes whole vectors); others are copied in with zeros up to n4.
+    const io = new KernelIO(heap), out = dst as Float32Array;
     try {
-      const ins = srcs.map(() => take(n4 * 4)), outAt = take(n4 * 4);
-      const fixed = take(Math.max(1, p.constants.length + p.temps) * BLOCK * 4), prog = take(p.code.length * 4), regs = take(nRegs * 8);
+      const ins = srcs.map((s) => io.in(s as Float32Array, n4 - n)), outAt = n4 === n ? io.out(n * 4, out) : io.temp(n4 * 4);
+      const fixed = io.temp(Math.max(1, p.constants.length + p.temps) * BLOCK * 4), prog = io.temp(p.code.length * 4), regs = io.temp(nRegs * 8);
       const f = heap.f32();
-      srcs.forEach((s, k) => { f.set(s as Float32Array, ins[k] >> 2); f.fill(0, (ins[k] >> 2) + n, (ins[k] >> 2) + n4); });
       p.constants.forEach((c, k) => f.fill(c, (fixed >> 2) + k * BLOCK, (fixed >> 2) + (k + 1) * BLOCK));
       const i32 = new Int32Array(heap.memory.buffer);
       i32.set(p.code, prog >> 2);
@@ -84,10 +85,10 @@ export function wasmElementBody(heap: WasmHeap): ElementBodyFn {
       for (let r = p.inputs + 1; r < nRegs; r++) table.set([fixed + (r - p.inputs - 1) * BLOCK * 4, 0], 2 * r);
       i32.set(table, regs >> 2);
       heap.k.fusedF32(n4, p.code.length / 4, prog, regs);
-      heap.copyOutF32(outAt, n, dst);
+      io.copyOut(outAt, out);
       return true;
     } finally {
-      for (const at of blocks) heap.free(at);
+      io.free();
     }
   };
 }

@@ -7,6 +7,7 @@
 
 import type { MapUnaryFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
+import { KernelIO } from './io.js';
 
 /** Function codes (runtime/wasm/math.ts keeps the same table). */
 export const MATH_CODES = new Map([['exp', 0], ['sigmoid', 1], ['tanh', 2]]);
@@ -21,13 +22,13 @@ export function wasmMapMath(heap: WasmHeap, next: MapUnaryFn): MapUnaryFn {
   return (op, x, outDtype, f, loop, into) => {
     const fn = MATH_CODES.get(op);
     if (fn === undefined || x.dtype !== 'float32' || outDtype !== 'float32' || x.data.length < MIN_MATH_ELEMENTS) return next(op, x, outDtype, f, loop, into);
-    const n = x.data.length, px = heap.alloc(n * 4);
+    const n = x.data.length, io = new KernelIO(heap), out = into instanceof Float32Array ? into : undefined;
     try {
-      heap.f32().set(x.data, px >> 2);
-      heap.k.mathF32(fn, n, px, px);
-      return { data: heap.copyOutF32(px, n, into instanceof Float32Array ? into : undefined), shape: x.shape, dtype: outDtype };
+      const px = io.in(x.data as Float32Array), po = io.out(n * 4, out);
+      heap.k.mathF32(fn, n, px, po);
+      return { data: io.f32(po, n, out), shape: x.shape, dtype: outDtype };
     } finally {
-      heap.free(px);
+      io.free();
     }
   };
 }

@@ -1,9 +1,10 @@
 // The WebAssembly quantized linear (kernels in runtime/wasm/qlinear.ts) behind ir-spec's
 // quantizedLinear primitive. An int8 weight is packed into the kernel memory once (4-row groups,
 // 16-byte k-chunks) and kept while the array lives (Kiln never writes an int8 tensor: no op
-// makes one, and quantized weights are buffers); per call the activations are copied in, their
+// makes one, and quantized weights are buffers); per call the activations are copied in (read in
+// place when they lie in the kernel memory: an arena slot), their
 // range, quantization, the int32 sums and the float epilogue all run in the kernel memory, and
-// the float32 result is copied out; the product (with its epilogue: scales, bias, relu) splits
+// the float32 result is copied out (written in place when offered there); the product (with its epilogue: scales, bias, relu) splits
 // over the worker threads by blocks of weight rows when it is big enough (WasmHeap.qlinear).
 // Invariant: bit-identical to ir-spec's reference, on any number of threads.
 
@@ -45,14 +46,18 @@ export function wasmQuantizedLinear(heap: WasmHeap): CpuPrimitives['quantizedLin
       scratchBytes = need;
     }
     const base = scratch, f = heap.f32();
-    f.set(x.subarray(0, M * K), (base + xAt) >> 2);
+    // x read, and the result written, where they lie when they are in the kernel memory (an arena
+    // slot): the result only reads the quantized copy of x, so the two may even overlap.
+    const xIn = heap.addressOf(x), oIn = heap.addressOf(out);
+    const xa = xIn ?? base + xAt, oa = oIn ?? base + oAt;
+    if (xIn === undefined) f.set(x.subarray(0, M * K), xa >> 2);
     f.set(wScale, (base + sAt) >> 2);
     if (bias) f.set(bias.subarray(0, N), (base + bAt) >> 2);
-    heap.k.rangeF32(M * K, base + xAt, base + rAt);
+    heap.k.rangeF32(M * K, xa, base + rAt);
     const params = chooseQParams(f[(base + rAt) >> 2], f[((base + rAt) >> 2) + 1], reduceRange);
     f[((base + rAt) >> 2) + 2] = params.scale;
-    heap.k.quantizeRows(M, K, K16, base + xAt, Math.fround(1 / params.scale), params.zeroPoint, base + qAt);
-    heap.qlinear(M, N, K16, base + qAt, wp, base + rAt + 8, base + sAt, wScale.length === 1 ? 0 : 1, bias ? base + bAt : 0, relu ? 1 : 0, base + oAt);
-    out.set(heap.f32().subarray((base + oAt) >> 2, ((base + oAt) >> 2) + M * N));
+    heap.k.quantizeRows(M, K, K16, xa, Math.fround(1 / params.scale), params.zeroPoint, base + qAt);
+    heap.qlinear(M, N, K16, base + qAt, wp, base + rAt + 8, base + sAt, wScale.length === 1 ? 0 : 1, bias ? base + bAt : 0, relu ? 1 : 0, oa);
+    if (oIn === undefined) out.set(heap.f32().subarray(oa >> 2, (oa >> 2) + M * N));
   };
 }

@@ -7,7 +7,7 @@
 // the image, still get a zeroed copy; and every temporary block is returned.
 
 import { describe, expect, it } from 'vitest';
-import { getOp, type CpuTensor } from '@kiln/ir-spec';
+import { getOp, programToBody, type CpuTensor } from '@kiln/ir-spec';
 import { wasmKernels } from './heap.js';
 import { fastPrimitives } from './primitives.js';
 import { randomFloats } from './test-helpers.js';
@@ -33,6 +33,9 @@ const CASES: { name: string; op: string; inputs: (CpuTensor | null)[]; attrs: ob
   { name: 'mul', op: 'mul', inputs: [f32([32, 16, 8, 8], 1), f32([32, 16, 8, 8], 2)], attrs: {} },
   { name: 'add with a per-channel bias', op: 'add', inputs: [f32([32, 16, 8, 8], 3), f32([1, 16, 1, 1], 4)], attrs: {} },
   { name: 'relu', op: 'relu', inputs: [f32([32, 16, 8, 8], 5)], attrs: {} },
+  { name: 'exp', op: 'exp', inputs: [f32([32, 16, 8, 8], 33)], attrs: {} },
+  { name: 'tanh', op: 'tanh', inputs: [f32([4, 100], 34)], attrs: {} },
+  { name: 'depthwise conv2d (x copied: the kernel reads past a plane)', op: 'conv2d', inputs: [f32([4, 16, 12, 12], 35), f32([16, 1, 3, 3], 36), f32([16], 37)], attrs: { ...conv(1), groups: 16 } },
   { name: 'conv2d, padded (direct kernel over a zero-bordered copy)', op: 'conv2d', inputs: [f32([32, 16, 8, 8], 6), f32([32, 16, 3, 3], 7), f32([32], 8)], attrs: conv(1) },
   { name: 'conv2d, unpadded (direct kernel over x itself: a zeroed copy)', op: 'conv2d', inputs: [f32([4, 16, 10, 10], 9), f32([16, 16, 3, 3], 10), null], attrs: conv(0) },
   { name: 'conv2d, strided and unpadded (im2col over x itself)', op: 'conv2d', inputs: [f32([4, 16, 11, 11], 29), f32([16, 16, 3, 3], 30), f32([16], 31)], attrs: conv(0, 2) },
@@ -76,6 +79,31 @@ describe('WebAssembly kernels over resident operands', () => {
       const got = getOp(op).cpu([{ ...ins[0], data: a }, ...ins.slice(1)], {}, { prims, out: [a] })[0];
       expect(Array.from(got.data)).toEqual(Array.from(want.data));
     }
+  });
+
+  it('a fused elementwise body reads and writes resident arrays in place (n a multiple of 4), or copies (a ragged n)', () => {
+    for (const n of [4096, 4099]) {
+      const ins = [f32([n], 45), f32([n], 46)];
+      const region = programToBody([['add', 'x0', 'x1'], ['relu', 't0']], 2);
+      const want = getOp('fused_elementwise').cpu(ins, {}, { regions: [region], prims })[0];
+      const out = resident(new Float32Array(n));
+      const got = getOp('fused_elementwise').cpu(ins.map(inMemory), {}, { regions: [region], prims, out: [out] })[0];
+      expect(got.data).toBe(out);
+      expect(Array.from(out)).toEqual(Array.from(want.data));
+    }
+  });
+
+  it('amax and the int8 linear read and write resident arrays in place', () => {
+    const shape = [32, 16, 64], x = randomFloats(numel(shape), 41), rx = resident(x);
+    const m = new Float32Array(32 * 64), rm = resident(new Float32Array(32 * 64));
+    prims.extreme(x, shape, [1], m, true);
+    prims.extreme(rx, shape, [1], rm, true);
+    expect(Array.from(rm)).toEqual(Array.from(m));
+    const w = Int8Array.from(randomFloats(64 * 512, 42), (v) => Math.round(v * 127)), scale = Float32Array.of(0.02), bias = randomFloats(64, 43);
+    const y = new Float32Array(32 * 64), ry = resident(new Float32Array(32 * 64)), xs = randomFloats(32 * 512, 44);
+    prims.quantizedLinear(32, 64, 512, xs, false, w, scale, bias, y, true);
+    prims.quantizedLinear(32, 64, 512, resident(xs), false, w, scale, bias, ry, true);
+    expect(Array.from(ry)).toEqual(Array.from(y));
   });
 
   it('the sum and batch-norm primitives read and write resident arrays in place', () => {
