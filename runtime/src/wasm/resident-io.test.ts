@@ -1,10 +1,11 @@
 // Kernels reading operands where they lie in the kernel memory and writing results there
-// (io.ts): for each WebAssembly-backed op a training step runs on the CPU, the results with every
-// float operand and the offered output in resident arrays (WasmHeap.residentArray, as arena slots
-// and recycled results are) must equal the results from ordinary arrays bit for bit, and be
-// computed into the offered array itself; an offered output that is one of the inputs (an
-// in-place plan) must give the same numbers too; unpadded direct convolutions, which read past
-// the image, still get a zeroed copy; and every temporary block is returned.
+// (io.ts): for each WebAssembly-backed op (a training step's; exp/tanh, depthwise conv, amax, a
+// fused elementwise body, the int8 linear), the results with every float operand and the offered
+// output in resident arrays (WasmHeap.residentArray, as arena slots and recycled results are)
+// must equal the results from ordinary arrays bit for bit, and be computed into the offered array
+// itself; an offered output that is one of the inputs (an in-place plan) must give the same
+// numbers too; unpadded direct convolutions, which read past the image, still get a zeroed copy;
+// and every temporary block is returned.
 
 import { describe, expect, it } from 'vitest';
 import { getOp, programToBody, type CpuTensor } from '@kiln/ir-spec';
