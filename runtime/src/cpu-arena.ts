@@ -7,7 +7,8 @@
 // Invariant: a slot only grows (to the largest tensor it was asked for), and `bytes` is exactly
 // what its buffers hold; which value may take a slot, and when, memory.ts decides. A slot's old
 // block is freed when it grows: arena tensors are only used within the run that took them (the
-// executor copies outputs out of the arena; a replay record is dropped when the arena changes).
+// executor copies outputs out of the arena; a run that grew the arena is never recorded for
+// replay, and a later run on the normal path drops the record).
 
 import { ELEMENT_BYTES, numel, type DType, type TypedArray } from '@kiln/ir-spec';
 import type { Arena, DeviceTensor } from './device.js';
