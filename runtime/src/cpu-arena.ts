@@ -35,15 +35,15 @@ function freeBlock(heap: WasmHeap, b: Uint8Array): void {
   slotBytesInKernelMemory -= b.byteLength;
 }
 
-/** Frees an arena's kernel-memory blocks when the arena is garbage collected (with its model). */
-const arenaRelease = new FinalizationRegistry<{ heap: WasmHeap; blocks: Uint8Array[] }>(({ heap, blocks }) => {
-  for (const b of blocks) if (b) freeBlock(heap, b);
+/** Frees an arena's kernel-memory slots when the arena is garbage collected (with its model). */
+const arenaRelease = new FinalizationRegistry<{ heap: WasmHeap; slots: (ArrayBuffer | Uint8Array)[] }>(({ heap, slots }) => {
+  for (const s of slots) if (s instanceof Uint8Array) freeBlock(heap, s);
 });
 
 /** An arena whose slots are ArrayBuffers, or blocks of the kernel memory when `heap` can give resident ones; take() views one as the tensor asked for. */
 export function createCpuArena(heap?: WasmHeap | null): Arena<TypedArray> {
+  /** Per slot: an ArrayBuffer, or a block of the kernel memory (a byte view of it). */
   const slots: (ArrayBuffer | Uint8Array)[] = [];
-  const blocks: Uint8Array[] = [];
   let bytes = 0;
   const arena: Arena<TypedArray> = {
     take(slot: number, dtype: DType, shape: readonly number[]): DeviceTensor<TypedArray> {
@@ -53,13 +53,9 @@ export function createCpuArena(heap?: WasmHeap | null): Arena<TypedArray> {
         // Rounded up to 4 bytes so every dtype's view of the slot is aligned.
         const size = Math.ceil(need / 4) * 4;
         const block = slotBytesInKernelMemory + size <= KERNEL_MEMORY_SLOT_BYTES ? heap?.residentBlock(size) : undefined;
-        if (blocks[slot]) freeBlock(heap!, blocks[slot]);
-        if (block) {
-          blocks[slot] = block;
-          slotBytesInKernelMemory += size;
-        } else {
-          delete blocks[slot];
-        }
+        const old = slots[slot];
+        if (old instanceof Uint8Array) freeBlock(heap!, old);
+        if (block) slotBytesInKernelMemory += size;
         slots[slot] = block ?? new ArrayBuffer(size);
         bytes += size - have;
       }
@@ -69,6 +65,6 @@ export function createCpuArena(heap?: WasmHeap | null): Arena<TypedArray> {
     },
     get bytes() { return bytes; },
   };
-  if (heap) arenaRelease.register(arena, { heap, blocks });
+  if (heap) arenaRelease.register(arena, { heap, slots });
   return arena;
 }

@@ -1,8 +1,9 @@
 // The WebAssembly GEMM primitive (kernels in runtime/wasm/gemm.ts) behind ir-spec's `GemmFn`
 // signature, so an op's one CPU kernel runs its products in SIMD when the CPU device passes it.
 // Operands are copied into the kernel memory (A made K-contiguous, B packed into 8-column
-// panels) and C copied back; a B the device pinned as a graph constant is packed once and kept
-// until the constant is garbage collected (pinned.ts). linear's epilogue (bias, relu) runs in the
+// panels) and C copied back, except A and C rows that lie there already (used in place: io.ts);
+// a B the device pinned as a graph constant is packed once and kept until the constant is
+// garbage collected (pinned.ts). linear's epilogue (bias, relu) runs in the
 // kernel memory before the copy back (gemmEpilogue). Small products stay in JavaScript, where the copies
 // would cost more than they save. Invariant: same results as the reference gemm up to float32
 // rounding of the sums (the kernel sums in float32, the reference in float64 per K block).
@@ -10,6 +11,7 @@
 import { REFERENCE_PRIMITIVES, type GemmFn } from '@kiln/ir-spec';
 import type { WasmHeap } from './heap.js';
 import { PinnedArrays } from './pinned.js';
+import { KernelIO } from './io.js';
 
 /** Below this many multiply-adds the JavaScript kernel is as fast as copying into the memory. */
 const MIN_WORK = 4096;
@@ -43,27 +45,24 @@ export class WasmGemm {
       REFERENCE_PRIMITIVES.gemm(M, N, K, A, aOff, sai, sak, B, bOff, sbk, sbj, C, cOff, ldc, accumulate, epilogue);
       return;
     }
-    const temps: number[] = [];
-    const take = (floats: number) => { const at = h.alloc(floats * 4); temps.push(at); return at; };
+    const io = new KernelIO(h);
+    const take = (floats: number) => io.temp(floats * 4);
     try {
       const bp = kept ?? (constant ? this.packedConstant(B, bOff, sbk, sbj, K, N) : this.packTemp(B, bOff, sbk, sbj, K, N, take));
-      // A and C where they lie when they are contiguous rows in the kernel memory (an arena slot, a
-      // recycled result) and do not overlap; else copies.
-      const aAt = sak === 1 && sai === K ? h.addressOf(A) : undefined, cAt = ldc === N ? h.addressOf(C) : undefined;
-      const a = aAt !== undefined ? aAt + aOff * 4 : take(M * K);
-      const cInPlace = cAt !== undefined && (aAt === undefined || cAt + (cOff + M * N) * 4 <= a || a + M * K * 4 <= cAt + cOff * 4);
-      const c = cInPlace ? cAt + cOff * 4 : take(M * N);
+      // A and C as contiguous rows are placed by io.ts (where they lie in the kernel memory: an
+      // arena slot, a recycled result; else copies); strided ones are gathered and scattered here.
+      const rowsA = sak === 1 && sai === K, cRows = ldc === N ? C.subarray(cOff, cOff + M * N) : undefined;
+      const a = rowsA ? io.in(A.subarray(aOff, aOff + M * K)) : take(M * K);
+      const c = io.out(M * N * 4, cRows), cInPlace = cRows !== undefined && h.addressOf(cRows) === c;
       const f = h.f32();
-      if (aAt === undefined) copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
+      if (!rowsA) copyRows(A, aOff, sai, sak, M, K, f, a >> 2);
       if (accumulate && !cInPlace) for (let i = 0; i < M; i++) f.set(C.subarray(cOff + i * ldc, cOff + i * ldc + N), (c >> 2) + i * N);
       h.gemm(M, N, K, a, K, bp, c, N, accumulate ? 1 : 0);
       if (epilogue) h.k.gemmEpilogue(M, N, c, N, epilogue.bias ? this.biasIn(epilogue.bias, take) : 0, epilogue.relu ? 1 : 0);
-      const g = h.f32();
-      if (cInPlace) return;
-      if (ldc === N) C.set(g.subarray(c >> 2, (c >> 2) + M * N), cOff);
-      else for (let i = 0; i < M; i++) C.set(g.subarray((c >> 2) + i * N, (c >> 2) + (i + 1) * N), cOff + i * ldc);
+      if (cRows) io.copyOut(c, cRows);
+      else for (let i = 0; i < M; i++) C.set(h.f32().subarray((c >> 2) + i * N, (c >> 2) + (i + 1) * N), cOff + i * ldc);
     } finally {
-      for (const t of temps) h.free(t);
+      io.free();
     }
   };
 
@@ -113,9 +112,8 @@ export class WasmGemm {
   }
 }
 
-/** dst[off + i*K + k] = A[aOff + i*sai + k*sak]: rows of A made K-contiguous. */
+/** dst[off + i*K + k] = A[aOff + i*sai + k*sak]: strided rows of A made K-contiguous. */
 function copyRows(A: Float32Array, aOff: number, sai: number, sak: number, M: number, K: number, dst: Float32Array, off: number): void {
-  if (sak === 1 && sai === K) { dst.set(A.subarray(aOff, aOff + M * K), off); return; }
   for (let i = 0; i < M; i++) {
     const s = aOff + i * sai, d = off + i * K;
     if (sak === 1) dst.set(A.subarray(s, s + K), d);

@@ -223,13 +223,7 @@ export class Compiler {
     const why: string[] = [];
     let where: string | undefined;
     const off = this.offCpu(args);
-    if (off) {
-      entry = this.graphBreak(inputs, `${off}: compiled graphs run on the CPU runtime, so ${this.name}.forward runs eagerly on its device (move the model and its inputs with .to('cpu') to compile it)`, GuardSet.empty, undefined, true);
-      this.cache.set(key, entry.guards, entry);
-      this.byKey.set(key, [entry, ...(this.byKey.get(key) ?? [])]);
-      this.all.push(entry);
-      return entry;
-    }
+    if (off) return this.remember(key, this.graphBreak(inputs, `${off}: compiled graphs run on the CPU runtime, so ${this.name}.forward runs eagerly on its device (move the model and its inputs with .to('cpu') to compile it)`, GuardSet.empty, undefined, true));
     try {
       capture = captureWithScript(this.target, args, dynamic);
     } catch (e) {
@@ -263,7 +257,11 @@ export class Compiler {
         entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length };
       }
     }
-    key = this.keyOf(args); // numbers are keyed by value once the scripter failed (a trace bakes them in)
+    return this.remember(this.keyOf(args), entry); // numbers are keyed by value once the scripter failed (a trace bakes them in)
+  }
+
+  /** Caches `entry` under `key` (with its guards) and lists it. */
+  private remember(key: string, entry: Entry): Entry {
     this.cache.set(key, entry.guards, entry);
     this.byKey.set(key, [entry, ...(this.byKey.get(key) ?? [])]);
     this.all.push(entry);
