@@ -1,53 +1,136 @@
-// jit.compile of a model whose tensors live on WebGPU (Dawn; SwiftShader on CI). Compiled graphs
-// run on the CPU runtime, so such a call runs the model eagerly on its device, as one graph
-// break naming the tensor and the device: the outputs and gradients are eager's and stay on the
-// GPU, `fullgraph: true` throws that reason instead, and the same compiled model compiles a graph
-// once the model and its inputs are back on the CPU.
+// jit.compile of a model whose tensors live on WebGPU (Dawn; SwiftShader on CI): its graphs run
+// on the eager WebGPU device, reading parameters and inputs in their buffers and handing results
+// over as 'webgpu' tensors with nothing read back — for inference and for training (forward and
+// backward graphs, batch-norm buffer updates, dropout drawn from the same generator as eager), with
+// eager's numbers. Mode 'reduce-overhead' records each graph's first run and replays it. Tensors on
+// two devices are a graph break that runs eagerly (eager's own error), and the same compiled model
+// compiles a CPU graph once everything is back on the CPU.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { device, initWebGpu, jit, manualSeed, nn, noGrad, randn } from 'kiln';
+import { device, F, initWebGpu, jit, manualSeed, nn, noGrad, optim, randn, tensor, webGpuDevice, type Tensor } from 'kiln';
 
-const model = () => {
+const mlp = () => {
   manualSeed(4);
   return new nn.Sequential(new nn.Linear(8, 16), new nn.ReLU(), new nn.Linear(16, 4));
 };
+
+async function expectClose(a: Tensor, b: Tensor, tol = 1e-5) {
+  expect(a.device).toBe('webgpu');
+  expect(a.shape).toEqual(b.shape);
+  const x = await a.toArrayAsync() as Float32Array, y = await b.toArrayAsync() as Float32Array;
+  let worst = 0;
+  for (let i = 0; i < x.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
+  expect(worst).toBeLessThanOrEqual(tol);
+}
 
 describe('jit.compile with tensors on WebGPU', () => {
   beforeAll(async () => { await initWebGpu(); });
   afterAll(() => { device('cpu'); });
 
-  it('runs the model eagerly on its device, with eager\'s outputs and gradients, as a listed graph break', async () => {
+  it('runs a compiled graph on the GPU: eager\'s outputs and gradients, nothing read back', async () => {
+    const m = mlp().to('webgpu'), ref = mlp().to('webgpu');
+    const x = randn([3, 8], { device: 'webgpu' });
+    const c = jit.compile(m);
+    const maps = webGpuDevice().stats.maps;
+    const y = noGrad(() => c.forward(x));
+    expect(webGpuDevice().stats.maps).toBe(maps);
+    await expectClose(y, noGrad(() => ref.forward(x)));
+
+    c.forward(x).sum().backward();
+    ref.forward(x).sum().backward();
+    for (let i = 0; i < m.parameters().length; i++) await expectClose(m.parameters()[i].grad!, ref.parameters()[i].grad!);
+    const ex = c.explain();
+    expect(ex.graphs.map((g) => [g.inputs, g.training])).toEqual([['float32@webgpu[3,8]', false], ['float32@webgpu[3,8]', true]]);
+    expect(ex.graphBreaks).toEqual([]);
+    expect(ex.replays).toBe(0);
+  });
+
+  it("mode 'reduce-overhead' replays each graph's recorded run: new inputs and updated parameters are seen", async () => {
+    const m = mlp().to('webgpu'), ref = mlp().to('webgpu');
+    const c = jit.compile(m, { mode: 'reduce-overhead' });
+    const opt = new optim.SGD(m.parameters(), { lr: 0.1 }), refOpt = new optim.SGD(ref.parameters(), { lr: 0.1 });
+    for (let s = 0; s < 4; s++) {
+      const x = randn([3, 8], { device: 'webgpu' });
+      await expectClose(noGrad(() => c.forward(x)), noGrad(() => ref.forward(x)));
+      opt.zeroGrad(); refOpt.zeroGrad();
+      c.forward(x).square().mean().backward();
+      ref.forward(x).square().mean().backward();
+      opt.step(); refOpt.step();
+    }
+    for (let i = 0; i < m.parameters().length; i++) await expectClose(m.parameters()[i], ref.parameters()[i]);
+    const ex = c.explain();
+    expect(ex.compiles).toBe(2);
+    // 3 replays each of the inference graph, the training forward and the training backward.
+    expect(ex.replays).toBe(9);
+    // Another batch size: compiled and recorded anew, then replayed.
+    const x5 = randn([5, 8], { device: 'webgpu' });
+    noGrad(() => c.forward(x5));
+    await expectClose(noGrad(() => c.forward(x5)), noGrad(() => ref.forward(x5)));
+    expect(c.explain().replays).toBe(10);
+  });
+
+  it('trains the digits CNN (batch norm, dropout, max pool) on the GPU with eager\'s losses and parameters', async () => {
+    const { digitsModel, loadDigits } = await import('../examples/digits/train.mjs');
+    const data = loadDigits();
+    const run = async (compiled: boolean) => {
+      manualSeed(11);
+      const model = (digitsModel() as nn.Module).to('webgpu');
+      const net = compiled ? jit.compile(model, { mode: 'reduce-overhead' }) : model;
+      const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
+      model.train();
+      const losses: Tensor[] = [];
+      for (let s = 0; s < 4; s++) {
+        const x = tensor(data.x.slice(s * 32 * 64, (s + 1) * 32 * 64), { shape: [32, 1, 8, 8] }).to('webgpu');
+        const y = tensor(data.y.slice(s * 32, (s + 1) * 32), { shape: [32] }).to('webgpu');
+        opt.zeroGrad();
+        const loss = F.crossEntropy(net.forward(x) as Tensor, y);
+        loss.backward();
+        opt.step();
+        losses.push(loss);
+      }
+      const values: number[] = [];
+      for (const l of losses) values.push(await l.itemAsync());
+      return { values, model, net };
+    };
+    const eager = await run(false), compiled = await run(true);
+    compiled.values.forEach((l, i) => expect(Math.abs(l - eager.values[i])).toBeLessThanOrEqual(1e-5));
+    // As in the CPU test: the conv biases before a batch norm get rounding noise as gradient, which Adam scales up.
+    const noise = new Set(['0.bias', '3.bias']);
+    const mine = compiled.model.namedParameters(), theirs = eager.model.namedParameters();
+    for (let i = 0; i < mine.length; i++) if (!noise.has(mine[i][0])) await expectClose(mine[i][1], theirs[i][1]);
+    // The batch norms' running statistics were written back on the GPU: running_mean carries those conv biases (noise), the rest agree.
+    const buffers = compiled.model.namedBuffers(), refBuffers = eager.model.namedBuffers();
+    expect(buffers.map(([n]) => n)).toEqual(['1.running_mean', '1.running_var', '1.num_batches_tracked', '4.running_mean', '4.running_var', '4.num_batches_tracked']);
+    for (let i = 0; i < buffers.length; i++) {
+      const [name, t] = buffers[i];
+      if (name.endsWith('running_var')) await expectClose(t, refBuffers[i][1]);
+      if (name.endsWith('num_batches_tracked')) expect(Array.from(await t.toArrayAsync() as Int32Array)).toEqual([4]);
+    }
+    const ex = (compiled.net as jit.CompiledModel).explain();
+    expect(ex.graphBreaks).toEqual([]);
+    expect(ex.graphs).toHaveLength(1);
+    expect(ex.replays).toBe(6);
+  }, 120_000);
+
+  it('tensors on two devices are a graph break that runs eagerly; back on the CPU the same model compiles a CPU graph', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
-      const m = model().to('webgpu'), ref = model().to('webgpu');
-      const x = randn([3, 8], { device: 'webgpu' });
+      const m = mlp().to('webgpu');
       const c = jit.compile(m);
-      const y = noGrad(() => c.forward(x));
-      expect(y.device).toBe('webgpu');
-      expect(await y.toArrayAsync()).toEqual(await noGrad(() => ref.forward(x)).toArrayAsync());
-      c.forward(x).sum().backward();
-      ref.forward(x).sum().backward();
-      for (let i = 0; i < m.parameters().length; i++) {
-        const g = m.parameters()[i].grad!;
-        expect(g.device).toBe('webgpu');
-        expect(await g.toArrayAsync()).toEqual(await ref.parameters()[i].grad!.toArrayAsync());
-      }
-      const ex = c.explain();
-      expect(ex.graphs).toHaveLength(0);
-      expect(ex.graphBreaks[0].inputs).toBe('float32@webgpu[3,8]');
-      expect(ex.graphBreaks[0].reason).toMatch(/argument 0 lives on 'webgpu': compiled graphs run on the CPU runtime/);
+      const xc = randn([3, 8]);
+      expect(() => c.forward(xc)).toThrow(/is on 'webgpu' but input 0 \(shape \[3,8\]\) is on 'cpu'/); // eager's own error
+      expect(c.explain().graphBreaks[0].reason).toMatch(/0\.weight lives on 'webgpu' but argument 0 on 'cpu': a graph runs on one device/);
       expect(warn).toHaveBeenCalled();
+      const only = jit.compile(mlp().to('webgpu'), { fullgraph: true });
+      expect(() => only.forward(randn([3, 8]))).toThrow(/\{ fullgraph: true \}\): 0\.weight lives on 'webgpu' but argument 0 on 'cpu'/);
 
-      // A CPU input with the parameters still on the GPU: the parameter is named.
-      const only = jit.compile(model().to('webgpu'), { fullgraph: true });
-      expect(() => only.forward(randn([3, 8]))).toThrow(/\{ fullgraph: true \}\): 0\.weight lives on 'webgpu'/);
-
-      // Back on the CPU, the same compiled model captures a graph.
+      const x = randn([3, 8], { device: 'webgpu' });
+      const y = noGrad(() => c.forward(x));
       await m.toAsync('cpu');
-      const xc = await x.toAsync('cpu');
-      const yc = noGrad(() => c.forward(xc));
+      const back = await x.toAsync('cpu');
+      const yc = noGrad(() => c.forward(back));
       expect(yc.device).toBe('cpu');
-      expect(c.explain().graphs).toHaveLength(1);
+      expect(c.explain().graphs.map((g) => g.inputs)).toEqual(['float32@webgpu[3,8]', 'float32[3,8]']);
       expect(Array.from(yc.toArray() as number[])).toEqual(Array.from(await y.toArrayAsync() as number[]).map((v) => expect.closeTo(v, 5)));
     } finally {
       warn.mockRestore();

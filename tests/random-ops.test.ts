@@ -123,12 +123,18 @@ describe('a saved graph with random ops', () => {
     expect(Array.from(a1.data)).toEqual(Array.from(eagerUnder(11, m, x)));
   });
 
-  it("runs on the CPU only: backend 'webgpu' refuses it naming the op, 'auto' picks the CPU", async () => {
+  it("runs on WebGPU too: the device draws on the host from the model's generator, the CPU's numbers for the same seed", async () => {
     const m = new DropNet();
     m.train();
     const bytes = jit.script(m, { inputs: [randn([2, 6])] }).toBytes();
-    await expect(load(bytes, { backend: 'webgpu' })).rejects.toThrow(/no WGSL kernel for .*uniform/);
-    expect((await load(bytes, { backend: 'auto' })).backend).toBe('cpu');
+    const gpu = await load(bytes, { backend: 'webgpu' }), cpu = await load(bytes, { backend: 'cpu' });
+    expect(gpu.backend).toBe('webgpu');
+    const x = randn([2, 6]);
+    gpu.manualSeed(5); cpu.manualSeed(5);
+    for (let i = 0; i < 2; i++) {
+      const [a] = await gpu.run([x]), [b] = await cpu.run([x]);
+      Array.from(b.data).forEach((v, k) => expect(a.data[k]).toBeCloseTo(v, 5));
+    }
   });
 });
 

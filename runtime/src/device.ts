@@ -89,6 +89,17 @@ export interface Device<B = unknown> {
    * run deferred (Winograd weight transforms) start on idle worker threads. Optional.
    */
   afterRun?(): void;
+  /**
+   * Records a copy of `bytes` bytes from `src` to `dst` after the work recorded so far (both on
+   * this device). Optional: WebGPU has it; Model.runDevice needs it.
+   */
+  copy?(src: B, dst: B, bytes: number): void;
+  /**
+   * Starts keeping what the device is asked to do (dispatches, copies) until the returned
+   * recorder's finish(), for Model.runDevice to replay (mode 'reduce-overhead'). Buffers freed
+   * meanwhile stay with the recording, since its commands name them. Optional (WebGPU).
+   */
+  record?(): DeviceRecorder;
   /** Returns a buffer no value refers to any more (the executor calls it once per buffer). */
   free(buffer: B): void;
   /** Size of a buffer in bytes, for memory accounting. */
@@ -101,4 +112,22 @@ export interface Arena<B = unknown> {
   take(slot: number, dtype: DType, shape: readonly number[]): DeviceTensor<B>;
   /** Bytes the slots hold now, all together. */
   readonly bytes: number;
+}
+
+/** A recording in progress (Device.record). */
+export interface DeviceRecorder {
+  /**
+   * Stops recording: the work to replay, or why it cannot be replayed (a host write or upload,
+   * a hand-written kernel, profiling); then the kept buffers are already freed.
+   */
+  finish(): RecordedWork | string;
+}
+
+/** Recorded device work: replay() records the same commands on the same buffers again. */
+export interface RecordedWork {
+  /** Commands recorded (dispatches and copies). */
+  readonly commands: number;
+  replay(): void;
+  /** Frees the buffers the recording kept; replay() must not be called after. */
+  release(): void;
 }

@@ -19,7 +19,8 @@ import { planGraph, type GraphPlan } from './plan.js';
 import { RunRecorder, type RunRecord } from './replay.js';
 import { RecycledArrays } from './recycled.js';
 import { toScalar } from './scalar.js';
-import { signature, validateInputs, type HostTensor, type InputValue } from './validate.js';
+import { signature, validateDeviceInputs, validateInputs, type HostTensor, type InputValue } from './validate.js';
+import { DeviceRunRecord, freshCopy, readsBack, type DeviceInput, type RecordedInput } from './device-run.js';
 import { checkValue, isDeviceTensor, type RtValue } from './values.js';
 
 /** What a run() learns while its generator runs: the GPU node log of a profiled run, and when the run's work ended. */
@@ -111,6 +112,9 @@ export const DEFAULT_LIMITS: RunLimits = { maxLoopTrips: 1_000_000, maxTensorByt
 const NO_SYMBOLS: ReadonlyMap<string, number> = new Map();
 const ARRAY_OF: Record<DType, new (n: number) => TypedArray> = { float32: Float32Array, float16: Float32Array, bfloat16: Float32Array, int32: Int32Array, bool: Uint8Array, int8: Int8Array };
 
+/** Releases a collected model's recorded device run (runDevice with `reuse`): its buffers go back to the pool. */
+const heldRecords = new FinalizationRegistry<{ record?: DeviceRunRecord }>((held) => held.record?.release());
+
 /** Graph outputs with tuples flattened depth-first into `name.0`, `name.1`, ... */
 function flattenTypes(name: string, t: IRType): IOInfo[] {
   if (t.kind === 'tuple') return t.elements.flatMap((e, i) => flattenTypes(`${name}.${i}`, e));
@@ -169,6 +173,16 @@ export class Model {
   private readonly fixedValues = new Map<Value, DeviceTensor>();
   /** Output arrays handed back (recycle()) for runSync's results to be computed into. */
   private readonly recycled: RecycledArrays;
+  /**
+   * runDevice with `reuse`: the recorded run (in a holder released when the model is collected,
+   * so its buffers go back to the device's pool), and why recording was refused (then it is not
+   * tried again).
+   */
+  private readonly held: { record?: DeviceRunRecord } = {};
+  private registered = false;
+  private recordRefused: string | undefined;
+  /** runDevice calls that replayed the recorded run. */
+  deviceReplays = 0;
 
   /** @internal use createModel() or load(). */
   constructor(readonly graph: Graph, readonly device: Device, opts: Omit<ModelOptions, 'device'> = {}) {
@@ -355,6 +369,113 @@ export class Model {
       return r.value;
     } finally {
       gen.return([]);
+    }
+  }
+
+  /**
+   * Runs the graph on tensors that already live on this model's device (`{ buffer, shape, dtype }`
+   * of its buffers; numbers and booleans for scalar inputs) and returns the results as device
+   * tensors in buffers of their own, which the caller owns (`device.free` each when done): nothing
+   * is uploaded or read back, and the call returns once the work is recorded (WebGPU: submitted
+   * with the next read). Inputs are read, never written. For a device with `copy` (WebGPU) and a
+   * graph that never reads a value back mid-run and updates no buffers; else a BACKEND error.
+   *
+   * `reuse` (jit.compile's mode 'reduce-overhead'): the first run is recorded where the device
+   * can record (WebGPU: every dispatch's pipeline, bind groups and workgroup counts), on copies of
+   * the tensor inputs except those marked `inPlace` (parameters: the same buffers every call), and
+   * kept with its intermediates; a later call whose inputs have the same dtypes, shapes and scalar
+   * values, and the same buffers where `inPlace`, copies its inputs in and records the same
+   * commands again, skipping the executor (`deviceReplays` counts these). Another call records anew.
+   *
+   * @example
+   * ```ts
+   * const dev = webGpuDevice(); const model = createModel(graph, { device: dev });
+   * const [y] = model.runDevice([{ buffer: xBuffer, shape: [1, 4], dtype: 'float32' }]);
+   * ```
+   */
+  runDevice(inputs: readonly DeviceInput[], opts: { readonly reuse?: boolean; readonly inPlace?: readonly boolean[] } = {}): DeviceTensor[] {
+    const backend = this.device.backend;
+    if (!this.device.copy) throw new RuntimeError('BACKEND', `runDevice() runs on tensors of a device with its own memory (WebGPU); on the ${backend} device use runSync()`);
+    if (this.updates.length) throw new RuntimeError('BACKEND', `runDevice(): this graph updates buffers (${this.updates.map((u) => `'${u.param}'`).join(', ')}), which it keeps on the host; use run()`);
+    const reads = readsBack(this.graph);
+    if (reads) throw new RuntimeError('BACKEND', `runDevice(): node ${reads.op}${reads.meta.loc ? ` (${reads.meta.loc})` : ''} reads a value back from the ${backend} device in the middle of the run, which runDevice never waits for; use run()`);
+    const decl = this.graph.inputs.filter((i) => i.kind === 'input');
+    const { env, values } = validateDeviceInputs(decl, inputs);
+    if (opts.reuse && this.held.record) {
+      const out = this.held.record.replay(values);
+      if (out) { this.deviceReplays++; return out; }
+      this.held.record.release();
+      this.held.record = undefined;
+    }
+    if (!opts.reuse || this.recordRefused || !this.device.record) return this.execDevice(values, env).map((t) => (t.fresh ? t.tensor : freshCopy(this.device, t.tensor)));
+    // Recorded: the inputs not read in place are copied into buffers of the record's first.
+    const recorded = values.map((v, k): RecordedInput => (typeof v !== 'object' ? { kind: 'scalar', value: v }
+      : opts.inPlace?.[k] ? { kind: 'in place', tensor: v } : { kind: 'copied', tensor: freshCopy(this.device, v) }));
+    const owned: unknown[] = recorded.flatMap((r) => (r.kind === 'copied' ? [r.tensor.buffer] : []));
+    const recorder = this.device.record();
+    let results: { tensor: DeviceTensor; fresh: boolean }[];
+    try {
+      results = this.execDevice(recorded.map((r) => (r.kind === 'scalar' ? r.value : r.tensor)), env);
+    } finally {
+      const work = recorder.finish();
+      if (typeof work === 'string') this.recordRefused = work;
+      else if (results!) {
+        this.held.record = new DeviceRunRecord(this.device, recorded, work, results.map((r) => r.tensor), [...owned, ...results.flatMap((r) => (r.fresh ? [r.tensor.buffer] : []))]);
+        if (!this.registered) { heldRecords.register(this, this.held); this.registered = true; }
+      } else work.release();
+      if (!this.held.record) for (const b of owned) this.device.free(b);
+    }
+    return results.map((r) => freshCopy(this.device, r.tensor));
+  }
+
+  /** Why runDevice with `reuse` does not record this graph (the device could not replay its first run), if so. */
+  get deviceRecordRefused(): string | undefined { return this.recordRefused; }
+
+  /**
+   * One run on device tensors (runDevice): each result with whether its buffer is a fresh result
+   * of this run, seen once (else it is an input's, a param's, a constant's or another result's).
+   */
+  private execDevice(values: readonly (DeviceTensor | number | boolean)[], env: Map<string, number>): { tensor: DeviceTensor; fresh: boolean }[] {
+    if (this.arenaBusy) throw new RuntimeError('BACKEND', 'runDevice(): another run of this model is in progress');
+    const t0 = performance.now();
+    const decl = this.graph.inputs.filter((i) => i.kind === 'input');
+    const external = new Set(this.external);
+    const mem = new LiveBuffers(this.device, external, this.plan.memory, undefined, new Set(this.graph.outputs.map((o) => o.value)));
+    const scope = new Scope(mem);
+    for (const { value, tensor } of this.bound) scope.bind(value, tensor);
+    decl.forEach((d, k) => {
+      const v = values[k];
+      if (typeof v === 'object') external.add(v.buffer);
+      scope.bind(d.value, v);
+    });
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0 };
+    this.arenaBusy = true;
+    try {
+      const r = runBlock(ctx, this.plan.body, scope).next();
+      if (!r.done) throw new RuntimeError('BACKEND', 'runDevice(): the run asked to read a value back from the device (a compiler bug: readsBack() missed it)');
+      const seen = new Set<unknown>(), results: { tensor: DeviceTensor; fresh: boolean }[] = [];
+      const leaf = (name: string, rt: RtValue, t: IRType): void => {
+        if (isDeviceTensor(rt)) {
+          const fresh = !external.has(rt.buffer) && !seen.has(rt.buffer);
+          seen.add(rt.buffer);
+          results.push({ tensor: rt, fresh });
+        } else if (typeof rt === 'number' || typeof rt === 'boolean') {
+          throw new RuntimeError('OUTPUT', `runDevice(): output '${name}' is a number, which would have to be uploaded; return it as a tensor or use run()`);
+        } else rt.forEach((x, i) => leaf(`${name}.${i}`, x, t.kind === 'tuple' ? t.elements[i] : t.kind === 'list' ? t.element : t));
+      };
+      for (const o of this.graph.outputs) {
+        const rt = scope.get(o.value);
+        if (rt === undefined) throw new RuntimeError('OUTPUT', `output '${o.name}' has no value (verify the graph)`);
+        const why = checkValue(rt, o.value.type, env);
+        if (why) throw new RuntimeError('OUTPUT', `output '${o.name}': ${why}`);
+        leaf(o.name, rt, o.value.type);
+      }
+      for (const r of results) if (r.fresh) external.add(r.tensor.buffer); // handed over: releaseAll must not free them
+      scope.releaseAll();
+      this.stats = { peakIntermediateBytes: mem.peak, measuredPeakBytes: mem.measuredPeak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: performance.now() - t0 };
+      return results;
+    } finally {
+      this.arenaBusy = false;
     }
   }
 

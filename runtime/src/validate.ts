@@ -10,6 +10,7 @@ import {
 } from '@kiln/ir-spec';
 import { RuntimeError } from './errors.js';
 import { toScalar, type Scalar } from './scalar.js';
+import type { DeviceTensor } from './device.js';
 
 /** A tensor given to run(): plain data, or any object with these fields (a kiln Tensor). */
 export interface TensorInput {
@@ -100,13 +101,8 @@ function describe(v: unknown): string {
   return `${typeof v} ${String(v)}`;
 }
 
-function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unknown): HostTensor {
-  // A number or boolean is the value of a 0-d tensor input (a scripted `n: number` argument).
-  if (t.shape.length === 0 && (typeof v === 'number' || typeof v === 'boolean')) {
-    const x = hostScalar(name, { kind: 'scalar', dtype: t.dtype }, v);
-    return { data: convertArray([Number(x)], t.dtype), shape: [], dtype: t.dtype };
-  }
-  if (!isTensorLike(v)) throw inputError(name, t, `got ${describe(v)}`);
+/** The input's shape and dtype, checked against `t` (its concrete dims), and its type as an error shows it. */
+function checkType(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: { readonly shape: unknown; readonly dtype: unknown }): { shape: number[]; dtype: DType; got: () => string } {
   const shape = v.shape;
   if (!Array.isArray(shape) || !shape.every((d) => Number.isSafeInteger(d) && d >= 0)) {
     throw inputError(name, t, `got shape ${JSON.stringify(shape)}; a shape is an array of non-negative integers`);
@@ -118,6 +114,17 @@ function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unk
   t.shape.forEach((d, i) => {
     if (typeof d === 'number' && d !== shape[i]) throw inputError(name, t, `${got()} (dim ${i} must be ${d})`);
   });
+  return { shape, dtype, got };
+}
+
+function hostTensor(name: string, t: Extract<IRType, { kind: 'tensor' }>, v: unknown): HostTensor {
+  // A number or boolean is the value of a 0-d tensor input (a scripted `n: number` argument).
+  if (t.shape.length === 0 && (typeof v === 'number' || typeof v === 'boolean')) {
+    const x = hostScalar(name, { kind: 'scalar', dtype: t.dtype }, v);
+    return { data: convertArray([Number(x)], t.dtype), shape: [], dtype: t.dtype };
+  }
+  if (!isTensorLike(v)) throw inputError(name, t, `got ${describe(v)}`);
+  const { shape, dtype, got } = checkType(name, t, v);
   const data = v.data;
   const cls = ARRAY_CLASS[dtype];
   let typed: TypedArray;
@@ -147,6 +154,30 @@ export function validateInputs(decl: readonly GraphInput[], given: readonly unkn
     if (t.kind === 'tensor') return hostTensor(d.name, t, given[k]);
     throw new RuntimeError('GRAPH', `input '${d.name}' has type ${typeToString(t)}; the runtime takes tensor and scalar inputs only`);
   });
+  return { env: bindInputDims(decl, values), values };
+}
+
+/**
+ * validateInputs for Model.runDevice: tensors are device tensors of the model's device (their
+ * `buffer` is not looked into), checked by dtype and shape; scalars as run() checks them.
+ */
+export function validateDeviceInputs(decl: readonly GraphInput[], given: readonly unknown[]): { env: Map<string, number>; values: readonly (DeviceTensor | Scalar)[] } {
+  if (!Array.isArray(given) || given.length !== decl.length) {
+    throw new RuntimeError('INPUT', `expected ${decl.length} input${decl.length === 1 ? '' : 's'} (${signature(decl)}), got ${Array.isArray(given) ? given.length : typeof given}`);
+  }
+  const values = decl.map((d, k): DeviceTensor | Scalar => {
+    const t = d.value.type, v = given[k];
+    if (t.kind === 'scalar') return hostScalar(d.name, t, v);
+    if (t.kind !== 'tensor') throw new RuntimeError('GRAPH', `input '${d.name}' has type ${typeToString(t)}; the runtime takes tensor and scalar inputs only`);
+    if (typeof v !== 'object' || v === null || !('buffer' in v) || !('shape' in v) || !('dtype' in v)) throw inputError(d.name, t, `got ${describe(v)}; runDevice() takes device tensors ({ buffer, shape, dtype })`);
+    const { shape, dtype } = checkType(d.name, t, v);
+    return { buffer: v.buffer, shape, dtype };
+  });
+  return { env: bindInputDims(decl, values), values };
+}
+
+/** Binds the inputs' symbolic dims (`N` the same size everywhere), or throws an INPUT error naming the input and dim. */
+function bindInputDims(decl: readonly GraphInput[], values: readonly ({ readonly shape: readonly number[]; readonly dtype: DType } | Scalar)[]): Map<string, number> {
   let env: Map<string, number>;
   try {
     env = bindSymbols(decl.map((d) => d.value.type), values.map((v) => (typeof v === 'object' ? v.shape : [])), decl.map((d) => d.name));
@@ -160,7 +191,7 @@ export function validateInputs(decl: readonly GraphInput[], given: readonly unkn
     const dim = e.dim === null ? '' : `dim ${e.dim}: `;
     throw inputError(decl[k].name, decl[k].value.type, `got ${shapeText(v.dtype, v.shape)} (${dim}${detail})`);
   }
-  return { env, values };
+  return env;
 }
 
 /** `x: f32[N,3,32,32], steps: i32`. */

@@ -4,8 +4,8 @@
 // element in row-major order, exactly as eager `rand`/`randn` do — so a graph run on kiln's
 // default generator reproduces eager's numbers for the same seed. Both entries are marked
 // `random`: passes never merge, fold or drop them, and every run draws anew. Training-mode
-// dropout is a composite over `uniform` (packages/core F.dropout). CPU only: codegen has no
-// WGSL for them, so `backend: 'webgpu'` refuses a graph holding one and 'auto' picks the CPU.
+// dropout is a composite over `uniform` (packages/core F.dropout). Codegen has no WGSL for them:
+// the WebGPU device draws them on the host from the run's generator and uploads the sample.
 
 import * as z from 'zod';
 import { defineOp, outputBuffer, type CpuTensor, type KernelContext } from '../op-def.js';
@@ -44,11 +44,11 @@ function sample(op: string, like: CpuTensor | null, shape: readonly Dim[] | unde
   return [{ data, shape: t.shape, dtype: 'float32' }];
 }
 
-const CPU_ONLY = "CPU only (no WGSL: backend 'webgpu' refuses a graph holding it, 'auto' picks the CPU)";
+const HOST_DRAWN = 'no WGSL kernel: the WebGPU device draws the sample on the host from the same generator and uploads it';
 
 export const uniform = defineOp({
   name: 'uniform',
-  doc: `float32 samples uniform in [0, 1) (torch.rand), of shape attr 'shape' or of input 'like', drawn from the generator at run time; random: never folded or merged; ${CPU_ONLY}`,
+  doc: `float32 samples uniform in [0, 1) (torch.rand), of shape attr 'shape' or of input 'like', drawn from the generator at run time; random: never folded or merged; ${HOST_DRAWN}`,
   inputs: ['like?'], attrs, random: true,
   infer([like], { shape }) { return [outType('uniform', like, shape)]; },
   cpu([like], { shape }, ctx) { return sample('uniform', like, shape, ctx, (g) => g.random()); },
@@ -57,7 +57,7 @@ export const uniform = defineOp({
 
 export const normal = defineOp({
   name: 'normal',
-  doc: `float32 standard normal samples (torch.randn), of shape attr 'shape' or of input 'like', drawn from the generator at run time; random: never folded or merged; ${CPU_ONLY}`,
+  doc: `float32 standard normal samples (torch.randn), of shape attr 'shape' or of input 'like', drawn from the generator at run time; random: never folded or merged; ${HOST_DRAWN}`,
   inputs: ['like?'], attrs, random: true,
   infer([like], { shape }) { return [outType('normal', like, shape)]; },
   cpu([like], { shape }, ctx) { return sample('normal', like, shape, ctx, (g) => g.normal()); },

@@ -114,6 +114,19 @@ export function deviceTensor(t: Tensor): DeviceTensor<GPUBuffer> {
   return { buffer: (t._storage as GpuStorage).gpu, shape: t.shape, dtype: t.dtype };
 }
 
+/** @internal jit.compile on WebGPU: a 'webgpu' tensor that takes over a runtime result's buffer. */
+export function gpuTensorOf(t: DeviceTensor<GPUBuffer>): Tensor {
+  return new TensorClass!(gpuStorage(t.buffer), [...t.shape], t.dtype);
+}
+
+/** @internal jit.compile on WebGPU: records a copy of runtime result `src` into `dst`'s buffer (a module buffer's new value), then frees `src`. */
+export function writeGpu(dst: Tensor, src: DeviceTensor<GPUBuffer>): void {
+  const dev = webGpuDevice();
+  const to = (dst._storage as GpuStorage).gpu;
+  dev.copy(src.buffer, to, Math.min(src.buffer.size, to.size));
+  dev.free(src.buffer);
+}
+
 /** A fresh GPU buffer holding `data` (recorded after the pending kernels; nothing is submitted). */
 export function uploadArray(data: TypedArray, shape: readonly number[], dtype: DType): GpuStorage {
   const dev = webGpuDevice();
@@ -204,10 +217,6 @@ export function deviceOfOp(op: string, inputs: readonly (Tensor | null)[]): Devi
  */
 export function dispatchGpu(def: OpDef, inputs: readonly (Tensor | null)[], attrs: Record<string, unknown>, outTypes: readonly TensorType[], kctx: KernelContext): (GpuStorage | { view: Tensor })[] {
   const dev = webGpuDevice();
-  if (def.random) {
-    const stubs = inputs.map((t) => t && { data: new Float32Array(0), shape: t.shape, dtype: t.dtype });
-    return def.cpu(stubs, attrs, kctx).map((o) => uploadArray(o.data, o.shape, o.dtype));
-  }
   const symbolic = outTypes.flatMap((t) => t.shape.filter((d) => typeof d === 'string'));
   if (symbolic.length) {
     throw new DeviceError(`op ${def.name} cannot run on 'webgpu': its output size (${symbolic.join(', ')}) depends on the data, which the GPU would have to be waited for; run it on the CPU (await t.toAsync('cpu'))`);
@@ -227,10 +236,10 @@ export function dispatchGpu(def: OpDef, inputs: readonly (Tensor | null)[], attr
     dts[0] = { ...dts[0], shape: [...new Array<number>(outRank - dts[0].shape.length).fill(1), ...dts[0].shape] };
   }
   const view = isViewNode(def.name, attrs as never);
-  if (!view) ensureKernel(def.name, dts, outTypes, attrs);
+  if (!view && !def.random) ensureKernel(def.name, dts, outTypes, attrs); // random ops draw on the host (the device uploads the sample)
   let outs: DeviceTensor<GPUBuffer>[];
   try {
-    outs = dev.dispatch(def.name, dts, attrs as never);
+    outs = dev.dispatch(def.name, dts, attrs as never, {}, kctx);
   } catch (e) {
     throw new DeviceError(`op ${def.name} on 'webgpu': ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }

@@ -10,9 +10,12 @@
 // A kernel record's `packed` variant reads one input in a packed layout: the device computes it
 // with that layout's packer (packers.ts) once per pinned constant, keeps it until the constant is
 // freed, written or the device destroyed, and packs an unpinned input per dispatch.
+// While a recording is open (record()), every dispatch and copy is also kept with its pipeline and
+// bind groups, and buffers freed meanwhile stay with the recording instead of going back to the
+// pool, so replay() can record the same commands on the same buffers again with no per-op work.
 
-import { getOp, isFloating, isViewNode, numel, type Attrs, type DType, type KernelContext, type TypedArray } from '@kiln/ir-spec';
-import type { Device, DeviceTensor, DispatchTimer } from '../device.js';
+import { getOp, isFloating, isViewNode, numel, type Attrs, type DType, type KernelContext, type OpDef, type TypedArray } from '@kiln/ir-spec';
+import type { Device, DeviceRecorder, DeviceTensor, DispatchTimer, RecordedWork } from '../device.js';
 import { RuntimeError } from '../errors.js';
 import { findGpu, requestAdapter } from './gpu.js';
 import { gridSize, isKernelRecord, kernelKey, metaWords, splitGrid, type KernelRecord } from './kernel.js';
@@ -222,6 +225,20 @@ export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promis
   return device;
 }
 
+/** A dispatch (pipeline, bind groups, workgroups), a buffer copy or a host step, as a recording keeps it. */
+type RecordedCommand =
+  | { readonly pipeline: GPUComputePipeline; readonly group: GPUBindGroup; readonly x: number; readonly y: number; readonly check: IndexCheck | undefined }
+  | { readonly src: GPUBuffer; readonly dst: GPUBuffer; readonly bytes: number }
+  /** Host work whose uploads are part of the run (a random op's draw). */
+  | { readonly host: () => void };
+
+interface Recording {
+  readonly commands: RecordedCommand[];
+  /** Buffers freed while recording: the commands may name them, so they stay out of the pool until release(). */
+  readonly kept: GPUBuffer[];
+  refused: string | undefined;
+}
+
 const BYTES_PER_ELEMENT = 4; // f32, i32, and bool as u32 (int8: four per u32, so at most this)
 
 class GpuDevice implements WebGpuDevice {
@@ -247,6 +264,8 @@ class GpuDevice implements WebGpuDevice {
   /** Per-call uniforms of recorded runKernel dispatches, destroyed when the encoder is submitted. */
   private readonly retired: GPUBuffer[] = [];
   private pass: GPUComputePassEncoder | null = null;
+  /** The open recording (record()), if any. */
+  private recording: Recording | null = null;
   private readonly maxPerDim: number;
   private readonly maxBinding: number;
 
@@ -335,6 +354,7 @@ class GpuDevice implements WebGpuDevice {
     const n = numel(t.shape);
     if (data.length !== n) throw new Error(`upload: ${data.length} elements into a tensor of ${n}`);
     if (n === 0) return;
+    this.refuseRecording('a host array was uploaded');
     const bytes = n * BYTES_PER_ELEMENT;
     const staging = this.gpu.createBuffer({ size: Math.ceil(bytes / 4) * 4, usage: GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
     const words = t.dtype === 'bool' ? Uint32Array.from(data as Uint8Array) : data;
@@ -349,6 +369,7 @@ class GpuDevice implements WebGpuDevice {
     if (bytes <= 0) return;
     this.endPass();
     this.commands().copyBufferToBuffer(src, 0, dst, 0, bytes);
+    this.recording?.commands.push({ src, dst, bytes });
   }
 
   runKernel(kernel: { readonly key: string; readonly wgsl: string }, buffers: readonly GPUBuffer[], params: ArrayBuffer, items: number): void {
@@ -358,6 +379,7 @@ class GpuDevice implements WebGpuDevice {
       this.custom.set(kernel.key, pipeline);
     }
     if (items === 0) return;
+    this.refuseRecording(`hand-written kernel ${kernel.key} takes fresh parameters each call`);
     // Parameters change every call (Adam's bias corrections): a fresh uniform, destroyed once submitted.
     const uniform = this.gpu.createBuffer({ size: Math.max(16, Math.ceil(params.byteLength / 16) * 16), usage: GPUBufferUsage.UNIFORM, mappedAtCreation: true });
     new Uint8Array(uniform.getMappedRange()).set(new Uint8Array(params));
@@ -365,10 +387,7 @@ class GpuDevice implements WebGpuDevice {
     this.retired.push(uniform);
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniform } }, ...buffers.map((b, i) => ({ binding: i + 1, resource: { buffer: b } }))];
     const [x, y] = splitGrid(Math.ceil(items / 64), this.maxPerDim);
-    const pass = this.computePass();
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
-    pass.dispatchWorkgroups(x, y);
+    this.encode(pipeline, this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }), x, y);
     this.stats.dispatches++;
   }
 
@@ -394,6 +413,7 @@ class GpuDevice implements WebGpuDevice {
   write(t: DeviceTensor<GPUBuffer>, data: TypedArray): void {
     const n = numel(t.shape);
     if (data.length !== n) throw new Error(`write: ${data.length} elements into a tensor of ${n}`);
+    this.refuseRecording('a buffer was written from the host');
     this.flush(); // pending kernels may still read this (pooled) buffer's old contents
     this.dropPacked(t.buffer); // packed from the old contents
     if (t.dtype === 'int8') {
@@ -456,6 +476,7 @@ class GpuDevice implements WebGpuDevice {
     }));
     // A view (the op entry's `view`): the result is the input's buffer under a new shape.
     if (isViewNode(op, attrs)) return [{ buffer: inputs[0]!.buffer, shape: shapes[0], dtype: types[0].dtype }];
+    if (def.random) return this.drawOnHost(def, inputs, attrs, types.map((t, i) => this.alloc(t.dtype, shapes[i])), kernel);
     const key = kernelKey(op, inputs.map((t) => (t ? { dtype: t.dtype, rank: t.shape.length } : null)), attrs, kernel?.regions);
     const k = this.kernels.get(key);
     if (!k) throw new Error(`no WGSL kernel with key ${key} was compiled for this device; save the graph with its WGSL kernels (kiln's generateWgsl, stored in the .tsgraph) or use backend: 'cpu'`);
@@ -476,21 +497,26 @@ class GpuDevice implements WebGpuDevice {
     const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: this.meta(metaWords(total, inputs, outs)) } }];
     inputs.forEach((t, i) => { if (t) entries.push({ binding: entries.length, resource: { buffer: swap && i === pk!.input ? swap.to : t.buffer } }); });
     for (const t of outs) entries.push({ binding: entries.length, resource: { buffer: t.buffer } });
-    const bindGroup = this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-    // Profiling: each dispatch in its own pass, timed by the pass's timestamps.
-    if (this.profiler) this.endPass();
-    const pass = this.computePass(this.profiler?.next(k.record.name));
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    if (k.checksIndices && !variant) {
-      const errors = this.indexErrorBuffer(indexCheckOf(op, attrs, inputs[0]!.shape));
-      pass.setBindGroup(1, this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(1), entries: [{ binding: 0, resource: { buffer: errors } }] }));
-    }
-    pass.dispatchWorkgroups(x, y);
-    if (this.profiler) this.endPass();
+    const group = this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    this.encode(pipeline, group, x, y, k.record.name, k.checksIndices && !variant ? indexCheckOf(op, attrs, inputs[0]!.shape) : undefined);
     this.stats.dispatches++;
     // Commands run in order, so a later dispatch may take the temporary buffer back from the pool.
-    if (temp && swap) this.pool.give(swap.to);
+    if (temp && swap) this.release(swap.to);
+    return outs;
+  }
+
+  /**
+   * A random op: drawn on the host from the run's generator (the stream CPU tensors use, so a seed
+   * gives the same numbers on every device) and uploaded into `outs`. A recording keeps the draw
+   * itself, so each replay draws afresh, in the same order as a run would.
+   */
+  private drawOnHost(def: OpDef, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs, outs: DeviceTensor<GPUBuffer>[], kernel?: KernelContext): DeviceTensor<GPUBuffer>[] {
+    const stubs = inputs.map((t) => t && { data: new Float32Array(0), shape: t.shape, dtype: t.dtype });
+    const draw = () => def.cpu(stubs, attrs, kernel ?? {}).forEach((o, i) => this.upload(outs[i], o.data));
+    const rec = this.recording;
+    this.recording = null; // the upload is part of the draw, not a command of its own
+    try { draw(); } finally { this.recording = rec; }
+    rec?.commands.push({ host: draw });
     return outs;
   }
 
@@ -529,12 +555,7 @@ class GpuDevice implements WebGpuDevice {
       layout: pipeline.getBindGroupLayout(0),
       entries: [{ binding: 0, resource: { buffer: this.meta(new Uint32Array([items, gx, z, w])) } }, { binding: 1, resource: { buffer: t.buffer } }, { binding: 2, resource: { buffer: dst } }],
     });
-    if (this.profiler) this.endPass();
-    const pass = this.computePass(this.profiler?.next(`pack_${layout}`));
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    pass.dispatchWorkgroups(gx, gy);
-    if (this.profiler) this.endPass();
+    this.encode(pipeline, bindGroup, gx, gy, `pack_${layout}`);
     this.stats.packs++;
     if (keep) {
       let forms = this.packedForms.get(t.buffer);
@@ -566,7 +587,63 @@ class GpuDevice implements WebGpuDevice {
   free(buffer: GPUBuffer): void {
     this.dropPacked(buffer);
     this.pinned.delete(buffer);
-    this.pool.give(buffer);
+    this.release(buffer);
+  }
+
+  record(): DeviceRecorder {
+    if (this.recording) throw new Error('record(): a recording is open already');
+    const rec: Recording = { commands: [], kept: [], refused: this.profiler ? 'the device is profiling' : undefined };
+    this.recording = rec;
+    return {
+      finish: (): RecordedWork | string => {
+        if (this.recording === rec) this.recording = null;
+        if (rec.refused) { for (const b of rec.kept) this.pool.give(b); return rec.refused; }
+        const commands = rec.commands;
+        return {
+          commands: commands.length,
+          replay: () => {
+            if (this.recording) throw new Error('replay(): a recording is open');
+            for (const c of commands) {
+              if ('host' in c) { c.host(); continue; }
+              if ('src' in c) { this.copy(c.src, c.dst, c.bytes); continue; }
+              this.encode(c.pipeline, c.group, c.x, c.y, '', c.check);
+              this.stats.dispatches++;
+            }
+          },
+          release: () => { for (const b of rec.kept.splice(0)) this.pool.give(b); },
+        };
+      },
+    };
+  }
+
+  /** Gives `buffer` back to the pool, or to the open recording, whose commands may name it. */
+  private release(buffer: GPUBuffer): void {
+    if (this.recording) this.recording.kept.push(buffer);
+    else this.pool.give(buffer);
+  }
+
+  /** Marks the open recording as not replayable, saying why (the first reason is kept). */
+  private refuseRecording(why: string): void {
+    if (this.recording && !this.recording.refused) this.recording.refused = why;
+  }
+
+  /**
+   * One dispatch into the compute pass (profiled: a pass of its own, timed), kept by an open
+   * recording. A kernel that checks its indices (`check`) gets an index-error buffer armed for
+   * this dispatch as group 1 (read back at the next read), on a replay too.
+   */
+  private encode(pipeline: GPUComputePipeline, group: GPUBindGroup, x: number, y: number, name = '', check?: IndexCheck): void {
+    if (this.profiler) this.endPass();
+    const pass = this.computePass(this.profiler?.next(name));
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, group);
+    if (check) {
+      const errors = this.indexErrorBuffer(check);
+      pass.setBindGroup(1, this.gpu.createBindGroup({ layout: pipeline.getBindGroupLayout(1), entries: [{ binding: 0, resource: { buffer: errors } }] }));
+    }
+    pass.dispatchWorkgroups(x, y);
+    if (this.profiler) this.endPass();
+    this.recording?.commands.push({ pipeline, group, x, y, check });
   }
 
   byteLength(buffer: GPUBuffer): number { return buffer.size; }

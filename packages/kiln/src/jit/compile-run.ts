@@ -1,13 +1,17 @@
 // Running what jit.compile captured: inference graphs with the parameters' values bound in as
 // params (the runtime keeps packed weights for those; re-bound when a parameter is written in
 // place), and training as a forward graph plus a backward graph (compile-autodiff.ts) recorded as
-// one autograd node. Invariant: the module's buffers receive the graph's buffer updates after every
-// run, and a node's gradients go to exactly the inputs that required a gradient when it ran.
+// one autograd node. A model whose tensors live on WebGPU runs there: its graphs on the eager
+// WebGPU device (kernels generated and compiled at capture), reading parameters and inputs in
+// their buffers and handing results over as 'webgpu' tensors (Model.runDevice), nothing read back.
+// Invariant: the module's buffers receive the graph's buffer updates after every run, and a
+// node's gradients go to exactly the inputs that required a gradient when it ran.
 
-import { autograd, defaultGenerator, isGradEnabled, Tensor, zeros } from '@kiln/core';
-import { LEVELS, runPipeline } from '@kiln/compiler';
-import { ELEMENT_BYTES, Graph, numel, walkNodes, type Value } from '@kiln/ir-spec';
-import { createModel, type InputValue, type Model, type Output } from '@kiln/runtime';
+/// <reference types="@webgpu/types" />
+import { autograd, defaultGenerator, deviceTensor, gpuTensorOf, isGradEnabled, scalarTensorGpu, Tensor, webGpuDevice, writeGpu, zeros } from '@kiln/core';
+import { generateWgsl, LEVELS, runPipeline } from '@kiln/compiler';
+import { ELEMENT_BYTES, getOp, Graph, numel, walkNodes, type Value } from '@kiln/ir-spec';
+import { createModel, readsBack, type DeviceInput, type DeviceTensor, type InputValue, type Model, type Output } from '@kiln/runtime';
 import type { Capture, InputSource } from './compile-capture.js';
 import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
 import { scalarInput } from './specialization.js';
@@ -17,6 +21,13 @@ import { autotune, type AutotuneChoice, type Candidate } from './compile-autotun
 
 /** How jit.compile optimizes: 'max-autotune' times pass-list candidates per graph (compile-autotune.ts). */
 export type Tuning = 'default' | 'max-autotune';
+/** Where a call's tensors live, so where its graphs run. */
+export type Placement = 'cpu' | 'webgpu';
+
+/** A graph the WebGPU device cannot run as one recorded sequence of kernels (then the call runs eagerly). */
+export class GpuUnsupported extends Error {
+  constructor(message: string, readonly where?: string) { super(message); }
+}
 
 /** Passes for graphs not frozen (parameters or training mode): no elementwise fusion (its CPU kernel was slower here). */
 const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
@@ -28,6 +39,8 @@ const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-c
  */
 const TRAINING_PASSES = [...PASSES.slice(0, -1), 'fuse-elementwise', 'plan-memory'];
 const SMALL_CHAIN = 1024;
+/** On WebGPU every elementwise chain is fused: a dispatch costs more than a fused kernel's extra work. */
+const GPU_PASSES = TRAINING_PASSES;
 
 export interface Run { readonly model: Model; readonly autotune?: AutotuneChoice }
 /** An inference model with the parameters' values bound in (as the versions say). */
@@ -104,7 +117,7 @@ function bytesOf(types: readonly Value['type'][]): number | undefined {
   return bytes;
 }
 
-export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tuning = 'default', args?: readonly unknown[], recompute = false): Training {
+export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tuning = 'default', args?: readonly unknown[], recompute = false, on: Placement = 'cpu'): Training {
   const stateNames = new Set(c.state.map((s) => s.output));
   const userIndex = c.graph.outputs.flatMap((o, k) => (stateNames.has(o.name) ? [] : [k]));
   for (const k of userIndex) {
@@ -118,6 +131,10 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
   const withWiring = (forward: Run, backward: Run): Training => ({
     forward, backward, nodeInputs, grads, saved, savedBytes, recomputed: j.recomputed, userIndex, wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
   });
+  if (on === 'webgpu') {
+    const opts = { passes: GPU_PASSES };
+    return withWiring(run(runPipeline(j.forward, opts).graph, c, on), run(runPipeline(j.backward, opts).graph, c, on));
+  }
   if (tuning === 'max-autotune' && args) {
     const make = (g: Graph) => run(g, c).model;
     const f = autotune('forward', j.forward, CANDIDATES, (m) => m.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)), make);
@@ -146,7 +163,9 @@ const FROZEN_CANDIDATES: readonly Candidate[] = [
  * runtime keeps packed weights for those), frozen and fully optimized (-O2: BN folding,
  * fusion) when every module is in eval mode. Buffers the graph updates stay inputs.
  */
-export function bindInference(c: Capture, evalMode: boolean, tuning: Tuning = 'default', args?: readonly unknown[]): Bound {
+export function bindInference(c: Capture, evalMode: boolean, tuning: Tuning = 'default', args?: readonly unknown[], on: Placement = 'cpu'): Bound {
+  // On WebGPU the parameters stay inputs, read in their buffers (their values are on the GPU, so no fold can see them).
+  if (on === 'webgpu') return { model: run(runPipeline(c.graph, { passes: GPU_PASSES }).graph, c, on).model, watched: [], versions: [] };
   const updated = new Set(c.state.map((s) => s.param));
   const tensors = new Map(c.graph.tensors);
   const watched: Tensor[] = [];
@@ -175,9 +194,21 @@ for (let k = 0; k < b.watched.length; k++) if (b.watched[k]._version !== b.versi
 return false;
 }
 
-export function runInference(c: Capture, r: Bound, args: readonly unknown[]): unknown {
-const outs = r.model.runSync(r.model.inputs.map((io) => sourceValue(c.sources.get(io.name)!, args)));
-return c.rebuild(split(c, r.model, outs));
+/** `reuse` (mode 'reduce-overhead'): on WebGPU, replay the graph's recorded dispatches (Model.runDevice). */
+export function runInference(c: Capture, r: Bound, args: readonly unknown[], reuse = false): unknown {
+  const m = r.model, sources = m.inputs.map((io) => c.sources.get(io.name)!);
+  if (m.backend === 'webgpu') {
+    const outs = m.runDevice(onDevice(m, sources.map((s) => sourceValue(s, args))), { reuse, inPlace: sources.map((s) => s.kind === 'tensor') });
+    const state = new Map(c.state.map((s) => [s.output, c.sources.get(s.param)]));
+    const user: Tensor[] = [];
+    m.outputs.forEach((io, k) => {
+      const s = state.get(io.name);
+      if (s?.kind === 'tensor') writeGpu(s.tensor, outs[k] as DeviceTensor<GPUBuffer>);
+      else if (!state.has(io.name)) user.push(gpuTensorOf(outs[k] as DeviceTensor<GPUBuffer>));
+    });
+    return c.rebuild(user);
+  }
+  return c.rebuild(split(c, m, m.runSync(sources.map((s) => sourceValue(s, args)))));
 }
 
 /** The user outputs of an inference run as tensors; buffer updates are written back into the module's buffers. */
@@ -194,17 +225,22 @@ function split(c: Capture, model: Model, outs: Output[]): Tensor[] {
 }
 
 /** Runs the forward graph and records one autograd node whose backward runs the backward graph. */
-export function runTraining(c: Capture, t: Training, args: readonly unknown[], name: string): unknown {
-  const w = t.wiring, fm = t.forward.model;
-  const outs = fm.runSync(w.forwardSources.map((s) => sourceValue(s, args)));
+export function runTraining(c: Capture, t: Training, args: readonly unknown[], name: string, reuse = false): unknown {
+  const w = t.wiring, fm = t.forward.model, gpu = fm.backend === 'webgpu';
+  const values = w.forwardSources.map((s) => sourceValue(s, args));
+  const outs = gpu ? [] : fm.runSync(values);
+  const results = gpu ? fm.runDevice(onDevice(fm, values), { reuse, inPlace: w.forwardSources.map((s) => s.kind === 'tensor') }) as DeviceTensor<GPUBuffer>[] : [];
   const user: Tensor[] = [], saved: Tensor[] = new Array(t.saved.length);
-  for (let k = 0; k < outs.length; k++) {
+  const result = (k: number) => (gpu ? gpuTensorOf(results[k]) : toTensor(outs[k]));
+  for (let k = 0; k < w.outputPlace.length; k++) {
     const place = w.outputPlace[k];
     if (place === STATE) {
       const s = w.state[k];
-      if (s?.kind === 'tensor') s.tensor._storage.data.set(outs[k].data);
-    } else if (place === USER) user.push(toTensor(outs[k]));
-    else saved[place] = toTensor(outs[k]);
+      if (s?.kind !== 'tensor') continue;
+      if (gpu) writeGpu(s.tensor, results[k]);
+      else s.tensor._storage.data.set(outs[k].data);
+    } else if (place === USER) user.push(result(k));
+    else saved[place] = result(k);
   }
   const ins = w.nodeSources.map((s) => asTensor(sourceValue(s, args)));
   const all = [...ins, ...saved];
@@ -222,8 +258,18 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
     if (isGradEnabled()) {
       throw new Error(`jit.compile(${name}): higher-order gradients (createGraph) through a compiled graph are not supported; call the original model's forward for them`);
     }
-    const inputs = w.backwardPlace.map((p): InputValue => (p < 0 ? gradOutputs[-1 - p] ?? zeros(shapes[-1 - p]) : kept[p]!));
+    const inputs = w.backwardPlace.map((p): Tensor => (p < 0 ? gradOutputs[-1 - p] ?? zeros(shapes[-1 - p], { device: gpu ? 'webgpu' : 'cpu' }) : kept[p]!));
     const res: (Tensor | null)[] = all.map(() => null);
+    if (gpu) {
+      // Every gradient comes back in a buffer of its own (runDevice), so it goes to .grad as it is.
+      const inPlace = w.backwardPlace.map((p) => p >= 0 && p < ins.length && w.nodeSources[p].kind === 'tensor');
+      bm.runDevice(onDevice(bm, inputs), { reuse, inPlace }).forEach((g, k) => {
+        const grad = gpuTensorOf(g as DeviceTensor<GPUBuffer>);
+        grad._ownedGrad = true;
+        res[w.gradFor[k]] = grad;
+      });
+      return res;
+    }
     const got = bm.runSync(inputs);
     const shared = sharedOutputs(inputs, got);
     for (let k = 0; k < got.length; k++) {
@@ -238,7 +284,7 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
   // arrays go back to the forward model for the next step's results: they were fresh arrays of
   // this run that no tensor outside this node holds (none shares its buffer with an input or
   // another output), and no gradient the backward made shares them (it copied any input it output).
-  node.onRelease = () => fm.recycle(ownSaved(outs, w.outputPlace, ins));
+  if (!gpu) node.onRelease = () => fm.recycle(ownSaved(outs, w.outputPlace, ins));
   outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
   return c.rebuild(outsOf);
 }
@@ -251,9 +297,36 @@ export function hostCalls(g: Graph): { reason: string; where?: string }[] {
   }));
 }
 
-function run(graph: Capture['graph'], c: Capture): Run {
+function run(graph: Capture['graph'], c: Capture, on: Placement = 'cpu'): Run {
+  if (on === 'webgpu') return { model: gpuModel(graph, c) };
   // shareArrays: the parameters, inputs and saved values go in and the results come out without copies.
   return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator, shareArrays: true }) };
+}
+
+/**
+ * A model of the eager WebGPU device with a kernel for each of its nodes compiled now, or a
+ * GpuUnsupported naming the node it cannot run without waiting or has no WGSL kernel for.
+ */
+function gpuModel(graph: Graph, c: Capture): Model {
+  const reads = readsBack(graph);
+  if (reads) throw new GpuUnsupported(`${reads.op} reads a value back from the GPU in the middle of the graph (a branch on a tensor, .item(), a size set by data), which a compiled WebGPU graph never waits for`, reads.meta.loc);
+  const dev = webGpuDevice();
+  const { kernels, unsupported } = generateWgsl(graph, { maxStorageBuffers: dev.gpu.limits.maxStorageBuffersPerShaderStage });
+  const missing = unsupported.find((u) => !getOp(u.op).random); // random ops draw on the host (the device uploads the sample)
+  if (missing) throw new GpuUnsupported(`op ${missing.op} has no WebGPU kernel for this graph (${missing.reason})`);
+  for (const k of kernels) dev.addKernelNow(k);
+  return createModel(graph, { device: dev, hostFunctions: c.hostFunctions, generator: defaultGenerator });
+}
+
+/** A call's values as runDevice takes them: tensors by their buffers; a number for a 0-d tensor input as a cached GPU scalar. */
+function onDevice(m: Model, values: readonly InputValue[]): DeviceInput[] {
+  const decl = m.graph.inputs.filter((i) => i.kind === 'input');
+  return values.map((v, k) => {
+    if (v instanceof Tensor) return deviceTensor(v);
+    const host = v as { data: ArrayLike<number>; dtype: Tensor['dtype'] };
+    const x = host.dtype === 'bool' ? host.data[0] !== 0 : host.data[0];
+    return decl[k].value.type.kind === 'scalar' ? x : deviceTensor(scalarTensorGpu(Number(x), host.dtype));
+  });
 }
 
 /** The forward's saved outputs whose array shares its elements with no input and no other output of the run. */

@@ -13,14 +13,18 @@ import { describeFailure, GuardedCache, GuardSet } from './guards.js';
 import { captureWithScript, captureWithTrace, type Capture, type Target } from './compile-capture.js';
 import { AutodiffUnsupported } from './compile-autodiff.js';
 import type { AutotuneChoice } from './compile-autotune.js';
-import { bindInference, hostCalls, prepareTraining, runInference, runTraining, stale, type Bound, type Training } from './compile-run.js';
+import { bindInference, GpuUnsupported, hostCalls, prepareTraining, runInference, runTraining, stale, type Bound, type Placement, type Training } from './compile-run.js';
+import { onCpuPlaceholders } from './gpu-capture.js';
 
 export interface CompileOptions {
   /**
    * `'default'`; `'reduce-overhead'`: a call with the last call's signature reuses its graph after
-   * checking only its guards (no cache key is built or looked up); `'max-autotune'`: each graph is
-   * optimized several ways and the candidate fastest on this device (timed at compile time, cached
-   * per device and graph) is kept, as explain() shows.
+   * checking only its guards (no cache key is built or looked up), and on WebGPU each graph's first
+   * run is recorded (pipelines, bind groups, workgroup counts, with its intermediate buffers kept)
+   * and replayed by later calls of the same shapes, skipping the executor; `'max-autotune'`: each
+   * graph is optimized several ways and the candidate fastest on this device (timed at compile
+   * time, cached per device and graph) is kept, as explain() shows (on the CPU: a WebGPU graph
+   * cannot be timed without waiting for the GPU, so it keeps the default passes).
    */
   readonly mode?: 'default' | 'reduce-overhead' | 'max-autotune';
   /**
@@ -65,6 +69,8 @@ export interface CompileExplanation {
   readonly fastCalls: number;
   /** Times an inference graph took new parameter values (written in place since it was bound): no recompilation. */
   readonly rebinds: number;
+  /** mode 'reduce-overhead' on WebGPU: graph runs that replayed the graph's recorded dispatches. */
+  readonly replays: number;
   /** True once the recompile limit was hit: misses run eagerly. */
   readonly eagerFallback: boolean;
 }
@@ -72,7 +78,7 @@ export interface CompileExplanation {
 type Entry =
   /** `whole`: the forward runs eagerly as it is, its submodules too (tensors off the CPU). */
   | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string; readonly where?: string; readonly whole?: boolean }
-  | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number };
+  | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number; readonly on: Placement };
 
 /** The compile state of one model or function: its cache, symbolic dims and history. */
 export class Compiler {
@@ -133,7 +139,7 @@ export class Compiler {
 
   private runEntry(e: Entry, args: unknown[]): unknown {
     if (e.kind === 'eager') return e.whole ? this.eager(args) : this.aroundBreak(args);
-    if (e.training) return runTraining(e.capture, e.training, args, this.name);
+    if (e.training) return runTraining(e.capture, e.training, args, this.name, this.opts.mode === 'reduce-overhead');
     return this.runInference(e, args);
   }
 
@@ -160,6 +166,8 @@ export class Compiler {
       mode: this.opts.mode ?? 'default',
       fastCalls: this.fastCalls,
       rebinds: this.rebinds,
+      replays: this.all.reduce((n, e) => n + (e.kind !== 'graph' ? 0 : e.training ? e.training.forward.model.deviceReplays + e.training.backward.model.deviceReplays : e.inference?.model.deviceReplays ?? 0), 0)
+        + parts.reduce((n, p) => n + p.e.replays, 0),
       eagerFallback: this.gaveUp,
     };
   }
@@ -222,21 +230,25 @@ export class Compiler {
     let capture: Capture | undefined;
     const why: string[] = [];
     let where: string | undefined;
-    const off = this.offCpu(args);
-    if (off) return this.remember(key, this.graphBreak(inputs, `${off}: compiled graphs run on the CPU runtime, so ${this.name}.forward runs eagerly on its device (move the model and its inputs with .to('cpu') to compile it)`, GuardSet.empty, undefined, true));
-    try {
-      capture = captureWithScript(this.target, args, dynamic);
-    } catch (e) {
-      why.push(`the scripter: ${message(e)}`);
-      if (e instanceof ScriptError) where = `${e.file}:${e.line}:${e.col}`;
-      this.scriptable = false;
+    const on = this.placement(args);
+    if (typeof on !== 'string') return this.remember(key, this.graphBreak(inputs, `${on.mixed}: a graph runs on one device, so ${this.name}.forward runs eagerly (move the model and its inputs to one device with .to())`, GuardSet.empty, undefined, true));
+    // On WebGPU the capture runs on CPU stand-ins of the tensors (it reads only their types; eager values would have to be waited for).
+    capture = onCpuPlaceholders(on === 'webgpu' ? this.target : undefined, args, (xs) => {
       try {
-        const restore = this.target.kind === 'module' ? tracer.snapshotState(this.target.module) : () => {};
-        try { capture = captureWithTrace(this.target, args, dynamic); } finally { restore(); }
-      } catch (e2) {
-        why.push(`the tracer: ${message(e2)}`);
+        return captureWithScript(this.target, xs, dynamic);
+      } catch (e) {
+        why.push(`the scripter: ${message(e)}`);
+        if (e instanceof ScriptError) where = `${e.file}:${e.line}:${e.col}`;
+        this.scriptable = false;
+        try {
+          const restore = this.target.kind === 'module' ? tracer.snapshotState(this.target.module) : () => {};
+          try { return captureWithTrace(this.target, xs, dynamic); } finally { restore(); }
+        } catch (e2) {
+          why.push(`the tracer: ${message(e2)}`);
+          return undefined;
+        }
       }
-    }
+    });
     if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`, GuardSet.empty, where);
     else {
       const calls = hostCalls(capture.graph);
@@ -245,16 +257,17 @@ export class Compiler {
         const t = s.kind === 'tensor' ? s.tensor : args[s.index];
         return t instanceof Tensor && t.requiresGrad ? [name] : [];
       }));
-      if (isGradEnabled() && wrt.size) {
-        try {
-          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning, args, this.opts.recompute ?? false), nodes: capture.graph.body.nodes.length };
-        } catch (e) {
-          if (!(e instanceof AutodiffUnsupported)) throw e;
-          entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards, e.where);
+      try {
+        if (isGradEnabled() && wrt.size) {
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning(on), args, this.opts.recompute ?? false, on), nodes: capture.graph.body.nodes.length, on };
+        } else {
+          const inference = this.bind(capture, args, on);
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length, on };
         }
-      } else {
-        const inference = this.bind(capture, args);
-        entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length };
+      } catch (e) {
+        if (e instanceof AutodiffUnsupported) entry = this.graphBreak(inputs, `training through ${this.name}: ${e.message}`, capture.guards, e.where);
+        else if (e instanceof GpuUnsupported) entry = this.graphBreak(inputs, `on WebGPU: ${e.message}; ${this.name}.forward runs eagerly on the GPU`, capture.guards, e.where, true);
+        else throw e;
       }
     }
     return this.remember(this.keyOf(args), entry); // numbers are keyed by value once the scripter failed (a trace bakes them in)
@@ -275,15 +288,17 @@ export class Compiler {
     return { kind: 'eager', guards, inputs, reason, ...(where ? { where } : {}), ...(whole ? { whole } : {}) };
   }
 
-  /** The first tensor the call would read off the CPU (an argument, a parameter or a buffer), described, or undefined. */
-  private offCpu(args: readonly unknown[]): string | undefined {
-    const i = args.findIndex((a) => a instanceof Tensor && a.device !== 'cpu');
-    if (i >= 0) return `argument ${i} lives on '${(args[i] as Tensor).device}'`;
-    if (this.target.kind !== 'module') return undefined;
-    for (const [name, t] of [...this.target.module.namedParameters(), ...this.target.module.namedBuffers()]) {
-      if (t.device !== 'cpu') return `${name} lives on '${t.device}'`;
-    }
-    return undefined;
+  /**
+   * The device the call's tensors (arguments, parameters, buffers) live on, or, when they are on
+   * two, the first pair described (0-d CPU tensors go along with GPU ones, as in eager ops).
+   */
+  private placement(args: readonly unknown[]): Placement | { mixed: string } {
+    const named: [string, Tensor][] = args.flatMap((a, i): [string, Tensor][] => (a instanceof Tensor ? [[`argument ${i}`, a]] : []));
+    if (this.target.kind === 'module') named.push(...this.target.module.namedParameters(), ...this.target.module.namedBuffers());
+    const gpu = named.find(([, t]) => t.device === 'webgpu');
+    if (!gpu) return 'cpu';
+    const cpu = named.find(([, t]) => t.device === 'cpu' && (t.ndim > 0 || t.requiresGrad));
+    return cpu ? { mixed: `${gpu[0]} lives on 'webgpu' but ${cpu[0]} on 'cpu'` } : 'webgpu';
   }
 
   /**
@@ -315,15 +330,16 @@ export class Compiler {
 
   /** Binds the parameters' current values again when one was written in place since (an optimizer step, loadStateDict). */
   private runInference(e: Extract<Entry, { kind: 'graph' }>, args: readonly unknown[]): unknown {
-    if (stale(e.inference!)) { e.inference = this.bind(e.capture, args); this.rebinds++; }
-    return runInference(e.capture, e.inference!, args);
+    if (stale(e.inference!)) { e.inference = this.bind(e.capture, args, e.on); this.rebinds++; }
+    return runInference(e.capture, e.inference!, args, this.opts.mode === 'reduce-overhead');
   }
 
-  private bind(c: Capture, args: readonly unknown[]): Bound {
-    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training), this.tuning, args);
+  private bind(c: Capture, args: readonly unknown[], on: Placement): Bound {
+    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training), this.tuning(on), args, on);
   }
 
-  private get tuning(): 'default' | 'max-autotune' { return this.opts.mode === 'max-autotune' ? 'max-autotune' : 'default'; }
+  /** max-autotune times candidates by running them, which on WebGPU would wait for the GPU: there the default passes are kept. */
+  private tuning(on: Placement): 'default' | 'max-autotune' { return this.opts.mode === 'max-autotune' && on === 'cpu' ? 'max-autotune' : 'default'; }
 }
 
 /**
