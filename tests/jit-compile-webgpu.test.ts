@@ -7,7 +7,7 @@
 // compiles a CPU graph once everything is back on the CPU.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { device, F, initWebGpu, jit, manualSeed, nn, noGrad, optim, randn, tensor, webGpuDevice, type Tensor } from 'kiln';
+import { device, F, initWebGpu, jit, manualSeed, nn, noGrad, optim, profiler, randn, tensor, webGpuDevice, type Tensor } from 'kiln';
 
 const mlp = () => {
   manualSeed(4);
@@ -67,6 +67,28 @@ describe('jit.compile with tensors on WebGPU', () => {
     noGrad(() => c.forward(x5));
     await expectClose(noGrad(() => c.forward(x5)), noGrad(() => ref.forward(x5)));
     expect(c.explain().replays).toBe(10);
+    // Under the profiler the graph runs through the executor (no replay), each node timed as issued.
+    const prof = await profiler.profile({ activities: ['webgpu'] }, () => noGrad(() => c.forward(x5)));
+    const nodes = prof.events.filter((e) => e.kind === 'node');
+    expect(nodes.map((e) => e.name)).toContain('linear');
+    expect(nodes.every((e) => e.device === 'webgpu' && e.timing === 'issued')).toBe(true);
+    expect(c.explain().replays).toBe(10);
+  });
+
+  it('a compiled function of a GPU tensor and a number reads the number on the host: nothing read back, a replay per value', async () => {
+    const f = (x: Tensor, s: number) => F.relu(x.mul(s)).sum(1);
+    const cf = jit.compile(f, { mode: 'reduce-overhead' });
+    const x = randn([3, 4], { device: 'webgpu' });
+    for (const s of [2.5, 2.5, -1.5, -1.5, 0.5]) {
+      const maps = webGpuDevice().stats.maps;
+      const y = noGrad(() => cf(x, s));
+      expect(webGpuDevice().stats.maps).toBe(maps);
+      await expectClose(y, noGrad(() => f(x, s)));
+    }
+    const ex = cf.explain();
+    expect(ex.graphBreaks).toEqual([]);
+    expect(ex.compiles).toBe(1); // numbers are keyed by kind: one graph, recorded anew for each new value
+    expect(ex.replays).toBe(2);
   });
 
   it('trains the digits CNN (batch norm, dropout, max pool) on the GPU with eager\'s losses and parameters', async () => {

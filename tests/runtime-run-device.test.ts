@@ -113,6 +113,22 @@ describe('Model.runDevice on WebGPU', () => {
     expect(replayed.deviceReplays).toBe(2);
   });
 
+  it('reuse: a host scalar written into a tensor (to_tensor) is written again by each replay; another value records anew', async () => {
+    const b = new GraphBuilder('scale');
+    const x = b.input('x', tensorType('float32', [2, 3]));
+    const k = b.input('k', { kind: 'scalar', dtype: 'float32' });
+    b.output('y', b.op1('mul', [x, b.op1('to_tensor', [k], { dtype: 'float32' })]));
+    const g = b.build();
+    const { gpu } = await model(g);
+    const xs = values(6, 2);
+    for (const kv of [3, 3, 3, -2, -2]) {
+      const [y] = gpu.runDevice([upload(xs, [2, 3]), kv], { reuse: true });
+      expect(Array.from(await device.read(y))).toEqual(Array.from(xs).map((v) => Math.fround(v * kv)));
+    }
+    expect(gpu.deviceReplays).toBe(3);
+    expect(gpu.deviceRecordRefused).toBeUndefined();
+  });
+
   it('reuse: a replayed kernel that checks its indices reports a bad index at the next read', async () => {
     const b = new GraphBuilder('embed');
     const table = b.input('table', tensorType('float32', [6, 4]));

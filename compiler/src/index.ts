@@ -5,5 +5,6 @@ export { runPipeline, runPass, PASSES, LEVELS, PassError, type Pass, type PassOp
 export * from './passes/index.js';
 // The pattern-rewrite layer the rule-based passes share (issue 13).
 export * from './patterns.js';
+export { rewriteGraph, RewriteContext, type NodeVisitor } from './rewrite.js';
 // WGSL codegen (issue 7).
 export * from './codegen/index.js';

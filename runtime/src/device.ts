@@ -117,8 +117,8 @@ export interface Arena<B = unknown> {
 /** A recording in progress (Device.record). */
 export interface DeviceRecorder {
   /**
-   * Stops recording: the work to replay, or why it cannot be replayed (a host write or upload,
-   * a hand-written kernel, profiling); then the kept buffers are already freed.
+   * Stops recording: the work to replay, or why it cannot be replayed (an upload outside a
+   * random op's draw, a hand-written kernel, profiling); then the kept buffers are already freed.
    */
   finish(): RecordedWork | string;
 }

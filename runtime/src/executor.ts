@@ -70,6 +70,8 @@ export interface ExecContext {
   readonly gpuNodes?: GpuNodeLog;
   /** Told of every registry op the run dispatches (replay.ts records a run to replay it). */
   readonly recorder?: StepRecorder;
+  /** Model.runDevice: the run never waits for the device, so a profiled node is timed as issued (host time), not to completion. */
+  readonly noWait?: boolean;
 }
 
 /** What a recorded run keeps of each registry op it ran (replay.ts). */
@@ -503,7 +505,7 @@ function* runProfiled(ctx: ExecContext, np: NodePlan, scope: Scope, prof: NodePr
     backend: ctx.device.backend,
   };
   if (timer) { ctx.gpuNodes!.add(base, from, timer.mark()); return; }
-  const sync = ctx.device.backend !== 'cpu';
+  const sync = ctx.device.backend !== 'cpu' && !ctx.noWait;
   if (sync && outs.length) yield outs[0]; // waits for the dispatch to finish
-  prof.onNode({ ...base, timing: sync ? 'synchronized' : 'kernel', startMs, endMs: performance.now() });
+  prof.onNode({ ...base, timing: ctx.device.backend === 'cpu' ? 'kernel' : sync ? 'synchronized' : 'issued', startMs, endMs: performance.now() });
 }

@@ -386,6 +386,7 @@ export class Model {
    * kept with its intermediates; a later call whose inputs have the same dtypes, shapes and scalar
    * values, and the same buffers where `inPlace`, copies its inputs in and records the same
    * commands again, skipping the executor (`deviceReplays` counts these). Another call records anew.
+   * While a node profiler is attached, runs go through the executor (its nodes timed as issued).
    *
    * @example
    * ```ts
@@ -401,13 +402,15 @@ export class Model {
     if (reads) throw new RuntimeError('BACKEND', `runDevice(): node ${reads.op}${reads.meta.loc ? ` (${reads.meta.loc})` : ''} reads a value back from the ${backend} device in the middle of the run, which runDevice never waits for; use run()`);
     const decl = this.graph.inputs.filter((i) => i.kind === 'input');
     const { env, values } = validateDeviceInputs(decl, inputs);
-    if (opts.reuse && this.held.record) {
+    // A profiled run goes through the executor (a replay would report no nodes), as on the CPU.
+    const reuse = opts.reuse && !nodeProfiler();
+    if (reuse && this.held.record) {
       const out = this.held.record.replay(values);
       if (out) { this.deviceReplays++; return out; }
       this.held.record.release();
       this.held.record = undefined;
     }
-    if (!opts.reuse || this.recordRefused || !this.device.record) return this.execDevice(values, env).map((t) => (t.fresh ? t.tensor : freshCopy(this.device, t.tensor)));
+    if (!reuse || this.recordRefused || !this.device.record) return this.execDevice(values, env).map((t) => (t.fresh ? t.tensor : freshCopy(this.device, t.tensor)));
     // Recorded: the inputs not read in place are copied into buffers of the record's first.
     const recorded = values.map((v, k): RecordedInput => (typeof v !== 'object' ? { kind: 'scalar', value: v }
       : opts.inPlace?.[k] ? { kind: 'in place', tensor: v } : { kind: 'copied', tensor: freshCopy(this.device, v) }));
@@ -448,7 +451,7 @@ export class Model {
       if (typeof v === 'object') external.add(v.buffer);
       scope.bind(d.value, v);
     });
-    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0 };
+    const ctx: ExecContext = { device: this.device, env, limits: this.limits, constants: this.constants, hostFunctions: this.hostFunctions, generator: this.generator, nodesRun: 0, loopTrips: 0, started: t0, noWait: true };
     this.arenaBusy = true;
     try {
       const r = runBlock(ctx, this.plan.body, scope).next();
@@ -472,7 +475,9 @@ export class Model {
       }
       for (const r of results) if (r.fresh) external.add(r.tensor.buffer); // handed over: releaseAll must not free them
       scope.releaseAll();
-      this.stats = { peakIntermediateBytes: mem.peak, measuredPeakBytes: mem.measuredPeak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: performance.now() - t0 };
+      const end = performance.now();
+      this.stats = { peakIntermediateBytes: mem.peak, measuredPeakBytes: mem.measuredPeak, totalIntermediateBytes: mem.total, nodesRun: ctx.nodesRun, ms: end - t0 };
+      nodeProfiler()?.onRun({ graph: this.graph.name, backend: this.device.backend, startMs: t0, endMs: end, peakBytes: mem.measuredPeak });
       return results;
     } finally {
       this.arenaBusy = false;

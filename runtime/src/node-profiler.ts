@@ -34,9 +34,11 @@ export interface NodeEvent {
   readonly backend: BackendName;
   /**
    * `kernel`: the CPU kernel's own time; `gpu`: from the GPU timestamps of the node's dispatches;
-   * `synchronized`: a non-CPU dispatch timed on the CPU side up to its completion.
+   * `synchronized`: a non-CPU dispatch timed on the CPU side up to its completion; `issued`: a
+   * non-CPU dispatch of a run that never waits (Model.runDevice: jit.compile on WebGPU), timed
+   * until it was recorded (the host's share only).
    */
-  readonly timing: 'kernel' | 'gpu' | 'synchronized';
+  readonly timing: 'kernel' | 'gpu' | 'synchronized' | 'issued';
   /**
    * `performance.now()` milliseconds. For `gpu` timing, the span from the first dispatch's begin
    * to the last one's end on the GPU clock, placed on this clock so that the run's last timed

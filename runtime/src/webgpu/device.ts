@@ -13,6 +13,9 @@
 // While a recording is open (record()), every dispatch and copy is also kept with its pipeline and
 // bind groups, and buffers freed meanwhile stay with the recording instead of going back to the
 // pool, so replay() can record the same commands on the same buffers again with no per-op work.
+// A write during a recording is kept with its data and made again by a replay: within a run the
+// runtime writes only what the inputs' shapes and scalar values fix (to_tensor of a host scalar),
+// and a replay happens only when those are the recorded ones.
 
 import { getOp, isFloating, isViewNode, numel, type Attrs, type DType, type KernelContext, type OpDef, type TypedArray } from '@kiln/ir-spec';
 import type { Device, DeviceRecorder, DeviceTensor, DispatchTimer, RecordedWork } from '../device.js';
@@ -229,7 +232,7 @@ export async function createWebGpuDevice(opts: WebGpuDeviceOptions = {}): Promis
 type RecordedCommand =
   | { readonly pipeline: GPUComputePipeline; readonly group: GPUBindGroup; readonly x: number; readonly y: number; readonly check: IndexCheck | undefined }
   | { readonly src: GPUBuffer; readonly dst: GPUBuffer; readonly bytes: number }
-  /** Host work whose uploads are part of the run (a random op's draw). */
+  /** Host work that is part of the run (a random op's draw and upload, a write). */
   | { readonly host: () => void };
 
 interface Recording {
@@ -413,7 +416,7 @@ class GpuDevice implements WebGpuDevice {
   write(t: DeviceTensor<GPUBuffer>, data: TypedArray): void {
     const n = numel(t.shape);
     if (data.length !== n) throw new Error(`write: ${data.length} elements into a tensor of ${n}`);
-    this.refuseRecording('a buffer was written from the host');
+    if (this.recording) { const copy = data.slice() as TypedArray; this.hostStep(() => this.write(t, copy)); return; }
     this.flush(); // pending kernels may still read this (pooled) buffer's old contents
     this.dropPacked(t.buffer); // packed from the old contents
     if (t.dtype === 'int8') {
@@ -512,12 +515,19 @@ class GpuDevice implements WebGpuDevice {
    */
   private drawOnHost(def: OpDef, inputs: readonly (DeviceTensor<GPUBuffer> | null)[], attrs: Attrs, outs: DeviceTensor<GPUBuffer>[], kernel?: KernelContext): DeviceTensor<GPUBuffer>[] {
     const stubs = inputs.map((t) => t && { data: new Float32Array(0), shape: t.shape, dtype: t.dtype });
-    const draw = () => def.cpu(stubs, attrs, kernel ?? {}).forEach((o, i) => this.upload(outs[i], o.data));
-    const rec = this.recording;
-    this.recording = null; // the upload is part of the draw, not a command of its own
-    try { draw(); } finally { this.recording = rec; }
-    rec?.commands.push({ host: draw });
+    this.hostStep(() => def.cpu(stubs, attrs, kernel ?? {}).forEach((o, i) => this.upload(outs[i], o.data)));
     return outs;
+  }
+
+  /**
+   * Runs host work (a draw and its upload, a write) now; an open recording keeps the work itself
+   * (its own uploads and writes are not commands of their own), so a replay does it again, in order.
+   */
+  private hostStep(step: () => void): void {
+    const rec = this.recording;
+    this.recording = null;
+    try { step(); } finally { this.recording = rec; }
+    rec?.commands.push({ host: step });
   }
 
   /** A record's main kernel compiled now, synchronously (the deferred fallback of a packed variant). */

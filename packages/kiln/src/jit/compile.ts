@@ -15,6 +15,7 @@ import { AutodiffUnsupported } from './compile-autodiff.js';
 import type { AutotuneChoice } from './compile-autotune.js';
 import { bindInference, GpuUnsupported, hostCalls, prepareTraining, runInference, runTraining, stale, type Bound, type Placement, type Training } from './compile-run.js';
 import { onCpuPlaceholders } from './gpu-capture.js';
+import { numbersAsScalars } from './gpu-scalars.js';
 
 export interface CompileOptions {
   /**
@@ -251,6 +252,10 @@ export class Compiler {
     });
     if (!capture) entry = this.graphBreak(inputs, `cannot capture ${this.name}.forward: ${why.join('; ')}`, GuardSet.empty, where);
     else {
+      if (on === 'webgpu') {
+        const numbers = new Set([...capture.sources].flatMap(([name, s]) => (s.kind === 'arg' && (typeof args[s.index] === 'number' || typeof args[s.index] === 'boolean') ? [name] : [])));
+        capture = { ...capture, graph: numbersAsScalars(capture.graph, numbers) };
+      }
       const calls = hostCalls(capture.graph);
       if (this.opts.fullgraph && calls.length) throw new Error(`jit.compile(${this.name}, { fullgraph: true }): ${calls[0].where ? `${calls[0].where}: ` : ''}${calls[0].reason}`);
       const wrt = new Set([...capture.sources].flatMap(([name, s]) => {
