@@ -7,7 +7,7 @@
 // compiles a CPU graph once everything is back on the CPU.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { device, F, initWebGpu, jit, manualSeed, nn, noGrad, optim, profiler, randn, tensor, webGpuDevice, type Tensor } from 'kiln';
+import { device, F, initWebGpu, jit, manualSeed, nn, noGrad, optim, profiler, rand, randn, tensor, webGpuDevice, type Tensor } from 'kiln';
 
 const mlp = () => {
   manualSeed(4);
@@ -73,6 +73,29 @@ describe('jit.compile with tensors on WebGPU', () => {
     expect(nodes.map((e) => e.name)).toContain('linear');
     expect(nodes.every((e) => e.device === 'webgpu' && e.timing === 'issued')).toBe(true);
     expect(c.explain().replays).toBe(10);
+  });
+
+  it("mode 'max-autotune' times the candidates in the background, then runs the fastest; no draw of the generator is seen", async () => {
+    const make = () => { manualSeed(4); return new nn.Sequential(new nn.Linear(8, 16), new nn.ReLU(), new nn.Dropout(0.3), new nn.Linear(16, 4), new nn.Sigmoid()).to('webgpu'); };
+    const m = make(), ref = make();
+    const c = jit.compile(m, { mode: 'max-autotune' });
+    const x = randn([3, 8], { device: 'webgpu' });
+    manualSeed(3);
+    const y = noGrad(() => c.forward(x));
+    const pending = c.explain().graphs[0].autotune!;
+    expect(pending).toEqual([{ graph: 'inference', chosen: 'unfused elementwise', ms: {}, cached: false, pending: true }]);
+    await vi.waitFor(() => expect(c.explain().graphs[0].autotune![0].pending).toBeUndefined(), { timeout: 60_000, interval: 20 });
+    const after = await rand([4]).toArrayAsync();
+    manualSeed(3);
+    await expectClose(y, noGrad(() => ref.forward(x)));
+    expect(await rand([4]).toArrayAsync()).toEqual(after); // the timing runs' dropout draws were undone
+    const [choice] = c.explain().graphs[0].autotune!;
+    expect(Object.keys(choice.ms).sort()).toEqual(['fused elementwise', 'unfused elementwise']);
+    expect(choice.chosen).toBe(Object.entries(choice.ms).sort((a, b) => a[1] - b[1])[0][0]);
+    manualSeed(5);
+    const y2 = noGrad(() => c.forward(x));
+    manualSeed(5);
+    await expectClose(y2, noGrad(() => ref.forward(x)));
   });
 
   it('a compiled function of a GPU tensor and a number reads the number on the host: nothing read back, a replay per value', async () => {

@@ -8,7 +8,7 @@
 // node's gradients go to exactly the inputs that required a gradient when it ran.
 
 /// <reference types="@webgpu/types" />
-import { autograd, defaultGenerator, deviceTensor, gpuTensorOf, isGradEnabled, scalarTensorGpu, Tensor, webGpuDevice, writeGpu, zeros } from '@kiln/core';
+import { autograd, defaultGenerator, deviceTensor, gpuTensorOf, isGradEnabled, scalarTensorGpu, synchronize, Tensor, webGpuDevice, writeGpu, zeros } from '@kiln/core';
 import { generateWgsl, LEVELS, runPipeline } from '@kiln/compiler';
 import { ELEMENT_BYTES, getOp, Graph, numel, walkNodes, type Value } from '@kiln/ir-spec';
 import { createModel, readsBack, type DeviceInput, type DeviceTensor, type InputValue, type Model, type Output } from '@kiln/runtime';
@@ -17,7 +17,7 @@ import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from '.
 import { scalarInput } from './specialization.js';
 import { toTensor } from './tensors.js';
 import { maskMultiply } from './mask-multiply.js';
-import { autotune, type AutotuneChoice, type Candidate } from './compile-autotune.js';
+import { autotune, autotuneInBackground, type AutotuneChoice, type Candidate } from './compile-autotune.js';
 
 /** How jit.compile optimizes: 'max-autotune' times pass-list candidates per graph (compile-autotune.ts). */
 export type Tuning = 'default' | 'max-autotune';
@@ -42,7 +42,8 @@ const SMALL_CHAIN = 1024;
 /** On WebGPU every elementwise chain is fused: a dispatch costs more than a fused kernel's extra work. */
 const GPU_PASSES = TRAINING_PASSES;
 
-export interface Run { readonly model: Model; readonly autotune?: AutotuneChoice }
+/** A graph's model (mode 'max-autotune' on WebGPU replaces it once the background timing is done). */
+export interface Run { model: Model; autotune?: AutotuneChoice }
 /** An inference model with the parameters' values bound in (as the versions say). */
 export interface Bound extends Run { readonly watched: readonly Tensor[]; readonly versions: readonly number[] }
 export interface Training {
@@ -132,6 +133,12 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
     forward, backward, nodeInputs, grads, saved, savedBytes, recomputed: j.recomputed, userIndex, wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
   });
   if (on === 'webgpu') {
+    if (tuning === 'max-autotune' && args) {
+      const make = (g: Graph) => gpuModel(g, c);
+      const f = autotuneInBackground('forward', j.forward, CANDIDATES, () => inputCopies(j.forward, c, args), make, synchronize);
+      const b = autotuneInBackground('backward', j.backward, CANDIDATES, () => syntheticOnGpu(j.backward), make, synchronize);
+      return withWiring(f.run, b.run);
+    }
     const opts = { passes: GPU_PASSES };
     return withWiring(run(runPipeline(j.forward, opts).graph, c, on), run(runPipeline(j.backward, opts).graph, c, on));
   }
@@ -165,7 +172,13 @@ const FROZEN_CANDIDATES: readonly Candidate[] = [
  */
 export function bindInference(c: Capture, evalMode: boolean, tuning: Tuning = 'default', args?: readonly unknown[], on: Placement = 'cpu'): Bound {
   // On WebGPU the parameters stay inputs, read in their buffers (their values are on the GPU, so no fold can see them).
-  if (on === 'webgpu') return { model: run(runPipeline(c.graph, { passes: GPU_PASSES }).graph, c, on).model, watched: [], versions: [] };
+  if (on === 'webgpu') {
+    if (tuning === 'max-autotune' && args) {
+      const { run: tuned } = autotuneInBackground('inference', c.graph, CANDIDATES, () => inputCopies(c.graph, c, args), (g) => gpuModel(g, c), synchronize);
+      return Object.assign(tuned, { watched: [], versions: [] }); // the same object: the tuner's later choice is seen
+    }
+    return { model: run(runPipeline(c.graph, { passes: GPU_PASSES }).graph, c, on).model, watched: [], versions: [] };
+  }
   const updated = new Set(c.state.map((s) => s.param));
   const tensors = new Map(c.graph.tensors);
   const watched: Tensor[] = [];
@@ -318,9 +331,38 @@ function gpuModel(graph: Graph, c: Capture): Model {
   return createModel(graph, { device: dev, hostFunctions: c.hostFunctions, generator: defaultGenerator });
 }
 
+/** Copies (on the GPU, the tuner's own) of the call's values of `g`'s inputs, for timing after the call returned. */
+function inputCopies(g: Graph, c: Capture, args: readonly unknown[]): DeviceInput[] {
+  const dev = webGpuDevice();
+  const decl = g.inputs.filter((i) => i.kind === 'input');
+  return onDeviceFor(decl, decl.map((i) => sourceValue(c.sources.get(i.name)!, args))).map((v) => {
+    if (typeof v !== 'object') return v;
+    const t = dev.alloc(v.dtype, v.shape);
+    dev.copy(v.buffer as GPUBuffer, t.buffer, Math.min((v.buffer as GPUBuffer).size, t.buffer.size));
+    return t;
+  });
+}
+
+/** Inputs of `g`'s types (training graphs: exact shapes) filled with 0.5, for timing its candidates. */
+function syntheticOnGpu(g: Graph): DeviceInput[] {
+  const dev = webGpuDevice();
+  return g.inputs.filter((i) => i.kind === 'input').map((i): DeviceInput => {
+    const t = i.value.type;
+    if (t.kind === 'scalar') return t.dtype === 'bool' ? false : 1;
+    if (t.kind !== 'tensor' || !t.shape.every((d): d is number => typeof d === 'number')) throw new Error(`max-autotune: input '${i.name}' has no concrete type to time it with`);
+    const d = dev.alloc(t.dtype, t.shape);
+    const data = t.dtype === 'float32' ? new Float32Array(numel(t.shape)).fill(0.5) : t.dtype === 'int32' ? new Int32Array(numel(t.shape)) : new Uint8Array(numel(t.shape));
+    dev.write(d, data);
+    return d;
+  });
+}
+
 /** A call's values as runDevice takes them: tensors by their buffers; a number for a 0-d tensor input as a cached GPU scalar. */
 function onDevice(m: Model, values: readonly InputValue[]): DeviceInput[] {
-  const decl = m.graph.inputs.filter((i) => i.kind === 'input');
+  return onDeviceFor(m.graph.inputs.filter((i) => i.kind === 'input'), values);
+}
+
+function onDeviceFor(decl: readonly Graph['inputs'][number][], values: readonly InputValue[]): DeviceInput[] {
   return values.map((v, k) => {
     if (v instanceof Tensor) return deviceTensor(v);
     const host = v as { data: ArrayLike<number>; dtype: Tensor['dtype'] };

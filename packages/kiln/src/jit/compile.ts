@@ -24,8 +24,9 @@ export interface CompileOptions {
    * run is recorded (pipelines, bind groups, workgroup counts, with its intermediate buffers kept)
    * and replayed by later calls of the same shapes, skipping the executor; `'max-autotune'`: each
    * graph is optimized several ways and the candidate fastest on this device (timed at compile
-   * time, cached per device and graph) is kept, as explain() shows (on the CPU: a WebGPU graph
-   * cannot be timed without waiting for the GPU, so it keeps the default passes).
+   * time, cached per device and graph) is kept, as explain() shows (on WebGPU, where timing must
+   * await the GPU, the first candidate runs while the candidates are timed in the background,
+   * and the fastest takes over once they are: explain() shows `pending` until then).
    */
   readonly mode?: 'default' | 'reduce-overhead' | 'max-autotune';
   /**
@@ -264,7 +265,7 @@ export class Compiler {
       }));
       try {
         if (isGradEnabled() && wrt.size) {
-          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning(on), args, this.opts.recompute ?? false, on), nodes: capture.graph.body.nodes.length, on };
+          entry = { kind: 'graph', guards: capture.guards, inputs, capture, training: prepareTraining(capture, wrt, this.tuning, args, this.opts.recompute ?? false, on), nodes: capture.graph.body.nodes.length, on };
         } else {
           const inference = this.bind(capture, args, on);
           entry = { kind: 'graph', guards: capture.guards, inputs, capture, inference, nodes: inference.model.graph.body.nodes.length, on };
@@ -340,11 +341,10 @@ export class Compiler {
   }
 
   private bind(c: Capture, args: readonly unknown[], on: Placement): Bound {
-    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training), this.tuning(on), args, on);
+    return bindInference(c, this.target.kind === 'module' && this.target.module.modules().every((m) => !m.training), this.tuning, args, on);
   }
 
-  /** max-autotune times candidates by running them, which on WebGPU would wait for the GPU: there the default passes are kept. */
-  private tuning(on: Placement): 'default' | 'max-autotune' { return this.opts.mode === 'max-autotune' && on === 'cpu' ? 'max-autotune' : 'default'; }
+  private get tuning(): 'default' | 'max-autotune' { return this.opts.mode === 'max-autotune' ? 'max-autotune' : 'default'; }
 }
 
 /**
