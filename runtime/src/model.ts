@@ -180,6 +180,8 @@ export class Model {
    */
   private readonly held: { record?: DeviceRunRecord } = {};
   private registered = false;
+  /** The first node that reads a value back mid-run (readsBack), null when none; worked out at the first runDevice. */
+  private readsBackNode: Node | null | undefined;
   private recordRefused: string | undefined;
   /** runDevice calls that replayed the recorded run. */
   deviceReplays = 0;
@@ -398,7 +400,7 @@ export class Model {
     const backend = this.device.backend;
     if (!this.device.copy) throw new RuntimeError('BACKEND', `runDevice() runs on tensors of a device with its own memory (WebGPU); on the ${backend} device use runSync()`);
     if (this.updates.length) throw new RuntimeError('BACKEND', `runDevice(): this graph updates buffers (${this.updates.map((u) => `'${u.param}'`).join(', ')}), which it keeps on the host; use run()`);
-    const reads = readsBack(this.graph);
+    const reads = this.readsBackNode === undefined ? (this.readsBackNode = readsBack(this.graph) ?? null) : this.readsBackNode;
     if (reads) throw new RuntimeError('BACKEND', `runDevice(): node ${reads.op}${reads.meta.loc ? ` (${reads.meta.loc})` : ''} reads a value back from the ${backend} device in the middle of the run, which runDevice never waits for; use run()`);
     const decl = this.graph.inputs.filter((i) => i.kind === 'input');
     const { env, values } = validateDeviceInputs(decl, inputs);
@@ -419,15 +421,22 @@ export class Model {
     let results: { tensor: DeviceTensor; fresh: boolean }[];
     try {
       results = this.execDevice(recorded.map((r) => (r.kind === 'scalar' ? r.value : r.tensor)), env);
-    } finally {
+    } catch (e) {
       const work = recorder.finish();
-      if (typeof work === 'string') this.recordRefused = work;
-      else if (results!) {
-        this.held.record = new DeviceRunRecord(this.device, recorded, work, results.map((r) => r.tensor), [...owned, ...results.flatMap((r) => (r.fresh ? [r.tensor.buffer] : []))]);
-        if (!this.registered) { heldRecords.register(this, this.held); this.registered = true; }
-      } else work.release();
-      if (!this.held.record) for (const b of owned) this.device.free(b);
+      if (typeof work !== 'string') work.release();
+      for (const b of owned) this.device.free(b);
+      throw e;
     }
+    const work = recorder.finish();
+    if (typeof work === 'string') {
+      // Not replayable: the results are handed over as a plain run's are, before the input copies they may view are freed.
+      this.recordRefused = work;
+      const out = results.map((r) => (r.fresh ? r.tensor : freshCopy(this.device, r.tensor)));
+      for (const b of owned) this.device.free(b);
+      return out;
+    }
+    this.held.record = new DeviceRunRecord(this.device, recorded, work, results.map((r) => r.tensor), [...owned, ...results.flatMap((r) => (r.fresh ? [r.tensor.buffer] : []))]);
+    if (!this.registered) { heldRecords.register(this, this.held); this.registered = true; }
     return results.map((r) => freshCopy(this.device, r.tensor));
   }
 

@@ -8,10 +8,11 @@
 // node's gradients go to exactly the inputs that required a gradient when it ran.
 
 /// <reference types="@webgpu/types" />
-import { autograd, defaultGenerator, deviceTensor, gpuTensorOf, isGradEnabled, scalarTensorGpu, synchronize, Tensor, webGpuDevice, writeGpu, zeros } from '@kiln/core';
-import { generateWgsl, LEVELS, runPipeline } from '@kiln/compiler';
-import { ELEMENT_BYTES, getOp, Graph, numel, walkNodes, type Value } from '@kiln/ir-spec';
-import { createModel, readsBack, type DeviceInput, type DeviceTensor, type InputValue, type Model, type Output } from '@kiln/runtime';
+import { autograd, defaultGenerator, gpuTensorOf, isGradEnabled, synchronize, Tensor, writeGpu, zeros } from '@kiln/core';
+import { LEVELS, runPipeline } from '@kiln/compiler';
+import { ELEMENT_BYTES, Graph, numel, walkNodes, type Value } from '@kiln/ir-spec';
+import { createModel, type DeviceTensor, type InputValue, type Model, type Output } from '@kiln/runtime';
+import { gpuModel, inputCopies, onDevice, syntheticOnGpu } from './gpu-run.js';
 import type { Capture, InputSource } from './compile-capture.js';
 import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
 import { scalarInput } from './specialization.js';
@@ -23,11 +24,7 @@ import { autotune, autotuneInBackground, type AutotuneChoice, type Candidate } f
 export type Tuning = 'default' | 'max-autotune';
 /** Where a call's tensors live, so where its graphs run. */
 export type Placement = 'cpu' | 'webgpu';
-
-/** A graph the WebGPU device cannot run as one recorded sequence of kernels (then the call runs eagerly). */
-export class GpuUnsupported extends Error {
-  constructor(message: string, readonly where?: string) { super(message); }
-}
+export { GpuUnsupported } from './gpu-run.js';
 
 /** Passes for graphs not frozen (parameters or training mode): no elementwise fusion (its CPU kernel was slower here). */
 const PASSES = ['remove-dropout', 'fold-constants', 'canonicalize', 'eliminate-common-subexpressions', 'eliminate-dead-code',
@@ -134,8 +131,8 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
   });
   if (on === 'webgpu') {
     if (tuning === 'max-autotune' && args) {
-      const make = (g: Graph) => gpuModel(g, c);
-      const f = autotuneInBackground('forward', j.forward, CANDIDATES, () => inputCopies(j.forward, c, args), make, synchronize);
+      const make = (g: Graph) => gpuModel(g, c.hostFunctions);
+      const f = autotuneInBackground('forward', j.forward, CANDIDATES, () => inputCopies(j.forward, (i) => sourceValue(c.sources.get(i)!, args)), make, synchronize);
       const b = autotuneInBackground('backward', j.backward, CANDIDATES, () => syntheticOnGpu(j.backward), make, synchronize);
       return withWiring(f.run, b.run);
     }
@@ -174,7 +171,7 @@ export function bindInference(c: Capture, evalMode: boolean, tuning: Tuning = 'd
   // On WebGPU the parameters stay inputs, read in their buffers (their values are on the GPU, so no fold can see them).
   if (on === 'webgpu') {
     if (tuning === 'max-autotune' && args) {
-      const { run: tuned } = autotuneInBackground('inference', c.graph, CANDIDATES, () => inputCopies(c.graph, c, args), (g) => gpuModel(g, c), synchronize);
+      const { run: tuned } = autotuneInBackground('inference', c.graph, CANDIDATES, () => inputCopies(c.graph, (i) => sourceValue(c.sources.get(i)!, args)), (g) => gpuModel(g, c.hostFunctions), synchronize);
       return Object.assign(tuned, { watched: [], versions: [] }); // the same object: the tuner's later choice is seen
     }
     return { model: run(runPipeline(c.graph, { passes: GPU_PASSES }).graph, c, on).model, watched: [], versions: [] };
@@ -311,64 +308,9 @@ export function hostCalls(g: Graph): { reason: string; where?: string }[] {
 }
 
 function run(graph: Capture['graph'], c: Capture, on: Placement = 'cpu'): Run {
-  if (on === 'webgpu') return { model: gpuModel(graph, c) };
+  if (on === 'webgpu') return { model: gpuModel(graph, c.hostFunctions) };
   // shareArrays: the parameters, inputs and saved values go in and the results come out without copies.
   return { model: createModel(graph, { hostFunctions: c.hostFunctions, generator: defaultGenerator, shareArrays: true }) };
-}
-
-/**
- * A model of the eager WebGPU device with a kernel for each of its nodes compiled now, or a
- * GpuUnsupported naming the node it cannot run without waiting or has no WGSL kernel for.
- */
-function gpuModel(graph: Graph, c: Capture): Model {
-  const reads = readsBack(graph);
-  if (reads) throw new GpuUnsupported(`${reads.op} reads a value back from the GPU in the middle of the graph (a branch on a tensor, .item(), a size set by data), which a compiled WebGPU graph never waits for`, reads.meta.loc);
-  const dev = webGpuDevice();
-  const { kernels, unsupported } = generateWgsl(graph, { maxStorageBuffers: dev.gpu.limits.maxStorageBuffersPerShaderStage });
-  const missing = unsupported.find((u) => !getOp(u.op).random); // random ops draw on the host (the device uploads the sample)
-  if (missing) throw new GpuUnsupported(`op ${missing.op} has no WebGPU kernel for this graph (${missing.reason})`);
-  for (const k of kernels) dev.addKernelNow(k);
-  return createModel(graph, { device: dev, hostFunctions: c.hostFunctions, generator: defaultGenerator });
-}
-
-/** Copies (on the GPU, the tuner's own) of the call's values of `g`'s inputs, for timing after the call returned. */
-function inputCopies(g: Graph, c: Capture, args: readonly unknown[]): DeviceInput[] {
-  const dev = webGpuDevice();
-  const decl = g.inputs.filter((i) => i.kind === 'input');
-  return onDeviceFor(decl, decl.map((i) => sourceValue(c.sources.get(i.name)!, args))).map((v) => {
-    if (typeof v !== 'object') return v;
-    const t = dev.alloc(v.dtype, v.shape);
-    dev.copy(v.buffer as GPUBuffer, t.buffer, Math.min((v.buffer as GPUBuffer).size, t.buffer.size));
-    return t;
-  });
-}
-
-/** Inputs of `g`'s types (training graphs: exact shapes) filled with 0.5, for timing its candidates. */
-function syntheticOnGpu(g: Graph): DeviceInput[] {
-  const dev = webGpuDevice();
-  return g.inputs.filter((i) => i.kind === 'input').map((i): DeviceInput => {
-    const t = i.value.type;
-    if (t.kind === 'scalar') return t.dtype === 'bool' ? false : 1;
-    if (t.kind !== 'tensor' || !t.shape.every((d): d is number => typeof d === 'number')) throw new Error(`max-autotune: input '${i.name}' has no concrete type to time it with`);
-    const d = dev.alloc(t.dtype, t.shape);
-    const data = t.dtype === 'float32' ? new Float32Array(numel(t.shape)).fill(0.5) : t.dtype === 'int32' ? new Int32Array(numel(t.shape)) : new Uint8Array(numel(t.shape));
-    dev.write(d, data);
-    return d;
-  });
-}
-
-/** A call's values as runDevice takes them: tensors by their buffers; a number for a 0-d tensor input as a cached GPU scalar. */
-function onDevice(m: Model, values: readonly InputValue[]): DeviceInput[] {
-  return onDeviceFor(m.graph.inputs.filter((i) => i.kind === 'input'), values);
-}
-
-function onDeviceFor(decl: readonly Graph['inputs'][number][], values: readonly InputValue[]): DeviceInput[] {
-  return values.map((v, k) => {
-    if (v instanceof Tensor) return deviceTensor(v);
-    const host = v as { data: ArrayLike<number>; dtype: Tensor['dtype'] };
-    const x = host.dtype === 'bool' ? host.data[0] !== 0 : host.data[0];
-    return decl[k].value.type.kind === 'scalar' ? x : deviceTensor(scalarTensorGpu(Number(x), host.dtype));
-  });
 }
 
 /** The forward's saved outputs whose array shares its elements with no input and no other output of the run. */
