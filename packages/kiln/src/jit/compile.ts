@@ -78,7 +78,7 @@ export interface CompileExplanation {
 }
 
 type Entry =
-  /** `whole`: the forward runs eagerly as it is, its submodules too (tensors off the CPU). */
+  /** `whole`: the forward runs eagerly as it is, its submodules too (tensors on two devices, or a graph WebGPU cannot run). */
   | { readonly kind: 'eager'; readonly guards: GuardSet; readonly inputs: string; readonly reason: string; readonly where?: string; readonly whole?: boolean }
   | { readonly kind: 'graph'; readonly guards: GuardSet; readonly inputs: string; readonly capture: Capture; inference?: Bound; readonly training?: Training; readonly nodes: number; readonly on: Placement };
 
