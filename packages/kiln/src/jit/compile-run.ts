@@ -10,9 +10,10 @@
 /// <reference types="@webgpu/types" />
 import { autograd, defaultGenerator, gpuTensorOf, isGradEnabled, synchronize, Tensor, writeGpu, zeros } from '@kiln/core';
 import { LEVELS, runPipeline } from '@kiln/compiler';
-import { ELEMENT_BYTES, Graph, numel, walkNodes, type Value } from '@kiln/ir-spec';
+import { ELEMENT_BYTES, Graph, isRandomOp, numel, walkNodes, type Value } from '@kiln/ir-spec';
 import { createModel, type DeviceTensor, type InputValue, type Model, type Output } from '@kiln/runtime';
 import { gpuModel, inputCopies, onDevice, syntheticOnGpu } from './gpu-run.js';
+import { eagerHigherOrder, type EagerForward } from './compile-higher-order.js';
 import type { Capture, InputSource } from './compile-capture.js';
 import { AutodiffUnsupported, differentiate, GRAD_PREFIX, SAVED_PREFIX } from './compile-autodiff.js';
 import { scalarInput } from './specialization.js';
@@ -57,6 +58,8 @@ export interface Training {
   readonly savedBytes: number | undefined;
   readonly recomputed: number;
   readonly userIndex: readonly number[];
+  /** Whether the forward graph draws random numbers (a higher-order backward re-runs it from the same generator state). */
+  readonly draws: boolean;
   /** Where each value of a run goes, worked out once from the names above (runTraining runs every step). */
   readonly wiring: Wiring;
 }
@@ -127,7 +130,7 @@ export function prepareTraining(c: Capture, wrt: ReadonlySet<string>, tuning: Tu
   const grads = new Set(j.gradInputs), saved = j.savedValues;
   const savedBytes = bytesOf(j.forward.outputs.slice(c.graph.outputs.length).map((o) => o.value.type));
   const withWiring = (forward: Run, backward: Run): Training => ({
-    forward, backward, nodeInputs, grads, saved, savedBytes, recomputed: j.recomputed, userIndex, wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
+    forward, backward, nodeInputs, grads, saved, savedBytes, recomputed: j.recomputed, userIndex, draws: [...walkNodes(j.forward.body)].some((n) => isRandomOp(n.op)), wiring: wire(c, forward.model, backward.model, nodeInputs, grads, saved, userIndex),
   });
   if (on === 'webgpu') {
     if (tuning === 'max-autotune' && args) {
@@ -235,13 +238,15 @@ function split(c: Capture, model: Model, outs: Output[]): Tensor[] {
 }
 
 /** Runs the forward graph and records one autograd node whose backward runs the backward graph. */
-export function runTraining(c: Capture, t: Training, args: readonly unknown[], name: string, reuse = false): unknown {
+/** `eager`: the model's own forward, run again for a higher-order backward (compile-higher-order.ts). */
+export function runTraining(c: Capture, t: Training, args: readonly unknown[], name: string, reuse = false, eager?: Omit<EagerForward, 'rng'>): unknown {
   const w = t.wiring, fm = t.forward.model, gpu = fm.backend === 'webgpu';
+  const rng = t.draws && eager ? defaultGenerator.getState() : undefined;
   const values = w.forwardSources.map((s) => sourceValue(s, args));
   const outs = gpu ? [] : fm.runSync(values);
   const results = gpu ? fm.runDevice(onDevice(fm, values), { reuse, inPlace: w.forwardSources.map((s) => s.kind === 'tensor') }) as DeviceTensor<GPUBuffer>[] : [];
   const user: Tensor[] = [], saved: Tensor[] = new Array(t.saved.length);
-  const result = (k: number) => (gpu ? gpuTensorOf(results[k]) : toTensor(outs[k]));
+  const tensorOf = (k: number) => (gpu ? gpuTensorOf(results[k]) : toTensor(outs[k]));
   for (let k = 0; k < w.outputPlace.length; k++) {
     const place = w.outputPlace[k];
     if (place === STATE) {
@@ -249,8 +254,8 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
       if (s?.kind !== 'tensor') continue;
       if (gpu) writeGpu(s.tensor, results[k]);
       else s.tensor._storage.data.set(outs[k].data);
-    } else if (place === USER) user.push(result(k));
-    else saved[place] = result(k);
+    } else if (place === USER) user.push(tensorOf(k));
+    else saved[place] = tensorOf(k);
   }
   const ins = w.nodeSources.map((s) => asTensor(sourceValue(s, args)));
   const all = [...ins, ...saved];
@@ -266,7 +271,8 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
   const node = new autograd.Node(def, {}, edges as never, all.map(typeOf), outsOf.map(typeOf), all, outsOf);
   node.backwardFn = (gradOutputs, kept) => {
     if (isGradEnabled()) {
-      throw new Error(`jit.compile(${name}): higher-order gradients (createGraph) through a compiled graph are not supported; call the original model's forward for them`);
+      if (!eager) throw new Error(`jit.compile(${name}): higher-order gradients (createGraph) through a compiled graph need the model's own forward; call it for them`);
+      return [...eagerHigherOrder(name, { ...eager, ...(rng ? { rng } : {}) }, result, outsOf, gradOutputs, ins, w.needsGrad), ...saved.map(() => null)];
     }
     const inputs = w.backwardPlace.map((p): Tensor => (p < 0 ? gradOutputs[-1 - p] ?? zeros(shapes[-1 - p], { device: gpu ? 'webgpu' : 'cpu' }) : kept[p]!));
     const res: (Tensor | null)[] = all.map(() => null);
@@ -296,7 +302,8 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
   // another output), and no gradient the backward made shares them (it copied any input it output).
   if (!gpu) node.onRelease = () => fm.recycle(ownSaved(outs, w.outputPlace, ins));
   outsOf.forEach((o, i) => { if (o.dtype === 'float32') o._setGradFn(node, i); });
-  return c.rebuild(outsOf);
+  const result = c.rebuild(outsOf);
+  return result;
 }
 
 /** The graph's calls back into JavaScript (@jit.ignore methods): graph breaks inside a graph. */

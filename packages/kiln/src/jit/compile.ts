@@ -141,7 +141,11 @@ export class Compiler {
 
   private runEntry(e: Entry, args: unknown[]): unknown {
     if (e.kind === 'eager') return e.whole ? this.eager(args) : this.aroundBreak(args);
-    if (e.training) return runTraining(e.capture, e.training, args, this.name, this.opts.mode === 'reduce-overhead');
+    if (e.training) {
+      const target = this.target;
+      const buffers = () => (target.kind === 'module' ? target.module.namedBuffers().map(([, t]) => t) : []);
+      return runTraining(e.capture, e.training, args, this.name, this.opts.mode === 'reduce-overhead', { run: () => this.eager(args), buffers });
+    }
     return this.runInference(e, args);
   }
 
