@@ -7,7 +7,7 @@
 // compiles a CPU graph once everything is back on the CPU.
 
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { device, F, initWebGpu, jit, manualSeed, nn, noGrad, optim, profiler, rand, randn, tensor, webGpuDevice, type Tensor } from 'kiln';
+import { autograd, device, F, initWebGpu, jit, manualSeed, nn, noGrad, optim, profiler, rand, randn, tensor, webGpuDevice, type Tensor } from 'kiln';
 
 const mlp = () => {
   manualSeed(4);
@@ -156,6 +156,27 @@ describe('jit.compile with tensors on WebGPU', () => {
     expect(ex.graphs).toHaveLength(1);
     expect(ex.replays).toBe(6);
   }, 120_000);
+
+  it('higher-order gradients on the GPU re-run the forward eagerly: eager\'s gradients, batch-norm buffers put back on the GPU', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      const make = () => { manualSeed(2); return new nn.Sequential(new nn.Linear(3, 4), new nn.BatchNorm1d(4), new nn.Tanh(), new nn.Linear(4, 1)).to('webgpu'); };
+      const m = make(), ref = make(), c = jit.compile(m);
+      const x = randn([5, 3], { device: 'webgpu', requiresGrad: true }), xr = x.detach().clone().requiresGrad_(true);
+      const [gx] = autograd.grad((c.forward(x) as Tensor).sum(), x, { createGraph: true });
+      gx!.square().sum().backward();
+      const [gr] = autograd.grad((ref.forward(xr) as Tensor).sum(), xr, { createGraph: true });
+      gr!.square().sum().backward();
+      await expectClose(gx!, gr!);
+      await expectClose(x.grad!, xr.grad!);
+      for (let i = 0; i < 3; i++) await expectClose(m.parameters()[i].grad!, ref.parameters()[i].grad!);
+      const buffers = m.namedBuffers(), refBuffers = ref.namedBuffers();
+      for (let i = 0; i < buffers.length; i++) expect(Array.from(await buffers[i][1].toArrayAsync() as Float32Array)).toEqual(Array.from(await refBuffers[i][1].toArrayAsync() as Float32Array));
+      expect(warn.mock.calls.some(([msg]) => /higher-order gradients/.test(String(msg)))).toBe(true);
+    } finally {
+      warn.mockRestore();
+    }
+  });
 
   it('tensors on two devices are a graph break that runs eagerly; back on the CPU the same model compiles a CPU graph', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});

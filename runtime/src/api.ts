@@ -11,7 +11,7 @@ export { winograd4Applies } from './wasm/winograd.js';
 export { winograd2Applies } from './wasm/winograd2.js';
 export { nodesWithoutKernels } from './coverage.js';
 export type { Arena, BackendName, Device, DeviceRecorder, DeviceTensor, DispatchTimer, RecordedWork } from './device.js';
-export { readsBack, type DeviceInput } from './device-run.js';
+export { freshCopy, readsBack, type DeviceInput } from './device-run.js';
 export type { InputValue, TensorInput } from './validate.js';
 export type { HostFunction, HostValue } from './executor.js';
 export type { LoadOptions, ModelSource } from './load.js';

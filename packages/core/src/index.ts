@@ -4,7 +4,7 @@ export { tidy, keep, DisposedError } from './lifetime.js';
 export { dispatch, dispatch1, withObserver, addObserver, type DispatchObserver } from './dispatch.js';
 export { initWebGpu, destroyWebGpu, webGpuDevice, device, synchronize, DeviceError, type DeviceName } from './device.js';
 /** @internal jit.compile's graphs on WebGPU: tensors to and from the runtime's device tensors. */
-export { copyGpu, deviceTensor, gpuTensorOf, writeGpu, scalarTensorGpu } from './device.js';
+export { deviceTensor, gpuTensorOf, writeGpu, scalarTensorGpu } from './device.js';
 export { getNumThreads, setNumThreads } from '@kiln/runtime';
 export * from './creation.js';
 export { Generator, manualSeed, randperm, defaultGenerator } from './random.js';

@@ -7,6 +7,7 @@
 import { parseOpAttrs, type Dim, type Graph } from '@kiln/ir-spec';
 import { Tensor } from '../tensor.js';
 import { defaultGenerator } from '../random.js';
+import { cloneGpu, webGpuDevice, type GpuStorage } from '../device.js';
 import { recordTape, TraceError, type TraceableModule, type TraceWarning } from './tape.js';
 import { checkConstantArg, type ConstantArg } from './constant-args.js';
 import type { GraphGuard } from './hooks.js';
@@ -154,13 +155,18 @@ function declaredShapes(args: readonly unknown[], axes: Record<number, Record<nu
 /**
  * Saves the buffers of `model` (and its submodules) and kiln's default generator state; the
  * returned function puts both back. Compiling and checking run eager calls on the user's module
- * and must leave it, and the next eager draw, as they were.
+ * and must leave it, and the next eager draw, as they were. A buffer on WebGPU is saved as a GPU
+ * copy and put back by a recorded copy (nothing waits). Putting back leaves the buffers' versions
+ * as they are: the values are the ones autograd saw.
  */
 export function snapshotState(model: { namedBuffers?(): [string, Tensor][] } | undefined): () => void {
-  const buffers = (model?.namedBuffers?.() ?? []).map(([, t]) => [t, t._storage.data.slice()] as const);
+  const buffers = (model?.namedBuffers?.() ?? []).map(([, t]) => [t, t.device === 'webgpu' ? cloneGpu(t) : t._storage.data.slice()] as const);
   const rng = defaultGenerator.getState();
   return () => {
-    for (const [t, data] of buffers) t._storage.data.set(data);
+    for (const [t, kept] of buffers) {
+      if (ArrayBuffer.isView(kept)) t._storage.data.set(kept);
+      else webGpuDevice().copy(kept.gpu, (t._storage as GpuStorage).gpu, Math.min(kept.gpu.size, (t._storage as GpuStorage).gpu.size));
+    }
     defaultGenerator.setState(rng);
   };
 }

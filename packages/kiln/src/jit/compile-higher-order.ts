@@ -6,7 +6,7 @@
 // numbers and leaves nothing changed. Invariant: the gradients are eager autograd's for the same
 // forward, given to the node's inputs once each (an input passed twice gets it at its first edge).
 
-import { autograd, copyGpu, defaultGenerator, noGrad, Tensor } from '@kiln/core';
+import { autograd, defaultGenerator, nn, Tensor, trace as tracer } from '@kiln/core';
 
 const warned = new Set<string>();
 
@@ -14,8 +14,8 @@ const warned = new Set<string>();
 export interface EagerForward {
   /** Runs the module's (or function's) own forward on the call's arguments. */
   readonly run: () => unknown;
-  /** The module's buffers, put back after the re-run (training-mode batch norms update them). */
-  readonly buffers: () => readonly Tensor[];
+  /** The module, whose buffers are put back after the re-run (training-mode batch norms update them). */
+  readonly module?: nn.Module;
   /** The generator's state when the compiled forward ran, when its graph draws. */
   readonly rng?: ReturnType<typeof defaultGenerator.getState>;
 }
@@ -31,16 +31,13 @@ export function eagerHigherOrder(name: string, forward: EagerForward, result: un
     warned.add(name);
     console.warn(`jit.compile(${name}): higher-order gradients (createGraph) through a compiled graph run the forward again eagerly for that backward`);
   }
-  const rng = defaultGenerator.getState();
-  const buffers = forward.buffers();
-  const kept = noGrad(() => buffers.map((b) => (b.device === 'webgpu' ? b.clone() : b.data.slice())));
+  const restore = tracer.snapshotState(forward.module); // the buffers and the generator as they are now
   let again: unknown;
   try {
     if (forward.rng) defaultGenerator.setState(forward.rng);
     again = forward.run();
   } finally {
-    defaultGenerator.setState(rng);
-    buffers.forEach((b, i) => { const k = kept[i]; if (k instanceof Tensor) copyGpu(k, b); else b._storage.data.set(k); });
+    restore();
   }
   const eagerOuts: (Tensor | undefined)[] = outs.map(() => undefined);
   pair(result, again, outs, eagerOuts);

@@ -80,6 +80,9 @@ interface Wiring {
   readonly needsGrad: readonly boolean[];
   readonly backwardPlace: readonly number[];
   readonly gradFor: readonly number[];
+  /** On WebGPU: which forward and backward inputs are the module's tensors, read in place by a replay (Model.runDevice's inPlace). */
+  readonly forwardInPlace: readonly boolean[];
+  readonly backwardInPlace: readonly boolean[];
 }
 const USER = -1, STATE = -2;
 
@@ -93,18 +96,22 @@ function wire(c: Capture, fm: Model, bm: Model, nodeInputs: readonly string[], g
     if (s < 0) throw new Error(`jit.compile: the forward graph outputs '${io.name}', which the backward graph does not read (a compiler bug)`);
     return s;
   });
+  const forwardSources = fm.inputs.map((io) => source(io.name)), nodeSources = nodeInputs.map(source);
+  const backwardPlace = bm.inputs.map((io) => {
+    if (io.name.startsWith(GRAD_PREFIX)) return -1 - userIndex.indexOf(Number(io.name.slice(GRAD_PREFIX.length)));
+    const s = saved.indexOf(io.name);
+    return s >= 0 ? nodeInputs.length + s : nodeInputs.indexOf(io.name);
+  });
   return {
-    forwardSources: fm.inputs.map((io) => source(io.name)),
+    forwardSources,
     outputPlace,
     state: fm.outputs.map((io) => { const param = stateParam.get(io.name); return param === undefined ? undefined : c.sources.get(param); }),
-    nodeSources: nodeInputs.map(source),
+    nodeSources,
     needsGrad: nodeInputs.map((n) => grads.has(n)),
-    backwardPlace: bm.inputs.map((io) => {
-      if (io.name.startsWith(GRAD_PREFIX)) return -1 - userIndex.indexOf(Number(io.name.slice(GRAD_PREFIX.length)));
-      const s = saved.indexOf(io.name);
-      return s >= 0 ? nodeInputs.length + s : nodeInputs.indexOf(io.name);
-    }),
+    backwardPlace,
     gradFor: bm.outputs.map((io) => nodeInputs.indexOf(io.name.slice(GRAD_PREFIX.length))),
+    forwardInPlace: forwardSources.map((s) => s.kind === 'tensor'),
+    backwardInPlace: backwardPlace.map((p) => p >= 0 && p < nodeInputs.length && nodeSources[p].kind === 'tensor'),
   };
 }
 /** Bytes of tensors of these types, or undefined when a shape has a symbolic dim. */
@@ -244,7 +251,7 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
   const rng = t.draws && eager ? defaultGenerator.getState() : undefined;
   const values = w.forwardSources.map((s) => sourceValue(s, args));
   const outs = gpu ? [] : fm.runSync(values);
-  const results = gpu ? fm.runDevice(onDevice(fm, values), { reuse, inPlace: w.forwardSources.map((s) => s.kind === 'tensor') }) as DeviceTensor<GPUBuffer>[] : [];
+  const results = gpu ? fm.runDevice(onDevice(fm, values), { reuse, inPlace: w.forwardInPlace }) as DeviceTensor<GPUBuffer>[] : [];
   const user: Tensor[] = [], saved: Tensor[] = new Array(t.saved.length);
   const tensorOf = (k: number) => (gpu ? gpuTensorOf(results[k]) : toTensor(outs[k]));
   for (let k = 0; k < w.outputPlace.length; k++) {
@@ -278,8 +285,7 @@ export function runTraining(c: Capture, t: Training, args: readonly unknown[], n
     const res: (Tensor | null)[] = all.map(() => null);
     if (gpu) {
       // Every gradient comes back in a buffer of its own (runDevice), so it goes to .grad as it is.
-      const inPlace = w.backwardPlace.map((p) => p >= 0 && p < ins.length && w.nodeSources[p].kind === 'tensor');
-      bm.runDevice(onDevice(bm, inputs), { reuse, inPlace }).forEach((g, k) => {
+      bm.runDevice(onDevice(bm, inputs), { reuse, inPlace: w.backwardInPlace }).forEach((g, k) => {
         const grad = gpuTensorOf(g as DeviceTensor<GPUBuffer>);
         grad._ownedGrad = true;
         res[w.gradFor[k]] = grad;

@@ -142,9 +142,8 @@ export class Compiler {
   private runEntry(e: Entry, args: unknown[]): unknown {
     if (e.kind === 'eager') return e.whole ? this.eager(args) : this.aroundBreak(args);
     if (e.training) {
-      const target = this.target;
-      const buffers = () => (target.kind === 'module' ? target.module.namedBuffers().map(([, t]) => t) : []);
-      return runTraining(e.capture, e.training, args, this.name, this.opts.mode === 'reduce-overhead', { run: () => this.eager(args), buffers });
+      const eager = { run: () => this.eager(args), ...(this.target.kind === 'module' ? { module: this.target.module } : {}) };
+      return runTraining(e.capture, e.training, args, this.name, this.opts.mode === 'reduce-overhead', eager);
     }
     return this.runInference(e, args);
   }

@@ -8,7 +8,7 @@
 import { defaultGenerator, deviceTensor, scalarTensorGpu, Tensor, webGpuDevice } from '@kiln/core';
 import { generateWgsl } from '@kiln/compiler';
 import { getOp, numel, type Graph, type IRType } from '@kiln/ir-spec';
-import { createModel, readsBack, type DeviceInput, type HostFunction, type InputValue, type Model } from '@kiln/runtime';
+import { createModel, freshCopy, readsBack, type DeviceInput, type HostFunction, type InputValue, type Model } from '@kiln/runtime';
 
 /** A graph the WebGPU device cannot run as one recorded sequence of kernels (then the call runs eagerly). */
 export class GpuUnsupported extends Error {
@@ -40,12 +40,7 @@ function holdsNumber(t: IRType): boolean {
 export function inputCopies(g: Graph, valueOf: (input: string) => InputValue): DeviceInput[] {
   const dev = webGpuDevice();
   const decl = g.inputs.filter((i) => i.kind === 'input');
-  return onDeviceFor(decl, decl.map((i) => valueOf(i.name))).map((v) => {
-    if (typeof v !== 'object') return v;
-    const t = dev.alloc(v.dtype, v.shape);
-    dev.copy(v.buffer as GPUBuffer, t.buffer, Math.min((v.buffer as GPUBuffer).size, t.buffer.size));
-    return t;
-  });
+  return onDeviceFor(decl, decl.map((i) => valueOf(i.name))).map((v) => (typeof v === 'object' ? freshCopy(dev, v) : v));
 }
 
 /** Inputs of `g`'s types (training graphs: exact shapes) filled with 0.5, for timing its candidates. */
